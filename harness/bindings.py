@@ -1,0 +1,377 @@
+"""The four bindings of spec clause 4.1, both ways.
+
+``build_request`` turns (operation, arguments, binding) into the exact HTTP request of the
+spec's table; ``classify`` turns any HTTP request back into (binding, operation, arguments) or
+raises ClassificationError with the precise reason. ``build_response``/``build_fault`` and
+``read_response`` do the same for the answers. Everything is driven by the Contract.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+from lxml import etree
+
+from harness.contract import Contract, Operation
+from harness.errors import ClassificationError, UsageError, XMLRejected
+from harness.exchange import (
+    HttpRequest,
+    HttpResponse,
+    content_type_params,
+    media_type,
+)
+from harness.xmlsafe import element_children, local_name, namespace, parse_xml
+
+SOAP11_NS = "http://schemas.xmlsoap.org/soap/envelope/"
+SOAP12_NS = "http://www.w3.org/2003/05/soap-envelope"
+XSI_NS = "http://www.w3.org/2001/XMLSchema-instance"
+XSD_NS = "http://www.w3.org/2001/XMLSchema"
+XML_DECLARATION = b'<?xml version="1.0" encoding="utf-8"?>'
+FORM_TYPE = "application/x-www-form-urlencoded"
+
+
+class Binding(StrEnum):
+    SOAP11 = "soap11"
+    SOAP12 = "soap12"
+    HTTP_GET = "get"
+    HTTP_POST = "post"
+
+    @property
+    def label(self) -> str:
+        return _LABELS[self]
+
+    @property
+    def is_soap(self) -> bool:
+        return self in (Binding.SOAP11, Binding.SOAP12)
+
+    @property
+    def envelope_ns(self) -> str | None:
+        return {Binding.SOAP11: SOAP11_NS, Binding.SOAP12: SOAP12_NS}.get(self)
+
+    @property
+    def method(self) -> str:
+        return "GET" if self is Binding.HTTP_GET else "POST"
+
+    @property
+    def request_content_type(self) -> str | None:
+        """Content-Type of the request (spec 4.1 table); None for GET."""
+        return _REQUEST_TYPES[self]
+
+    @property
+    def soap_content_type(self) -> str | None:
+        """Content-Type of a SOAP response (rule 4.1.7); None for GET/POST."""
+        return _REQUEST_TYPES[self] if self.is_soap else None
+
+    @classmethod
+    def parse(cls, text: str) -> Binding:
+        key = text.strip().lower().replace(" ", "").replace("_", "").replace(".", "")
+        for binding in cls:
+            aliases = {binding.value, binding.label.lower().replace(" ", "").replace(".", "")}
+            if key in aliases or key == binding.name.lower().replace("_", ""):
+                return binding
+        raise UsageError(f"unknown binding {text!r} (use one of: {', '.join(b for b in cls)})")
+
+
+_LABELS = {Binding.SOAP11: "SOAP 1.1", Binding.SOAP12: "SOAP 1.2",
+           Binding.HTTP_GET: "HTTP GET", Binding.HTTP_POST: "HTTP POST"}
+_REQUEST_TYPES = {Binding.SOAP11: "text/xml; charset=utf-8",
+                  Binding.SOAP12: "application/soap+xml; charset=utf-8",
+                  Binding.HTTP_GET: None,
+                  Binding.HTTP_POST: FORM_TYPE}
+_SOAP_BY_MEDIA = {"text/xml": Binding.SOAP11, "application/soap+xml": Binding.SOAP12}
+_SOAP_BY_NS = {SOAP11_NS: Binding.SOAP11, SOAP12_NS: Binding.SOAP12}
+XML_CONTENT_TYPE = "text/xml; charset=utf-8"
+
+
+# --------------------------------------------------------------------------------- requests
+
+
+def build_request(contract: Contract, op: Operation, arguments: Mapping[str, object],
+                  binding: Binding, base_url: str = "http://localhost") -> HttpRequest:
+    """The exact HTTP request of spec 4.1 for ``op`` over ``binding`` at ``base_url``."""
+    unknown = set(arguments) - set(op.parameter_names)
+    if unknown:
+        raise UsageError(f"{op.name} has no parameter {', '.join(sorted(unknown))}")
+    values = [(p.name, _text(arguments.get(p.name, ""))) for p in op.parameters]
+    base = urlsplit(base_url)
+    if not base.scheme or not base.netloc:
+        raise UsageError(f"base URL {base_url!r} is not an absolute http(s) URL")
+    root = f"{base.scheme}://{base.netloc}{base.path.rstrip('/')}{op.endpoint}"
+    headers: list[tuple[str, str]] = [("Host", base.netloc)]
+    if binding is Binding.HTTP_GET:
+        return HttpRequest("GET", f"{root}/{op.name}?{urlencode(values)}", tuple(headers))
+    if binding is Binding.HTTP_POST:
+        url, body = f"{root}/{op.name}", urlencode(values).encode("ascii")
+    else:
+        url, body = root, soap_envelope(binding, _element(contract, op.name, values))
+    headers += [("Content-Type", binding.request_content_type or ""),
+                ("Content-Length", str(len(body)))]
+    if binding is Binding.SOAP11:
+        headers.append(("SOAPAction", contract.soap_action(op)))
+    return HttpRequest("POST", url, tuple(headers), body)
+
+
+def _text(value: object) -> str:
+    return str(value)
+
+
+def _element(contract: Contract, name: str, children: list[tuple[str, str]] | None = None,
+             text: str | None = None) -> etree._Element:
+    """``<name xmlns="{service_namespace}">`` with text children, as ASMX writes them."""
+    ns = contract.namespace
+    element = etree.Element(f"{{{ns}}}{name}", nsmap={None: ns})
+    for child, value in children or ():
+        etree.SubElement(element, f"{{{ns}}}{child}").text = value
+    if text is not None:
+        element.text = text
+    return element
+
+
+def soap_envelope(binding: Binding, payload: etree._Element) -> bytes:
+    """A SOAP envelope of ``binding``'s version (prefix soap / soap12 as in spec 4.1)."""
+    env_ns = binding.envelope_ns
+    if env_ns is None:
+        raise ValueError(f"{binding.label} has no SOAP envelope")
+    prefix = "soap" if binding is Binding.SOAP11 else "soap12"
+    envelope = etree.Element(f"{{{env_ns}}}Envelope",
+                             nsmap={"xsi": XSI_NS, "xsd": XSD_NS, prefix: env_ns})
+    etree.SubElement(envelope, f"{{{env_ns}}}Body").append(payload)
+    return XML_DECLARATION + b"\n" + etree.tostring(envelope, encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class Classification:
+    """What an HTTP request is, in the contract's terms."""
+
+    binding: Binding
+    operation: Operation
+    #: Arguments as sent, in the order sent (names as spelled by the client).
+    arguments: tuple[tuple[str, str], ...]
+    #: The contract endpoint the path names (may differ from the operation's own endpoint).
+    endpoint: str
+    #: SOAP only: the parsed envelope and the namespace of the operation element.
+    envelope: etree._Element | None = None
+    operation_namespace: str | None = None
+
+    @property
+    def args(self) -> dict[str, str]:
+        return dict(self.arguments)
+
+
+def classify(contract: Contract, request: HttpRequest) -> Classification:
+    """(binding, operation, arguments) of ``request``, or ClassificationError saying why not.
+
+    Lenient where a rule can judge the deviation (a wrong Content-Type, a SOAPAction that
+    names another operation, an operation asked at another endpoint): classification says what
+    the request *is*; the rules catalogue says whether it is right.
+    """
+    parts = urlsplit(request.url)
+    segments = [s for s in parts.path.split("/") if s]
+    at = next((i for i, s in enumerate(segments) if s.lower().endswith(".asmx")), None)
+    if at is None:
+        raise ClassificationError(f"path {parts.path or '/'} names no .asmx endpoint")
+    endpoint = contract.endpoint(segments[at])
+    if endpoint is None:
+        raise ClassificationError(f"endpoint /{segments[at]} is not in the contract")
+    rest = segments[at + 1:]
+    method = request.method.upper()
+    if len(rest) > 1:
+        raise ClassificationError(f"path {parts.path} has segments after the operation")
+    if rest:
+        return _classify_http(contract, request, endpoint, rest[0], method, parts.query)
+    if method != "POST":
+        raise ClassificationError(
+            f"{method} {parts.path} names no operation (a SOAP call is a POST to the endpoint;"
+            " GET/POST calls add /<Operation>)")
+    return _classify_soap(contract, request, endpoint)
+
+
+def _classify_http(contract: Contract, request: HttpRequest, endpoint: str, name: str,
+                   method: str, query: str) -> Classification:
+    op = contract.find(name)
+    if op is None:
+        raise ClassificationError(f"operation {name!r} in the path is not in the contract")
+    if method == "GET":
+        return Classification(Binding.HTTP_GET, op, _pairs(query), endpoint)
+    if method == "POST":
+        media = media_type(request.content_type)
+        if media not in (FORM_TYPE, None) and request.body:
+            raise ClassificationError(f"POST to /{name} has Content-Type {media}, not a form")
+        return Classification(Binding.HTTP_POST, op, _pairs(_form_text(request.body)), endpoint)
+    raise ClassificationError(f"method {method} is none of the bindings (GET or POST)")
+
+
+def _form_text(body: bytes) -> str:
+    try:
+        return body.decode("ascii")
+    except UnicodeDecodeError:
+        raise ClassificationError("form body is not URL-encoded ASCII") from None
+
+
+def _pairs(encoded: str) -> tuple[tuple[str, str], ...]:
+    return tuple(parse_qsl(encoded, keep_blank_values=True, errors="strict"))
+
+
+def _classify_soap(contract: Contract, request: HttpRequest, endpoint: str) -> Classification:
+    try:
+        envelope = parse_xml(request.body)
+    except XMLRejected as exc:
+        raise ClassificationError(f"SOAP body rejected: {exc}") from None
+    binding = _SOAP_BY_MEDIA.get(media_type(request.content_type) or "")
+    binding = binding or _SOAP_BY_NS.get(namespace(envelope) or "")
+    if binding is None:
+        raise ClassificationError(
+            f"POST {request.path} is neither SOAP 1.1 nor 1.2: Content-Type "
+            f"{request.content_type!r} and root element {envelope.tag!r}")
+    payload = soap_payload(envelope)
+    if payload is None:
+        raise ClassificationError("SOAP envelope has no Body element with an operation in it")
+    op = contract.find(local_name(payload))
+    if op is None:
+        raise ClassificationError(
+            f"SOAP body element {local_name(payload)!r} is not an operation of the contract")
+    arguments = tuple((local_name(c), c.text or "") for c in element_children(payload))
+    return Classification(binding, op, arguments, endpoint, envelope, namespace(payload))
+
+
+def soap_body(envelope: etree._Element) -> etree._Element | None:
+    """The Body element of an envelope of either version (None when there is none)."""
+    if local_name(envelope) != "Envelope" or namespace(envelope) not in _SOAP_BY_NS:
+        return None
+    return next((c for c in element_children(envelope)
+                 if local_name(c) == "Body" and namespace(c) == namespace(envelope)), None)
+
+
+def soap_payload(envelope: etree._Element) -> etree._Element | None:
+    """The first element inside the envelope's Body."""
+    body = soap_body(envelope)
+    children = element_children(body) if body is not None else []
+    return children[0] if children else None
+
+
+def soap_version(media: str | None) -> Binding | None:
+    return _SOAP_BY_MEDIA.get(media or "")
+
+
+# -------------------------------------------------------------------------------- responses
+
+
+def build_response(contract: Contract, op: Operation, binding: Binding,
+                   result: str | None = None) -> HttpResponse:
+    """A successful response of ``op`` over ``binding``, the way ASMX writes it."""
+    if binding.is_soap:
+        payload = _element(contract, op.response_element)
+        if op.result_element:
+            etree.SubElement(payload, f"{{{contract.namespace}}}{op.result_element}").text = (
+                result or "")
+        return _xml_response(200, binding.soap_content_type or "", soap_envelope(binding, payload))
+    if op.result is None:
+        return HttpResponse(200, (("Content-Length", "0"),), b"", "OK")
+    document = _element(contract, op.result, text=result or "")
+    return _xml_response(200, XML_CONTENT_TYPE,
+                         XML_DECLARATION + b"\n" + etree.tostring(document, encoding="utf-8"))
+
+
+class FaultCode(StrEnum):
+    """Who is to blame, in SOAP 1.1 words; SOAP 1.2 says Sender / Receiver."""
+
+    CLIENT = "Client"
+    SERVER = "Server"
+
+    def for_binding(self, binding: Binding) -> str:
+        if binding is Binding.SOAP12:
+            return "Sender" if self is FaultCode.CLIENT else "Receiver"
+        return self.value
+
+
+def build_fault(binding: Binding, code: FaultCode, message: str) -> HttpResponse:
+    """An error response as ASMX gives it: a SOAP fault (status 500) of the request's version,
+    or 500 text/plain for GET/POST."""
+    if not binding.is_soap:
+        return HttpResponse(500, (("Content-Type", "text/plain; charset=utf-8"),),
+                            message.encode("utf-8"), "Internal Server Error")
+    env_ns = binding.envelope_ns
+    fault = etree.Element(f"{{{env_ns}}}Fault")
+    value = f"soap:{code.for_binding(binding)}"
+    if binding is Binding.SOAP11:
+        etree.SubElement(fault, "faultcode").text = value
+        etree.SubElement(fault, "faultstring").text = message
+        etree.SubElement(fault, "detail")
+    else:
+        code_el = etree.SubElement(fault, f"{{{env_ns}}}Code")
+        etree.SubElement(code_el, f"{{{env_ns}}}Value").text = value
+        reason = etree.SubElement(fault, f"{{{env_ns}}}Reason")
+        text = etree.SubElement(reason, f"{{{env_ns}}}Text")
+        text.set("{http://www.w3.org/XML/1998/namespace}lang", "en")
+        text.text = message
+        etree.SubElement(fault, f"{{{env_ns}}}Detail")
+    envelope = etree.Element(f"{{{env_ns}}}Envelope",
+                             nsmap={"soap": env_ns, "xsi": XSI_NS, "xsd": XSD_NS})
+    etree.SubElement(envelope, f"{{{env_ns}}}Body").append(fault)
+    body = XML_DECLARATION + etree.tostring(envelope, encoding="utf-8")
+    return _xml_response(500, binding.soap_content_type or "", body, "Internal Server Error")
+
+
+def _xml_response(status: int, content_type: str, body: bytes,
+                  reason: str = "OK") -> HttpResponse:
+    return HttpResponse(status, (("Content-Type", content_type),
+                                 ("Content-Length", str(len(body)))), body, reason)
+
+
+@dataclass(frozen=True)
+class ResponseReading:
+    """What a response says in the contract's terms; fields are None where absent."""
+
+    document: etree._Element | None = None
+    #: SOAP: the envelope's binding, by its namespace.
+    envelope_binding: Binding | None = None
+    #: SOAP: the element in Body (response element or Fault); GET/POST: the root element.
+    payload: etree._Element | None = None
+    fault_code: str | None = None
+    fault_reason: str | None = None
+    #: The result text (GetTokenDeviceResult or the ``string`` root), when there is one.
+    result: str | None = None
+    problem: str | None = None  # why the body could not be read, when it could not
+
+
+def read_response(op: Operation, binding: Binding, response: HttpResponse) -> ResponseReading:
+    """Read ``response`` as an answer to ``op`` over ``binding`` without judging it."""
+    if not response.body.strip():
+        return ResponseReading()
+    if not binding.is_soap and media_type(response.content_type) == "text/plain":
+        return ResponseReading(problem="text/plain body")
+    try:
+        document = parse_xml(response.body)
+    except XMLRejected as exc:
+        return ResponseReading(problem=str(exc))
+    if not binding.is_soap:
+        return ResponseReading(document, None, document, result=document.text or "")
+    envelope_binding = _SOAP_BY_NS.get(namespace(document) or "")
+    payload = soap_payload(document)
+    if payload is None:
+        return ResponseReading(document, envelope_binding, problem="no element in SOAP Body")
+    if local_name(payload) == "Fault":
+        code, reason = _fault_fields(payload)
+        return ResponseReading(document, envelope_binding, payload, code, reason)
+    result = None
+    if op.result_element:
+        found = [c for c in element_children(payload) if local_name(c) == op.result_element]
+        result = (found[0].text or "") if found else None
+    return ResponseReading(document, envelope_binding, payload, result=result)
+
+
+def _fault_fields(fault: etree._Element) -> tuple[str | None, str | None]:
+    """(code, reason) of a SOAP 1.1 or 1.2 fault; the code's prefix resolved to its local part."""
+    texts = {local_name(e): (e.text or "").strip() for e in fault.iter() if isinstance(e.tag, str)}
+    code = texts.get("faultcode") or texts.get("Value")
+    reason = texts.get("faultstring") or texts.get("Text")
+    if code and ":" in code:
+        code = code.split(":", 1)[1]
+    return code, reason
+
+
+def charset_of(content_type: str | None) -> str | None:
+    return content_type_params(content_type).get("charset")

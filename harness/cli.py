@@ -1,0 +1,53 @@
+"""The ``harness`` command. Each subcommand lives in its own module under ``harness.commands``
+and registers itself with ``register(subparsers)``; this module only dispatches and turns
+HarnessError into one line on stderr and exit status 2."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from harness import __version__
+from harness.errors import HarnessError
+
+#: Subcommand modules, in the order ``--help`` lists them.
+COMMANDS = ("serve",)
+
+DESCRIPTION = """\
+Capture, replay, lint, certify and compare traffic of ASMX SOAP services (School Mobile).
+
+Exit status: 0 all good, 1 findings (a mandatory rule failed or a difference was found),
+2 usage error, unreadable input or unreachable target."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2, as for every usage error
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="harness", description=DESCRIPTION,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"harness {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for name in COMMANDS:
+        importlib.import_module(f"harness.commands.{name}").register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.run(args) or 0)
+    except HarnessError as exc:
+        print(f"harness {args.command}: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,32 @@
+"""``harness serve``: run the embedded reference implementation."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from harness.commands import add_command
+from harness.contract import DEFAULT_NAMESPACE, school_mobile
+
+
+def register(sub) -> None:
+    p = add_command(sub, "serve", "Serve the embedded reference implementation (all 8 "
+                    "operations, all 4 bindings, WSDL at <endpoint>?WSDL).",
+                    "harness serve --port 8000   # then curl "
+                    "'http://127.0.0.1:8000/PushNotificationMobile.asmx/GetTokenDevice?id=7'")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1; loopback unless you say so)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks one)")
+    p.add_argument("--namespace", default=DEFAULT_NAMESPACE,
+                   help=f"service namespace (default {DEFAULT_NAMESPACE})")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.reference.server import serve
+
+    contract = school_mobile(args.namespace)
+    print(f"harness serve: reference on http://{args.host}:{args.port} "
+          f"(namespace {contract.namespace}); Ctrl-C stops it", file=sys.stderr, flush=True)
+    serve(contract, args.host, args.port)
+    return 0

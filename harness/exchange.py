@@ -1,0 +1,206 @@
+"""The one exchange model: an HTTP request, its response, and where they came from.
+
+Capture writes it, recordings and HAR files hold it, lint and replay judge it, diff compares it.
+Headers keep their order and original case; bodies are raw bytes.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+from urllib.parse import urlsplit
+
+Headers = tuple[tuple[str, str], ...]
+
+
+def header_value(headers: Headers, name: str) -> str | None:
+    """The first value of header ``name`` (case-insensitive), or None."""
+    wanted = name.lower()
+    return next((v for k, v in headers if k.lower() == wanted), None)
+
+
+def header_values(headers: Headers, name: str) -> list[str]:
+    wanted = name.lower()
+    return [v for k, v in headers if k.lower() == wanted]
+
+
+def replace_header(headers: Headers, name: str, value: str | None) -> Headers:
+    """``headers`` with every ``name`` header removed and, unless value is None, one set in the
+    place of the first."""
+    wanted = name.lower()
+    out: list[tuple[str, str]] = []
+    placed = value is None
+    for k, v in headers:
+        if k.lower() != wanted:
+            out.append((k, v))
+        elif not placed:
+            out.append((k, value))  # type: ignore[arg-type]
+            placed = True
+    if not placed:
+        out.append((name, value))  # type: ignore[arg-type]
+    return tuple(out)
+
+
+def media_type(content_type: str | None) -> str | None:
+    """``text/xml; charset=UTF-8`` -> ``text/xml``."""
+    if content_type is None:
+        return None
+    return content_type.split(";", 1)[0].strip().lower() or None
+
+
+def content_type_params(content_type: str | None) -> dict[str, str]:
+    """Parameters of a Content-Type, names lowercased, quotes stripped."""
+    params: dict[str, str] = {}
+    for part in (content_type or "").split(";")[1:]:
+        key, sep, value = part.partition("=")
+        if sep:
+            params[key.strip().lower()] = value.strip().strip('"')
+    return params
+
+
+def normalise_content_type(content_type: str | None) -> str | None:
+    """Media type plus charset, lowercased: the form two Content-Types are compared in."""
+    media = media_type(content_type)
+    if media is None:
+        return None
+    charset = content_type_params(content_type).get("charset")
+    return f"{media}; charset={charset.lower()}" if charset else media
+
+
+@dataclass(frozen=True)
+class HttpRequest:
+    method: str
+    url: str  # absolute URL: scheme://host[:port]/path?query
+    headers: Headers = ()
+    body: bytes = b""
+    http_version: str = "HTTP/1.1"
+
+    def header(self, name: str) -> str | None:
+        return header_value(self.headers, name)
+
+    @property
+    def path(self) -> str:
+        return urlsplit(self.url).path
+
+    @property
+    def query(self) -> str:
+        return urlsplit(self.url).query
+
+    @property
+    def target(self) -> str:
+        """Origin-form request target: path plus query."""
+        parts = urlsplit(self.url)
+        return parts.path + (f"?{parts.query}" if parts.query else "")
+
+    @property
+    def content_type(self) -> str | None:
+        return self.header("Content-Type")
+
+    def with_header(self, name: str, value: str | None) -> HttpRequest:
+        return replace(self, headers=replace_header(self.headers, name, value))
+
+
+@dataclass(frozen=True)
+class HttpResponse:
+    status: int
+    headers: Headers = ()
+    body: bytes = b""
+    reason: str = ""
+    http_version: str = "HTTP/1.1"
+
+    def header(self, name: str) -> str | None:
+        return header_value(self.headers, name)
+
+    @property
+    def content_type(self) -> str | None:
+        return self.header("Content-Type")
+
+
+@dataclass
+class Exchange:
+    """One request and its response (None when none came back), plus bookkeeping."""
+
+    request: HttpRequest
+    response: HttpResponse | None
+    #: Position in its recording (1-based), or None for generated traffic.
+    index: int | None = None
+    #: Where it came from: a recording path, a target URL, "generated".
+    source: str = ""
+    #: Timings in seconds since the epoch / durations: started, duration, ...
+    timings: dict[str, float] = field(default_factory=dict)
+    #: Free-form extra data (capture: classification summary, "foreign" marker, error text).
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def client(self) -> str | None:
+        """The client as it names itself (User-Agent), to tell app builds apart."""
+        return self.request.header("User-Agent")
+
+    # -- serialisation shared by recordings (JSON Lines) ---------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"request": _request_dict(self.request)}
+        data["response"] = _response_dict(self.response) if self.response else None
+        if self.timings:
+            data["timings"] = self.timings
+        if self.meta:
+            data["meta"] = self.meta
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, index: int | None = None,
+                  source: str = "") -> Exchange:
+        req = data["request"]
+        request = HttpRequest(
+            method=req["method"],
+            url=req["url"],
+            headers=_headers(req.get("headers", ())),
+            body=decode_body(req.get("body")),
+            http_version=req.get("http_version", "HTTP/1.1"),
+        )
+        resp = data.get("response")
+        response = None
+        if resp is not None:
+            response = HttpResponse(
+                status=int(resp["status"]),
+                headers=_headers(resp.get("headers", ())),
+                body=decode_body(resp.get("body")),
+                reason=resp.get("reason", ""),
+                http_version=resp.get("http_version", "HTTP/1.1"),
+            )
+        return cls(request, response, index=index, source=source,
+                   timings=dict(data.get("timings") or {}), meta=dict(data.get("meta") or {}))
+
+
+def encode_body(body: bytes) -> dict[str, str] | None:
+    """A body as JSON: UTF-8 text when it is, base64 otherwise; byte-exact either way."""
+    if not body:
+        return None
+    try:
+        return {"text": body.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {"base64": base64.b64encode(body).decode("ascii")}
+
+
+def decode_body(data: Mapping[str, str] | None) -> bytes:
+    if not data:
+        return b""
+    if "base64" in data:
+        return base64.b64decode(data["base64"])
+    return data["text"].encode("utf-8")
+
+
+def _headers(pairs: Iterable[Iterable[str]]) -> Headers:
+    return tuple((str(k), str(v)) for k, v in pairs)
+
+
+def _request_dict(r: HttpRequest) -> dict[str, Any]:
+    return {"method": r.method, "url": r.url, "http_version": r.http_version,
+            "headers": [list(h) for h in r.headers], "body": encode_body(r.body)}
+
+
+def _response_dict(r: HttpResponse) -> dict[str, Any]:
+    return {"status": r.status, "reason": r.reason, "http_version": r.http_version,
+            "headers": [list(h) for h in r.headers], "body": encode_body(r.body)}

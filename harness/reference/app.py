@@ -1,0 +1,199 @@
+"""The reference service as an ASGI app: every operation on every binding, as spec 4 says, and as
+ASP.NET ASMX behaves where the spec is silent (faults, status codes, WSDL, help page).
+
+``answer`` is a pure function from HttpRequest to HttpResponse; the ASGI app is a thin shell
+around it, so tests can build deliberately faulty implementations by wrapping ``answer``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from html import escape
+from urllib.parse import urlsplit
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from harness.bindings import (
+    Binding,
+    Classification,
+    FaultCode,
+    build_fault,
+    build_response,
+    classify,
+    soap_version,
+)
+from harness.contract import Contract, ParamType, reference_result, school_mobile
+from harness.errors import ClassificationError
+from harness.exchange import HttpRequest, HttpResponse, content_type_params, media_type
+from harness.reference.wsdl import service_name, wsdl_document
+from harness.xmlsafe import namespace
+
+Answer = Callable[[Contract, HttpRequest], HttpResponse]
+#: Largest request body the reference reads; beyond it the request is refused unread.
+MAX_REQUEST_BYTES = 4 * 1024 * 1024
+
+
+class Refusal(Exception):
+    """The request is well-formed HTTP but wrong for the operation: answer with a fault."""
+
+    def __init__(self, message: str, code: FaultCode = FaultCode.CLIENT) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def answer(contract: Contract, request: HttpRequest) -> HttpResponse:
+    """The reference's response to ``request``."""
+    parts = urlsplit(request.url)
+    segments = [s for s in parts.path.split("/") if s]
+    at = next((i for i, s in enumerate(segments) if s.lower().endswith(".asmx")), None)
+    endpoint = contract.endpoint(segments[at]) if at is not None else None
+    if endpoint is None:
+        return HttpResponse(404, (("Content-Type", "text/plain; charset=utf-8"),),
+                            b"The resource cannot be found.", "Not Found")
+    base = f"{parts.scheme}://{parts.netloc}{'/'.join(['', *segments[:at + 1]])}"
+    has_operation = len(segments) > at + 1  # type: ignore[operator]
+    if request.method == "GET" and not has_operation:
+        return _describe(contract, endpoint, base, parts.query)
+    binding = _binding_for_errors(request, has_operation)
+    try:
+        call = classify(contract, request)
+        binding = call.binding
+        _check(contract, request, endpoint, call)
+        arguments = _arguments(call)
+        return build_response(contract, call.operation, binding,
+                              reference_result(call.operation, arguments))
+    except ClassificationError as exc:
+        return build_fault(binding, FaultCode.CLIENT, str(exc))
+    except Refusal as exc:
+        return build_fault(binding, exc.code, str(exc))
+    except Exception as exc:  # an ASMX service answers a server fault, never a dropped socket
+        return build_fault(binding, FaultCode.SERVER, f"Server error: {type(exc).__name__}")
+
+
+def _binding_for_errors(request: HttpRequest, has_operation: bool) -> Binding:
+    """The binding whose error shape answers a request that may not classify."""
+    if has_operation:
+        return Binding.HTTP_GET if request.method == "GET" else Binding.HTTP_POST
+    return soap_version(media_type(request.content_type)) or Binding.SOAP11
+
+
+def _check(contract: Contract, request: HttpRequest, endpoint: str, call: Classification) -> None:
+    """Refuse what ASMX refuses: wrong endpoint, envelope version, action or namespace."""
+    op = call.operation
+    if op.endpoint != endpoint:
+        raise Refusal(f"{op.name} is not an operation of {endpoint}")
+    if not call.binding.is_soap:
+        return
+    if soap_version(media_type(request.content_type)) is None:
+        raise Refusal(f"Content-Type {request.content_type!r} is not a SOAP content type")
+    if call.envelope is not None and namespace(call.envelope) != call.binding.envelope_ns:
+        raise Refusal(f"envelope namespace {namespace(call.envelope)!r} does not match "
+                      f"{call.binding.label} (VersionMismatch)")
+    if call.operation_namespace != contract.namespace:
+        raise Refusal(f"operation element namespace {call.operation_namespace!r} is not "
+                      f"{contract.namespace!r}")
+    action = _action(request, call.binding)
+    if action is not None and action.strip('"') != contract.soap_action(op).strip('"'):
+        raise Refusal(f"Server did not recognize the value of SOAPAction: {action}")
+    if action is None and call.binding is Binding.SOAP11:
+        raise Refusal("Server did not recognize the value of HTTP Header SOAPAction: .")
+
+
+def _action(request: HttpRequest, binding: Binding) -> str | None:
+    if binding is Binding.SOAP11:
+        return request.header("SOAPAction")
+    return content_type_params(request.content_type).get("action")  # SOAP 1.2's action
+
+
+def _arguments(call: Classification) -> dict[str, str]:
+    """The call's arguments, checked against the operation's parameters."""
+    op, given = call.operation, call.args
+    for name in given:
+        if op.parameter(name) is None and call.binding.is_soap:
+            raise Refusal(f"element {name!r} is not a parameter of {op.name}")
+    for p in op.parameters:
+        if p.name not in given:
+            if not call.binding.is_soap:
+                raise Refusal(f"Missing parameter: {p.name}.")
+            if p.type is ParamType.INT:
+                raise Refusal(f"parameter {p.name} (int) is missing")
+            continue
+        if p.type is ParamType.INT and not _is_int(given[p.name]):
+            raise Refusal(f"Cannot convert {given[p.name]!r} to System.Int32 ({p.name})")
+    return {p.name: given.get(p.name, "") for p in op.parameters}
+
+
+def _is_int(text: str) -> bool:
+    try:
+        value = int(text.strip())
+    except ValueError:
+        return False
+    return -(2**31) <= value < 2**31
+
+
+def _describe(contract: Contract, endpoint: str, base: str, query: str) -> HttpResponse:
+    """``?WSDL`` gives the WSDL; a bare GET the service help page, as ASMX does."""
+    if query.lower() == "wsdl":
+        body = wsdl_document(contract, endpoint, base)
+        return HttpResponse(200, (("Content-Type", "text/xml; charset=utf-8"),), body, "OK")
+    ops = "".join(f'<li><a href="{escape(base)}/{op.name}">{op.name}</a></li>'
+                  for op in contract.endpoints[endpoint])
+    name = escape(service_name(endpoint))
+    page = (f"<html><head><title>{name} Web Service</title></head><body><h1>{name}</h1>"
+            f'<ul>{ops}</ul><p><a href="{escape(base)}?WSDL">Service Description</a></p>'
+            "</body></html>")
+    return HttpResponse(200, (("Content-Type", "text/html; charset=utf-8"),),
+                        page.encode("utf-8"), "OK")
+
+
+def create_app(contract: Contract | None = None, respond: Answer = answer):
+    """An ASGI app serving ``contract`` with ``respond`` (the reference's ``answer`` by default)."""
+    contract = contract or school_mobile()
+
+    async def app(scope, receive, send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        request = Request(scope, receive)
+        body = await _read_body(request)
+        if body is None:
+            response = HttpResponse(413, (("Content-Type", "text/plain; charset=utf-8"),),
+                                    b"Request body too large", "Request Entity Too Large")
+        else:
+            headers = tuple((k.decode("latin-1"), v.decode("latin-1"))
+                            for k, v in scope["headers"])
+            response = respond(contract, HttpRequest(request.method, str(request.url),
+                                                     headers, body))
+        await _send(response, scope, receive, send)
+
+    return app
+
+
+async def _read_body(request: Request) -> bytes | None:
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_REQUEST_BYTES:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _send(response: HttpResponse, scope, receive, send) -> None:
+    # Starlette's Response would add a Content-Type to a void answer; ASMX sends none.
+    headers = {k.lower(): v for k, v in response.headers if k.lower() != "content-length"}
+    reply = Response(response.body, status_code=response.status, headers=headers)
+    if "content-type" not in headers:
+        reply.raw_headers = [(k, v) for k, v in reply.raw_headers if k != b"content-type"]
+    await reply(scope, receive, send)
+
+
+async def _lifespan(receive, send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return

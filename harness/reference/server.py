@@ -1,0 +1,68 @@
+"""Running the reference (or any ASGI app of the harness) on loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
+import uvicorn
+
+from harness.contract import Contract, school_mobile
+from harness.errors import UsageError
+
+
+def _config(app, host: str, port: int) -> uvicorn.Config:
+    return uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False,
+                          lifespan="off", server_header=False, date_header=False)
+
+
+def serve(contract: Contract | None = None, host: str = "127.0.0.1", port: int = 8000,
+          app=None) -> None:
+    """Serve in the foreground until interrupted."""
+    from harness.reference.app import create_app
+
+    app = app or create_app(contract or school_mobile())
+    try:
+        sock = _bind(host, port)
+    except OSError as exc:
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    uvicorn.Server(_config(app, host, port)).run(sockets=[sock])
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.set_inheritable(True)
+    return sock
+
+
+@contextlib.contextmanager
+def running(contract: Contract | None = None, app=None, host: str = "127.0.0.1",
+            port: int = 0) -> Iterator[str]:
+    """Run the reference (or ``app``) in a background thread; yields its base URL."""
+    from harness.reference.app import create_app
+
+    app = app or create_app(contract or school_mobile())
+    sock = _bind(host, port)
+    bound_port = sock.getsockname()[1]
+    server = uvicorn.Server(_config(app, host, bound_port))
+    thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])),
+                              name="reference-server", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the embedded server did not start")
+        time.sleep(0.01)
+    try:
+        yield f"http://{host}:{bound_port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=5)
+        sock.close()
