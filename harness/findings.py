@@ -1,0 +1,247 @@
+"""Findings and the one report path: console summary, JSON, JUnit XML.
+
+Every command that judges traffic (certify, lint, replay, diff) feeds Findings into a Report.
+A Report keeps counts per rule and verdict in memory and spills the failures and warnings to a
+temporary file, so a recording of a million exchanges is judged in flat memory and the JSON
+still lists every failure and warning.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import IO, Any
+
+from lxml import etree
+
+from harness import __version__
+from harness.errors import UsageError
+
+
+class Verdict(StrEnum):
+    PASSED = "passed"
+    FAILED = "failed"
+    WARNING = "warning"  # a permitted deviation
+    NOT_APPLICABLE = "not applicable"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One rule judged on one exchange (or one comparison)."""
+
+    rule: str
+    verdict: Verdict
+    operation: str | None
+    binding: str | None  # the binding's label, e.g. "SOAP 1.1"
+    expected: str = ""
+    actual: str = ""
+    message: str = ""
+    #: Position of the exchange in its recording (1-based), when it came from one.
+    index: int | None = None
+    source: str | None = None
+    #: The client as it names itself (User-Agent), for lint.
+    client: str | None = None
+    #: Command-specific values, e.g. diff's ``primary`` and ``candidate``.
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["verdict"] = self.verdict.value
+        extra = data.pop("extra")
+        data.update(extra)
+        return {k: v for k, v in data.items() if v is not None}
+
+    @property
+    def where(self) -> str:
+        parts = [self.operation or "(unclassified)", self.binding or "-"]
+        if self.index is not None:
+            parts.append(f"#{self.index}" + (f" in {self.source}" if self.source else ""))
+        return " x ".join(parts[:2]) + (f" {parts[2]}" if len(parts) > 2 else "")
+
+
+class Report:
+    """What a run found. ``add`` findings, then write it out."""
+
+    def __init__(self, command: str, target: str | None = None,
+                 titles: dict[str, str] | None = None, **meta: Any) -> None:
+        self.command = command
+        self.target = target
+        self.meta = meta
+        self.titles = titles or {}
+        self.counts: Counter[Verdict] = Counter()
+        self.by_rule: dict[str, Counter[Verdict]] = {}
+        self.by_case: dict[tuple[str, str, str], Counter[Verdict]] = {}
+        self.exchanges = 0
+        self.started = time.time()
+        self.finished: float | None = None
+        self._kept = 0
+        self._spill: IO[str] | None = None
+
+    def add(self, finding: Finding) -> None:
+        self.counts[finding.verdict] += 1
+        self.by_rule.setdefault(finding.rule, Counter())[finding.verdict] += 1
+        case = (finding.rule, finding.operation or "(unclassified)", finding.binding or "-")
+        self.by_case.setdefault(case, Counter())[finding.verdict] += 1
+        if finding.verdict in (Verdict.FAILED, Verdict.WARNING):
+            if self._spill is None:
+                self._spill = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 (lives as long as the report)
+            self._spill.write(json.dumps(finding.to_dict(), ensure_ascii=False) + "\n")
+            self._kept += 1
+
+    def extend(self, findings: Iterable[Finding]) -> None:
+        for finding in findings:
+            self.add(finding)
+
+    def finish(self) -> Report:
+        self.finished = time.time()
+        return self
+
+    @property
+    def passed(self) -> bool:
+        return self.counts[Verdict.FAILED] == 0
+
+    @property
+    def verdict(self) -> str:
+        return "passed" if self.passed else "failed"
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.passed else 1
+
+    def kept(self, verdict: Verdict | None = None) -> Iterator[dict[str, Any]]:
+        """The failures and warnings, in the order found, as dicts."""
+        if self._spill is None:
+            return
+        self._spill.flush()
+        self._spill.seek(0)
+        for line in self._spill:
+            data = json.loads(line)
+            if verdict is None or data["verdict"] == verdict.value:
+                yield data
+        self._spill.seek(0, 2)
+
+    # ------------------------------------------------------------------------------- outputs
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "verdict": self.verdict,
+            "command": self.command,
+            "target": self.target,
+            "harness_version": __version__,
+            "exchanges": self.exchanges,
+            "duration_s": round((self.finished or time.time()) - self.started, 3),
+            "counts": {v.value: self.counts[v] for v in Verdict},
+            "rules": {rule: {v.value: c[v] for v in Verdict if c[v]}
+                      for rule, c in sorted(self.by_rule.items())},
+            **self.meta,
+        }
+
+    def write_json(self, path: str | Path) -> None:
+        """``{"verdict", "target", "counts", ..., "findings": [...]}``, streamed to disk."""
+        with _open_output(path) as out:
+            head = json.dumps(self.summary(), ensure_ascii=False, indent=1)
+            out.write(head[:-2] + ',\n "findings": [')
+            for i, data in enumerate(self.kept()):
+                out.write(("," if i else "") + "\n  " + json.dumps(data, ensure_ascii=False))
+            out.write("\n ]\n}\n")
+
+    def write_junit(self, path: str | Path) -> None:
+        """JUnit XML: a suite per rule, a test case per rule x operation x binding."""
+        suites = etree.Element("testsuites", name=f"harness {self.command}")
+        examples: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+        for data in self.kept(Verdict.FAILED):
+            case = (data["rule"], data.get("operation", "(unclassified)"), data.get("binding", "-"))
+            bucket = examples.setdefault(case, [])
+            if len(bucket) < 20:
+                bucket.append(data)
+        for rule in sorted(self.by_rule):
+            cases = sorted(c for c in self.by_case if c[0] == rule)
+            suite = etree.SubElement(suites, "testsuite", name=rule, tests=str(len(cases)))
+            failures = skipped = 0
+            for case in cases:
+                counts = self.by_case[case]
+                title = self.titles.get(rule, "")
+                testcase = etree.SubElement(suite, "testcase", classname=f"{self.command}.{rule}",
+                                            name=f"{case[1]} [{case[2]}]" + (f" {title}" if title
+                                                                             else ""))
+                if counts[Verdict.FAILED]:
+                    failures += 1
+                    lines = [_describe(d) for d in examples.get(case, [])]
+                    more = counts[Verdict.FAILED] - len(lines)
+                    if more > 0:
+                        lines.append(f"... and {more} more")
+                    failure = etree.SubElement(testcase, "failure",
+                                               message=f"{counts[Verdict.FAILED]} failed")
+                    failure.text = "\n".join(lines)
+                elif not counts[Verdict.PASSED] and not counts[Verdict.WARNING]:
+                    skipped += 1
+                    etree.SubElement(testcase, "skipped", message="not applicable")
+                if counts[Verdict.WARNING]:
+                    etree.SubElement(testcase, "system-out").text = (
+                        f"{counts[Verdict.WARNING]} warning(s): permitted deviation")
+            suite.set("failures", str(failures))
+            suite.set("skipped", str(skipped))
+        with _open_output(path, binary=True) as out:
+            out.write(etree.tostring(suites, xml_declaration=True, encoding="utf-8",
+                                     pretty_print=True))
+
+    def print_console(self, stream: IO[str], *, limit: int = 40) -> None:
+        """A summary per rule ID, then failures as operation x binding, expected and actual."""
+        width = max([len(r) for r in self.by_rule] + [4])
+        print(f"{'rule':<{width}}  passed  failed  warning  n/a   title", file=stream)
+        for rule, c in sorted(self.by_rule.items()):
+            print(f"{rule:<{width}}  {c[Verdict.PASSED]:>6}  {c[Verdict.FAILED]:>6}  "
+                  f"{c[Verdict.WARNING]:>7}  {c[Verdict.NOT_APPLICABLE]:>4}  "
+                  f"{self.titles.get(rule, '')}", file=stream)
+        for verdict, heading in ((Verdict.WARNING, "WARNINGS"), (Verdict.FAILED, "FAILURES")):
+            total = self.counts[verdict]
+            if not total:
+                continue
+            print(f"\n{heading} ({total}):", file=stream)
+            for i, data in enumerate(self.kept(verdict)):
+                if i == limit:
+                    print(f"  ... and {total - limit} more (see --json)", file=stream)
+                    break
+                print(f"  {_describe(data)}", file=stream)
+        c = self.counts
+        print(f"\n{self.command}: {self.verdict.upper()} - {c[Verdict.PASSED]} passed, "
+              f"{c[Verdict.FAILED]} failed, {c[Verdict.WARNING]} warnings, "
+              f"{c[Verdict.NOT_APPLICABLE]} not applicable"
+              + (f" over {self.exchanges} exchanges" if self.exchanges else "")
+              + (f" ({self.target})" if self.target else ""), file=stream)
+
+
+def _describe(data: dict[str, Any]) -> str:
+    where = f"{data.get('operation', '(unclassified)')} x {data.get('binding', '-')}"
+    if "index" in data:
+        where += f" #{data['index']}" + (f" in {data['source']}" if "source" in data else "")
+    text = f"[{data['rule']}] {where}: expected {data.get('expected', '')!s}, " \
+           f"actual {data.get('actual', '')!s}"
+    if data.get("client"):
+        text += f" (client {data['client']})"
+    return text
+
+
+class _open_output:
+    """Open an output file, creating its folder; a bad path is a UsageError, not a traceback."""
+
+    def __init__(self, path: str | Path, binary: bool = False) -> None:
+        self.path, self.binary = Path(path), binary
+
+    def __enter__(self) -> IO[Any]:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.handle = self.path.open("wb" if self.binary else "w",
+                                         **({} if self.binary else {"encoding": "utf-8"}))
+        except OSError as exc:
+            raise UsageError(f"cannot write {self.path}: {exc.strerror or exc}") from None
+        return self.handle
+
+    def __exit__(self, *exc: object) -> None:
+        self.handle.close()

@@ -1,0 +1,143 @@
+"""Recordings: the harness's native format, JSON Lines, append-only.
+
+Line 1 is a header::
+
+    {"format": "asmx-harness-recording", "version": 1, "harness": "0.1.0",
+     "upstream": "http://...", "created": "2026-11-23T10:00:00Z", "redacted": true, ...}
+
+and every further line is one exchange (``Exchange.to_dict``), written and flushed as the
+exchange completes, so a crash loses at most the exchange in flight. Readers stream: memory
+stays flat however long the recording. Every reader also accepts HAR 1.2 (``harness.har``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+
+from harness import __version__
+from harness.errors import RecordingError
+from harness.exchange import Exchange
+
+FORMAT = "asmx-harness-recording"
+FORMAT_VERSION = 1
+
+
+class RecordingWriter:
+    """Appends exchanges to a recording, one flushed line each.
+
+    An existing recording is appended to, never truncated: recorded data is never lost.
+    """
+
+    def __init__(self, path: str | Path, *, upstream: str | None = None, redacted: bool = True,
+                 fsync: bool = False, **header: Any) -> None:
+        self.path = Path(path)
+        self.fsync = fsync
+        self.count = 0
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fresh = not self.path.exists() or self.path.stat().st_size == 0
+            self._file: IO[str] = self.path.open("a", encoding="utf-8")
+        except OSError as exc:
+            raise RecordingError(f"cannot write recording {path}: {exc.strerror or exc}") from None
+        if fresh:
+            self._write_line({"format": FORMAT, "version": FORMAT_VERSION, "harness": __version__,
+                              "upstream": upstream, "created": _now(), "redacted": redacted,
+                              **header})
+        else:
+            self._end_partial_line()
+
+    def _end_partial_line(self) -> None:
+        # A crash can leave a half-written last line; start ours on a fresh line.
+        with self.path.open("rb") as f:
+            f.seek(-1, os.SEEK_END)
+            if f.read(1) != b"\n":
+                self._file.write("\n")
+
+    def write(self, exchange: Exchange) -> None:
+        self._write_line(exchange.to_dict())
+        self.count += 1
+
+    def _write_line(self, data: dict[str, Any]) -> None:
+        self._file.write(json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n")
+        self._file.flush()
+        if self.fsync:
+            os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> RecordingWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def read_header(path: str | Path) -> dict[str, Any] | None:
+    """The header of a native recording, or None when ``path`` is not one (e.g. HAR)."""
+    try:
+        with Path(path).open("r", encoding="utf-8") as f:
+            first = f.readline()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RecordingError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") \
+            from None
+    try:
+        data = json.loads(first)
+    except json.JSONDecodeError:
+        return None
+    if isinstance(data, dict) and data.get("format") == FORMAT:
+        return data
+    return None
+
+
+def read_exchanges(paths: Iterable[str | Path], *, skip_broken: bool = True,
+                   on_broken=None) -> Iterator[Exchange]:
+    """Every exchange of every file, streamed, each with its 1-based index and source.
+
+    Native recordings and HAR 1.2 files are both accepted. A broken line (a crash mid-write)
+    is skipped and reported through ``on_broken(path, line_number, reason)``.
+    """
+    for path in paths:
+        path = Path(path)
+        if not path.is_file():
+            raise RecordingError(f"recording {path} does not exist or is not a file")
+        header = read_header(path)
+        if header is None:
+            from harness.har import read_har
+
+            yield from read_har(path)
+        else:
+            if header.get("version") != FORMAT_VERSION:
+                raise RecordingError(f"{path}: recording format version {header.get('version')}"
+                                     f" is not supported (this harness reads {FORMAT_VERSION})")
+            yield from _read_lines(path, skip_broken, on_broken)
+
+
+def _read_lines(path: Path, skip_broken: bool, on_broken) -> Iterator[Exchange]:
+    index = 0
+    with path.open("r", encoding="utf-8", errors="replace") as f:
+        next(f)  # header
+        for number, line in enumerate(f, start=2):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+                exchange = Exchange.from_dict(data, index=index + 1, source=str(path))
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+                reason = f"{path}:{number}: broken exchange line ({type(exc).__name__})"
+                if not skip_broken:
+                    raise RecordingError(reason) from None
+                if on_broken:
+                    on_broken(path, number, reason)
+                continue
+            index += 1
+            yield exchange
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
