@@ -1,0 +1,676 @@
+"""The rules catalogue: every binding rule of the spec as a plain named check, keyed by a stable
+rule ID tied to its clause.
+
+A check is a function over a Case (one exchange, read once in the contract's terms) that yields
+Outcomes; ``judge`` turns them into Findings naming rule, operation, binding, expected and
+actual. The list of checks is data (``CATALOGUE``): certify, lint and replay all judge traffic
+through ``judge`` and may restrict it to chosen rule IDs or to the request or response side.
+
+Harmless variation passes every check: namespace prefixes, whitespace and pretty-printing, an
+XML declaration or none, extra headers and the charset's case.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from enum import StrEnum
+from urllib.parse import urlsplit
+
+from lxml import etree
+
+from harness.bindings import (
+    Binding,
+    Classification,
+    ResponseReading,
+    classify,
+    read_response,
+    soap_body,
+    soap_version,
+)
+from harness.contract import Contract, Operation, ParamType
+from harness.errors import ClassificationError
+from harness.exchange import Exchange, HttpResponse, content_type_params, media_type
+from harness.findings import Finding, Verdict
+from harness.xmlsafe import element_children, local_name, namespace
+
+
+class Level(StrEnum):
+    MANDATORY = "mandatory"  # a failure fails the run
+    PERMITTED = "permitted"  # a deviation is reported as a warning only
+
+
+class Side(StrEnum):
+    REQUEST = "request"
+    RESPONSE = "response"
+    BOTH = "both"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one check found on one exchange."""
+
+    verdict: Verdict
+    expected: str = ""
+    actual: str = ""
+    message: str = ""
+
+
+def passed(expected: str = "", actual: str = "", message: str = "") -> Outcome:
+    return Outcome(Verdict.PASSED, expected, actual, message)
+
+
+def failed(expected: str, actual: str, message: str = "") -> Outcome:
+    return Outcome(Verdict.FAILED, expected, actual, message)
+
+
+def warning(expected: str, actual: str, message: str = "") -> Outcome:
+    return Outcome(Verdict.WARNING, expected, actual, message)
+
+
+def not_applicable(message: str) -> Outcome:
+    return Outcome(Verdict.NOT_APPLICABLE, message=message)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One exchange in the contract's terms, built once and shared by every check."""
+
+    exchange: Exchange
+    contract: Contract
+    operation: Operation
+    binding: Binding
+    #: None when the request did not classify (certify judges what it meant to send).
+    classification: Classification | None
+    #: None when there is no response.
+    reading: ResponseReading | None
+    sides: frozenset[Side]
+
+    @property
+    def request(self):
+        return self.exchange.request
+
+    @property
+    def response(self) -> HttpResponse | None:
+        return self.exchange.response
+
+    def judges(self, side: Side) -> bool:
+        return side in self.sides
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    clause: str
+    title: str
+    level: Level
+    side: Side
+    check: Callable[[Case], Iterable[Outcome]]
+
+    def applies_to(self, sides: frozenset[Side]) -> bool:
+        return self.side is Side.BOTH or self.side in sides
+
+
+# ------------------------------------------------------------------------------ small helpers
+
+
+def _qname(ns: str | None, name: str) -> str:
+    return f"{{{ns}}}{name}" if ns else name
+
+
+def _describe_element(element: etree._Element | None) -> str:
+    if element is None:
+        return "no element"
+    return _qname(namespace(element), local_name(element))
+
+
+def _content_type(value: str | None) -> str:
+    return value if value is not None else "no Content-Type"
+
+
+def _soap_only(case: Case) -> Outcome | None:
+    return None if case.binding.is_soap else not_applicable(f"{case.binding.label} is not SOAP")
+
+
+def _http_only(case: Case) -> Outcome | None:
+    return not_applicable(f"{case.binding.label} is SOAP") if case.binding.is_soap else None
+
+
+def _envelope_payloads(case: Case) -> list[etree._Element] | None:
+    """Elements inside the request's SOAP Body (None when there is no envelope)."""
+    envelope = case.classification.envelope if case.classification else None
+    body = soap_body(envelope) if envelope is not None else None
+    return element_children(body) if body is not None else None
+
+
+def _path_for(case: Case) -> str:
+    path = case.operation.endpoint
+    return path if case.binding.is_soap else f"{path}/{case.operation.name}"
+
+
+def _response_outcome(case: Case) -> Outcome | None:
+    """not applicable unless the response side is judged and there is a response."""
+    if not case.judges(Side.RESPONSE):
+        return not_applicable("response side not judged")
+    if case.response is None:
+        return not_applicable("no response")
+    return None
+
+
+def _unreadable(reading: ResponseReading) -> str:
+    return f"unreadable body ({reading.problem})" if reading.problem else "empty body"
+
+
+_NOT_SERVED = (404, 405)
+
+
+def _is_error_answer(response: HttpResponse, reading: ResponseReading | None) -> bool:
+    """A refusal: not found, or a server/client error answered with a fault or plain text."""
+    if response.status in _NOT_SERVED:
+        return True
+    return response.status >= 400 and (reading is None or reading.fault_code is not None
+                                       or reading.payload is None)
+
+
+# ------------------------------------------------------------------------ request-side checks
+
+
+def method_and_path(case: Case) -> Iterator[Outcome]:
+    """4.1 table: method and path per binding; a binding the target does not serve fails too."""
+    request, want_path = case.request, _path_for(case)
+    expected = f"{case.binding.method} .../{want_path.lstrip('/')}"
+    path = urlsplit(request.url).path
+    actual = f"{request.method} {path}"
+    if request.method.upper() != case.binding.method:
+        yield failed(expected, actual, "wrong method for the binding")
+    elif path.endswith(want_path):
+        yield passed(expected, actual)
+    elif path.lower().endswith(want_path.lower()):
+        yield warning(expected, actual, "path differs in case only (IIS accepts it)")
+    else:
+        yield failed(expected, actual, "path is not the binding's path")
+    response = case.response
+    if case.judges(Side.RESPONSE) and response is not None and response.status in _NOT_SERVED:
+        yield failed(f"{case.binding.label} served at {want_path}",
+                     f"HTTP {response.status}", "the target does not serve this binding's path")
+
+
+def request_content_type(case: Case) -> Iterator[Outcome]:
+    """4.1 table: request Content-Type per binding; none for GET."""
+    want = case.binding.request_content_type
+    actual = case.request.content_type
+    if want is None:
+        if actual is None:
+            yield passed("no Content-Type", "no Content-Type")
+        else:
+            yield warning("no Content-Type", actual, "a GET carries no body to type")
+        return
+    media, charset = media_type(actual), content_type_params(actual).get("charset")
+    if media != media_type(want):
+        yield failed(want, _content_type(actual))
+    elif not case.binding.is_soap or (charset or "").lower() == "utf-8":
+        yield passed(want, _content_type(actual))
+    elif charset is None:
+        yield warning(want, _content_type(actual), "no charset (ASMX reads it as UTF-8)")
+    else:
+        yield failed(want, _content_type(actual), "charset is not utf-8")
+
+
+def request_envelope(case: Case) -> Iterator[Outcome]:
+    """4.1 table: the request envelope's namespace is the one of the SOAP version."""
+    if (na := _soap_only(case)) is not None:
+        yield na
+        return
+    envelope = case.classification.envelope if case.classification else None
+    want = _qname(case.binding.envelope_ns, "Envelope")
+    if envelope is None:
+        yield failed(want, "no SOAP envelope")
+    elif namespace(envelope) == case.binding.envelope_ns and local_name(envelope) == "Envelope":
+        yield passed(want, _describe_element(envelope))
+    else:
+        yield failed(want, _describe_element(envelope), "envelope does not match the "
+                     "Content-Type's SOAP version")
+
+
+def operation_element(case: Case) -> Iterator[Outcome]:
+    """4.1 table: the Body holds one element named <Operation> in the service namespace."""
+    if (na := _soap_only(case)) is not None:
+        yield na
+        return
+    want = _qname(case.contract.namespace, case.operation.name)
+    payloads = _envelope_payloads(case)
+    if not payloads:
+        yield failed(want, "no element in the SOAP Body")
+    elif len(payloads) > 1:
+        yield failed(f"one element {want}",
+                     ", ".join(_describe_element(p) for p in payloads), "Body holds more")
+    elif _describe_element(payloads[0]) == want:
+        yield passed(want, want)
+    else:
+        yield failed(want, _describe_element(payloads[0]))
+
+
+def soap_action(case: Case) -> Iterator[Outcome]:
+    """4.1 rule 1: SOAP 1.1 requests carry SOAPAction "{namespace}/<Operation>"."""
+    if case.binding is not Binding.SOAP11:
+        yield not_applicable(f"{case.binding.label} carries no SOAPAction")
+        return
+    want = case.contract.soap_action(case.operation)
+    actual = case.request.header("SOAPAction")
+    if actual is None:
+        yield failed(want, "no SOAPAction header")
+    elif actual.strip() == want:
+        yield passed(want, actual)
+    elif actual.strip().strip('"') == want.strip('"'):
+        yield warning(want, actual, "SOAPAction not quoted (ASMX accepts it)")
+    else:
+        yield failed(want, actual)
+
+
+def no_soap_action(case: Case) -> Iterator[Outcome]:
+    """4.1 rule 2: SOAP 1.2 requests carry no SOAPAction header."""
+    if case.binding is not Binding.SOAP12:
+        yield not_applicable("only SOAP 1.2 requests")
+        return
+    actual = case.request.header("SOAPAction")
+    if actual is None:
+        yield passed("no SOAPAction header", "no SOAPAction header")
+    else:
+        yield failed("no SOAPAction header", f"SOAPAction: {actual}")
+
+
+def length_and_host(case: Case) -> Iterator[Outcome]:
+    """4.1 rule 3: Content-Length equal to the body's length, and a Host header."""
+    request = case.request
+    host = request.header("Host")
+    if not (host or "").strip():
+        yield failed("a Host header", "no Host header")
+    else:
+        yield passed("a Host header", f"Host: {host}")
+    length = request.header("Content-Length")
+    if not request.body and length is None and request.method.upper() == "GET":
+        yield not_applicable("a GET without a body has no Content-Length")
+        return
+    want = str(len(request.body))
+    if length is None:
+        yield failed(f"Content-Length: {want}", "no Content-Length")
+    elif length.strip() == want:
+        yield passed(f"Content-Length: {want}", f"Content-Length: {length}")
+    else:
+        yield failed(f"Content-Length: {want}", f"Content-Length: {length}")
+
+
+def parameters(case: Case) -> Iterator[Outcome]:
+    """4.1 rule 9: parameters named exactly as the spec; SOAP: child elements in table order."""
+    want = list(case.operation.parameter_names)
+    if case.classification is None:
+        yield failed(", ".join(want), "request does not classify")
+        return
+    sent = [name for name, _ in case.classification.arguments]
+    if case.binding.is_soap:
+        yield from _soap_parameters(case, want, sent)
+        return
+    missing = [n for n in want if n not in sent]
+    extra = [n for n in sent if n not in want]
+    if missing:
+        yield failed(", ".join(want), ", ".join(sent) or "no fields",
+                     f"missing {', '.join(missing)}")
+    elif extra:
+        yield warning(", ".join(want), ", ".join(sent), f"extra fields {', '.join(extra)}")
+    else:
+        yield passed(", ".join(want), ", ".join(sent))
+
+
+def _soap_parameters(case: Case, want: list[str], sent: list[str]) -> Iterator[Outcome]:
+    expected = " > ".join(want) + " (in order)"
+    if sent != want:
+        yield failed(expected, " > ".join(sent) or "no child elements")
+        return
+    payloads = _envelope_payloads(case) or []
+    stray = [_describe_element(c) for p in payloads[:1] for c in element_children(p)
+             if namespace(c) != case.contract.namespace]
+    if stray:
+        yield failed(f"children in {case.contract.namespace}", ", ".join(stray))
+    else:
+        yield passed(expected, " > ".join(sent))
+
+
+def integer_parameters(case: Case) -> Iterator[Outcome]:
+    """4.1 rule 9 / 4.3: an int parameter carries an integer in SOAP."""
+    ints = [p.name for p in case.operation.parameters if p.type is ParamType.INT]
+    if not ints:
+        yield not_applicable(f"{case.operation.name} has no int parameter")
+        return
+    if not case.binding.is_soap:
+        yield not_applicable("GET and POST carry every parameter as text")
+        return
+    args = case.classification.args if case.classification else {}
+    for name in ints:
+        value = args.get(name)
+        if value is None:
+            yield not_applicable(f"{name} not sent (see R9-PARAMETERS)")
+        elif re.fullmatch(r"\s*[+-]?\d+\s*", value) and -(2**31) <= int(value) < 2**31:
+            yield passed(f"{name}: an int", value)
+        else:
+            yield failed(f"{name}: an int", repr(value))
+
+
+def no_version_segment(case: Case) -> Iterator[Outcome]:
+    """9.2: no version segment in any path."""
+    path = urlsplit(case.request.url).path
+    segments = [s for s in path.split("/") if re.fullmatch(r"v\d+(\.\d+)*|version\d*", s, re.I)]
+    if segments:
+        yield failed("no version segment", path, f"version segment {segments[0]!r}")
+    else:
+        yield passed("no version segment", path)
+
+
+# ----------------------------------------------------------------------- response-side checks
+
+
+def status_ok(case: Case) -> Iterator[Outcome]:
+    """4.1 rule 4: a successful call returns 200."""
+    if not case.judges(Side.RESPONSE):
+        yield not_applicable("response side not judged")
+    elif case.response is None:
+        yield failed("HTTP 200", "no response")
+    elif case.response.status == 200:
+        yield passed("HTTP 200", "HTTP 200")
+    else:
+        detail = case.reading.fault_reason if case.reading else None
+        yield failed("HTTP 200", f"HTTP {case.response.status}",
+                     f"fault: {detail}" if detail else "")
+
+
+def response_envelope(case: Case) -> Iterator[Outcome]:
+    """4.1 rule 5: a SOAP response has the same envelope type as the request."""
+    yield from _envelope_version(case, case.binding, "the request's")
+
+
+def version_by_content_type(case: Case) -> Iterator[Outcome]:
+    """9.1: SOAP 1.1 and 1.2 share the path; the Content-Type picks the version answered."""
+    if (na := _soap_only(case)) is not None:
+        yield na
+        return
+    named = soap_version(media_type(case.request.content_type))
+    if named is None:
+        yield not_applicable("request Content-Type names no SOAP version")
+        return
+    yield from _envelope_version(case, named, "the Content-Type's")
+
+
+def _envelope_version(case: Case, want: Binding, whose: str) -> Iterator[Outcome]:
+    if (na := _soap_only(case) or _response_outcome(case)) is not None:
+        yield na
+        return
+    reading = case.reading
+    expected = f"{want.label} envelope ({whose} version)"
+    got = reading.envelope_binding if reading else None
+    if got is want:
+        yield passed(expected, f"{got.label} envelope")
+    elif got is not None:
+        yield failed(expected, f"{got.label} envelope")
+    elif reading is not None and reading.document is not None:
+        yield failed(expected, f"root {_describe_element(reading.document)}")
+    else:
+        yield failed(expected, _unreadable(reading or ResponseReading()))
+
+
+def response_element(case: Case) -> Iterator[Outcome]:
+    """4.1 rule 5: the SOAP Body holds <Operation>Response in the service namespace."""
+    if (na := _soap_only(case) or _response_outcome(case)) is not None:
+        yield na
+        return
+    want = _qname(case.contract.namespace, case.operation.response_element)
+    payload = case.reading.payload if case.reading else None
+    if payload is None:
+        reading = case.reading or ResponseReading()
+        yield failed(want, "no element in the SOAP Body" if reading.document is not None
+                     else _unreadable(reading))
+    elif _describe_element(payload) == want:
+        yield passed(want, want)
+    else:
+        yield failed(want, _describe_element(payload))
+
+
+def _response_payload(case: Case) -> etree._Element | None:
+    """The SOAP response element when it is the right one (others are R5's business)."""
+    payload = case.reading.payload if case.reading else None
+    want = _qname(case.contract.namespace, case.operation.response_element)
+    return payload if payload is not None and _describe_element(payload) == want else None
+
+
+def empty_response(case: Case) -> Iterator[Outcome]:
+    """4.1 rule 6: <Operation>Response is empty for every operation without a result."""
+    if (na := _soap_only(case) or _response_outcome(case)) is not None:
+        yield na
+        return
+    if case.operation.result is not None:
+        yield not_applicable(f"{case.operation.name} has a result (see OP-RESULT)")
+        return
+    payload = _response_payload(case)
+    if payload is None:
+        yield not_applicable("no response element (see R5-RESPONSE-ELEMENT)")
+        return
+    children = element_children(payload)
+    text = (payload.text or "").strip()
+    if children or text:
+        content = ", ".join(_describe_element(c) for c in children) or repr(text)
+        yield failed(f"empty {case.operation.response_element}", content)
+    else:
+        yield passed(f"empty {case.operation.response_element}", "empty")
+
+
+def soap_content_type(case: Case) -> Iterator[Outcome]:
+    """4.1 rule 7: SOAP responses are text/xml or application/soap+xml, charset=utf-8."""
+    if (na := _soap_only(case) or _response_outcome(case)) is not None:
+        yield na
+        return
+    yield _typed(case.response, case.binding.soap_content_type or "")
+
+
+def _typed(response: HttpResponse, want: str) -> Outcome:
+    """Media type equal, charset utf-8 in any case; a missing charset fails."""
+    actual = response.content_type
+    charset = content_type_params(actual).get("charset")
+    if media_type(actual) == media_type(want) and (charset or "").lower() == "utf-8":
+        return passed(want, actual or "")
+    reason = "no charset" if actual and charset is None else ""
+    return failed(want, _content_type(actual), reason)
+
+
+def http_empty_body(case: Case) -> Iterator[Outcome]:
+    """4.1 rule 8: a GET/POST call of an operation without a result gets 200 and no body."""
+    if (na := _http_only(case) or _response_outcome(case)) is not None:
+        yield na
+        return
+    if case.operation.result is not None:
+        yield not_applicable(f"{case.operation.name} has a result (see OP-RESULT)")
+        return
+    response = case.response
+    body = response.body.decode("utf-8", "replace")
+    actual = f"HTTP {response.status}, " + (f"body {body[:80]!r}" if body else "no body")
+    if response.status == 200 and not response.body.strip():
+        yield passed("HTTP 200, no body", actual)
+    else:
+        yield failed("HTTP 200, no body", actual)
+
+
+def operation_endpoint(case: Case) -> Iterator[Outcome]:
+    """4.2-4.9: the operation is served at its own endpoint (4.8 and 4.9 share one)."""
+    op = case.operation
+    endpoint = case.classification.endpoint if case.classification else op.endpoint
+    if endpoint != op.endpoint:
+        yield failed(f"{op.name} at {op.endpoint}", f"asked at {endpoint}",
+                     f"clause {op.clause}")
+        return
+    yield passed(f"{op.name} at {op.endpoint}", f"asked at {endpoint}")
+    response = case.response
+    if case.judges(Side.RESPONSE) and response is not None:
+        if _is_error_answer(response, case.reading):
+            reason = case.reading.fault_reason if case.reading else None
+            yield failed(f"{op.name} served at {op.endpoint}",
+                         f"HTTP {response.status}" + (f" fault: {reason}" if reason else ""),
+                         f"clause {op.clause}")
+        else:
+            yield passed(f"{op.name} served at {op.endpoint}", f"HTTP {response.status}")
+
+
+def operation_result(case: Case) -> Iterator[Outcome]:
+    """4.7: the result shape: SOAP <Operation>Result in the response element; GET/POST a root
+    element of the result type in the service namespace, text/xml; charset=utf-8."""
+    op = case.operation
+    if op.result is None or op.result_element is None:
+        yield not_applicable(f"{op.name} has no result")
+        return
+    if (na := _response_outcome(case)) is not None:
+        yield na
+        return
+    ns = case.contract.namespace
+    if case.binding.is_soap:
+        payload = _response_payload(case)
+        if payload is None:
+            yield not_applicable("no response element (see R5-RESPONSE-ELEMENT)")
+            return
+        want = _qname(ns, op.result_element)
+        children = [_describe_element(c) for c in element_children(payload)]
+        if children == [want]:
+            yield passed(f"one {want}", want)
+        else:
+            yield failed(f"one {want}", ", ".join(children) or "empty response element")
+        return
+    response, reading = case.response, case.reading
+    yield _typed(response, "text/xml; charset=utf-8")
+    want = _qname(ns, op.result)
+    root = reading.document if reading else None
+    if root is None:
+        yield failed(f"root {want}", _unreadable(reading or ResponseReading()))
+    elif _describe_element(root) == want and not element_children(root):
+        yield passed(f"root {want}", f"root {want}")
+    else:
+        yield failed(f"root {want}", f"root {_describe_element(root)}")
+
+
+# -------------------------------------------------------------------------------- catalogue
+
+UNCLASSIFIED = "UNCLASSIFIED"
+
+CATALOGUE: tuple[Rule, ...] = (
+    Rule("BIND-METHOD-PATH", "4.1 table", "method and path of the binding",
+         Level.MANDATORY, Side.BOTH, method_and_path),
+    Rule("BIND-REQUEST-CONTENT-TYPE", "4.1 table", "request Content-Type of the binding",
+         Level.MANDATORY, Side.REQUEST, request_content_type),
+    Rule("BIND-ENVELOPE", "4.1 table", "request envelope namespace of the SOAP version",
+         Level.MANDATORY, Side.REQUEST, request_envelope),
+    Rule("BIND-OPERATION-ELEMENT", "4.1 table",
+         "Body holds one <Operation> element in the service namespace",
+         Level.MANDATORY, Side.REQUEST, operation_element),
+    Rule("R1-SOAPACTION", "4.1 rule 1", "SOAP 1.1 SOAPAction is \"{namespace}/<Operation>\"",
+         Level.MANDATORY, Side.REQUEST, soap_action),
+    Rule("R2-NO-SOAPACTION", "4.1 rule 2", "SOAP 1.2 request carries no SOAPAction",
+         Level.MANDATORY, Side.REQUEST, no_soap_action),
+    Rule("R3-LENGTH-HOST", "4.1 rule 3", "Content-Length matches the body; Host present",
+         Level.MANDATORY, Side.REQUEST, length_and_host),
+    Rule("R4-STATUS", "4.1 rule 4", "a successful call returns HTTP 200",
+         Level.MANDATORY, Side.RESPONSE, status_ok),
+    Rule("R5-ENVELOPE", "4.1 rule 5", "SOAP response envelope of the request's version",
+         Level.MANDATORY, Side.RESPONSE, response_envelope),
+    Rule("R5-RESPONSE-ELEMENT", "4.1 rule 5",
+         "Body holds <Operation>Response in the service namespace",
+         Level.MANDATORY, Side.RESPONSE, response_element),
+    Rule("R6-EMPTY-RESPONSE", "4.1 rule 6", "<Operation>Response empty (operations without result)",
+         Level.MANDATORY, Side.RESPONSE, empty_response),
+    Rule("R7-SOAP-CONTENT-TYPE", "4.1 rule 7", "SOAP response Content-Type with charset=utf-8",
+         Level.MANDATORY, Side.RESPONSE, soap_content_type),
+    Rule("R8-HTTP-EMPTY-BODY", "4.1 rule 8", "GET/POST without result: 200 and no body",
+         Level.MANDATORY, Side.RESPONSE, http_empty_body),
+    Rule("R9-PARAMETERS", "4.1 rule 9", "parameters named as the spec, SOAP in table order",
+         Level.MANDATORY, Side.REQUEST, parameters),
+    Rule("R9-INT", "4.1 rule 9", "int parameters carry integers in SOAP",
+         Level.MANDATORY, Side.REQUEST, integer_parameters),
+    Rule("OP-ENDPOINT", "4.2-4.9", "operation served at its own endpoint",
+         Level.MANDATORY, Side.BOTH, operation_endpoint),
+    Rule("OP-RESULT", "4.7", "result element / result document of the operation",
+         Level.MANDATORY, Side.RESPONSE, operation_result),
+    Rule("V1-VERSION-BY-CONTENT-TYPE", "9.1",
+         "SOAP version answered is the one the Content-Type names",
+         Level.MANDATORY, Side.RESPONSE, version_by_content_type),
+    Rule("V2-NO-VERSION-SEGMENT", "9.2", "no version segment in the path",
+         Level.MANDATORY, Side.REQUEST, no_version_segment),
+)
+
+RULES: dict[str, Rule] = {rule.id: rule for rule in CATALOGUE}
+
+
+def titles() -> dict[str, str]:
+    """Rule ID -> title, for ``Report(titles=...)``."""
+    return {UNCLASSIFIED: "request is none of the contract's operation x binding pairs",
+            **{rule.id: rule.title for rule in CATALOGUE}}
+
+
+def select(ids: Iterable[str] | None) -> tuple[Rule, ...]:
+    """The rules named by ``ids`` (all when None); an unknown ID is a KeyError naming it."""
+    if ids is None:
+        return CATALOGUE
+    chosen = set(ids)
+    unknown = chosen - set(RULES) - {UNCLASSIFIED}
+    if unknown:
+        raise KeyError(f"unknown rule ID(s): {', '.join(sorted(unknown))}")
+    return tuple(rule for rule in CATALOGUE if rule.id in chosen)
+
+
+def judge(exchange: Exchange, contract: Contract, *,
+          sides: Iterable[Side] = (Side.REQUEST, Side.RESPONSE),
+          intended: tuple[Operation, Binding] | None = None,
+          rules: Iterable[str] | None = None) -> list[Finding]:
+    """Judge one exchange against the catalogue (or the chosen rule IDs).
+
+    The request is classified once and the response read once. ``intended`` is what the caller
+    meant to send (certify): the operation and binding come from it, so a broken response is
+    judged against what was asked.
+    """
+    side_set = frozenset(sides)
+    try:
+        classification: Classification | None = classify(contract, exchange.request)
+    except ClassificationError as exc:
+        if intended is None:
+            return [_finding(exchange, UNCLASSIFIED, None, None,
+                             failed("an operation x binding of the contract", str(exc)))]
+        classification = None
+    if intended is not None:
+        op, binding = intended
+    else:
+        assert classification is not None
+        op, binding = classification.operation, classification.binding
+    reading = None
+    if exchange.response is not None and Side.RESPONSE in side_set:
+        reading = read_response(op, binding, exchange.response)
+    case = Case(exchange, contract, op, binding, classification, reading, side_set)
+    findings = []
+    for rule in select(rules):
+        if not rule.applies_to(side_set):
+            continue
+        for outcome in rule.check(case):
+            if outcome.verdict is Verdict.FAILED and rule.level is Level.PERMITTED:
+                outcome = Outcome(Verdict.WARNING, outcome.expected, outcome.actual,
+                                  outcome.message)
+            findings.append(_finding(exchange, rule.id, op, binding, outcome))
+    return findings
+
+
+def _finding(exchange: Exchange, rule: str, op: Operation | None, binding: Binding | None,
+             outcome: Outcome) -> Finding:
+    return Finding(rule=rule, verdict=outcome.verdict, operation=op.name if op else None,
+                   binding=binding.label if binding else None, expected=outcome.expected,
+                   actual=outcome.actual, message=outcome.message, index=exchange.index,
+                   source=exchange.source or None, client=exchange.client)
+
+
+def catalogue_table() -> str:
+    """The catalogue as a Markdown table (``harness certify --list-rules``)."""
+    lines = ["| rule | clause | level | side | title |", "|---|---|---|---|---|"]
+    lines += [f"| `{r.id}` | {r.clause} | {r.level} | {r.side} | {r.title} |"
+              for r in CATALOGUE]
+    lines.append(f"| `{UNCLASSIFIED}` | 4.1 | mandatory | request | {titles()[UNCLASSIFIED]} |")
+    return "\n".join(lines)
