@@ -1,0 +1,239 @@
+"""The rules catalogue judged on real reference answers (``answer`` is the reference itself, a
+pure function) and on precise deviations of them, one rule at a time."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from lxml import etree
+
+from harness import rules
+from harness.bindings import Binding, build_request
+from harness.contract import Contract, sample_arguments
+from harness.exchange import Exchange, HttpRequest, HttpResponse, replace_header
+from harness.findings import Verdict
+from harness.reference.app import answer
+from harness.rules import RULES, Side, judge
+from harness.xmlsafe import parse_xml
+
+PAIRS = [(name, b) for name in ("AuthCode", "LogoutFromSchool", "GetTokenDevice",
+                                "SendMarkNotes") for b in Binding]
+
+
+def exchange(contract: Contract, name: str, binding: Binding, *, variant: int = 0,
+             request=None, response=None) -> Exchange:
+    op = contract.operation(name)
+    req = request or build_request(contract, op, sample_arguments(op, variant), binding,
+                                   "http://school.example")
+    return Exchange(req, response if response is not None else answer(contract, req))
+
+
+def verdicts(findings, rule: str) -> set[Verdict]:
+    return {f.verdict for f in findings if f.rule == rule}
+
+
+def failures(findings) -> list[str]:
+    return [f"{f.rule}: {f.expected} / {f.actual}" for f in findings
+            if f.verdict is Verdict.FAILED]
+
+
+def with_body(response: HttpResponse, body: bytes) -> HttpResponse:
+    headers = replace_header(response.headers, "Content-Length", str(len(body)))
+    return HttpResponse(response.status, headers, body, response.reason)
+
+
+def test_catalogue_is_data_with_stable_ids():
+    ids = [r.id for r in rules.CATALOGUE]
+    assert len(ids) == len(set(ids)) == len(RULES)
+    assert all(re.fullmatch(r"[A-Z0-9]+(-[A-Z0-9]+)+", i) for i in ids)
+    assert all(r.clause and r.title and callable(r.check) for r in rules.CATALOGUE)
+    assert set(rules.titles()) == {*ids, rules.UNCLASSIFIED}
+    assert "| `R1-SOAPACTION` | 4.1 rule 1 | mandatory | request |" in rules.catalogue_table()
+
+
+@pytest.mark.parametrize("variant", [0, 1, 2])
+def test_reference_answers_pass_every_rule(contract, variant):
+    for op in contract.operations:
+        for binding in Binding:
+            found = judge(exchange(contract, op.name, binding, variant=variant), contract,
+                          intended=(op, binding))
+            assert failures(found) == [], (op.name, binding)
+            assert not [f for f in found if f.verdict is Verdict.WARNING]
+            assert {f.operation for f in found} == {op.name}
+            assert {f.binding for f in found} == {binding.label}
+
+
+def test_not_applicable_where_a_rule_does_not_apply(contract):
+    get = judge(exchange(contract, "AuthCode", Binding.HTTP_GET), contract)
+    for rule in ("R1-SOAPACTION", "R2-NO-SOAPACTION", "R5-ENVELOPE", "R6-EMPTY-RESPONSE",
+                 "R7-SOAP-CONTENT-TYPE", "OP-RESULT", "R9-INT", "BIND-ENVELOPE"):
+        assert verdicts(get, rule) == {Verdict.NOT_APPLICABLE}, rule
+    assert Verdict.NOT_APPLICABLE in verdicts(get, "R3-LENGTH-HOST")  # no body, no length
+    assert verdicts(get, "R8-HTTP-EMPTY-BODY") == {Verdict.PASSED}
+    soap = judge(exchange(contract, "LogoutFromSchool", Binding.SOAP11), contract)
+    assert verdicts(soap, "R9-INT") == {Verdict.PASSED}
+    assert verdicts(soap, "R8-HTTP-EMPTY-BODY") == {Verdict.NOT_APPLICABLE}
+
+
+def test_unclassified_request_is_one_finding(contract):
+    req = HttpRequest("GET", "http://school.example/Nowhere.asmx/AuthCode", (("Host", "x"),))
+    [finding] = judge(Exchange(req, HttpResponse(404)), contract)
+    assert finding.rule == rules.UNCLASSIFIED and finding.verdict is Verdict.FAILED
+    assert "Nowhere.asmx" in finding.actual
+
+
+def test_soapaction_quoted_unquoted_missing_wrong(contract):
+    base = exchange(contract, "AuthCode", Binding.SOAP11).request
+    action = base.header("SOAPAction")
+    assert action == '"http://tempuri.org/AuthCode"'
+    cases = {action: Verdict.PASSED, action.strip('"'): Verdict.WARNING,
+             None: Verdict.FAILED, '"http://tempuri.org//AuthCode"': Verdict.FAILED,
+             '"http://tempuri.org/LogoutFromSchool"': Verdict.FAILED}
+    for value, want in cases.items():
+        req = base.with_header("SOAPAction", value)
+        found = judge(Exchange(req, None), contract, sides=[Side.REQUEST])
+        assert verdicts(found, "R1-SOAPACTION") == {want}, value
+
+
+def test_soap12_request_with_soapaction_fails(contract):
+    req = exchange(contract, "AuthCode", Binding.SOAP12).request.with_header(
+        "SOAPAction", '"http://tempuri.org/AuthCode"')
+    found = judge(Exchange(req, None), contract, sides=[Side.REQUEST])
+    assert verdicts(found, "R2-NO-SOAPACTION") == {Verdict.FAILED}
+
+
+def test_content_length_and_host(contract):
+    req = exchange(contract, "AuthCode", Binding.HTTP_POST).request
+    bad = [req.with_header("Content-Length", "3"), req.with_header("Content-Length", None),
+           req.with_header("Host", None)]
+    for r in bad:
+        assert Verdict.FAILED in verdicts(judge(Exchange(r, None), contract),
+                                          "R3-LENGTH-HOST")
+
+
+def test_parameters_order_names_and_int(contract):
+    ex = exchange(contract, "LogoutFromSchool", Binding.SOAP11)
+    body = ex.request.body
+    swapped = body.replace(b"PhoneNumber", b"TMP").replace(b"UuId", b"PhoneNumber").replace(
+        b"TMP", b"UuId")
+    found = judge(Exchange(ex.request.__class__(ex.request.method, ex.request.url,
+                                                ex.request.headers, swapped), None), contract)
+    assert verdicts(found, "R9-PARAMETERS") == {Verdict.FAILED}
+    not_int = body.replace(b">42<", b">forty-two<")
+    found = judge(Exchange(HttpRequest("POST", ex.request.url, ex.request.headers, not_int),
+                           None), contract, rules=["R9-INT"])
+    assert [f.verdict for f in found] == [Verdict.FAILED]
+    op = contract.operation("AuthCode")
+    get = build_request(contract, op, sample_arguments(op), Binding.HTTP_GET, "http://h")
+    renamed = HttpRequest("GET", get.url.replace("phone=", "Phone="), get.headers)
+    assert verdicts(judge(Exchange(renamed, None), contract), "R9-PARAMETERS") == {
+        Verdict.FAILED}
+
+
+def test_version_segment_fails(contract):
+    op = contract.operation("AuthCode")
+    req = build_request(contract, op, sample_arguments(op), Binding.SOAP12, "http://h/api/v1")
+    found = judge(Exchange(req, answer(contract, req)), contract)
+    assert verdicts(found, "V2-NO-VERSION-SEGMENT") == {Verdict.FAILED}
+
+
+def _rewrite_prefixes(body: bytes) -> bytes:
+    """The same document with other prefixes and pretty-printed, without XML declaration."""
+    root = parse_xml(body)
+    nsmap = {f"p{i}": ns for i, ns in enumerate(sorted({e.nsmap.get(e.prefix) for e in
+                                                        root.iter()} - {None}))}
+    copy = etree.Element(root.tag, nsmap=nsmap)
+
+    def clone(src, dst):
+        for child in src:
+            new = etree.SubElement(dst, child.tag)
+            new.text = child.text
+            clone(child, new)
+    clone(root, copy)
+    return etree.tostring(copy, pretty_print=True)
+
+
+@pytest.mark.parametrize(("name", "binding"), PAIRS)
+def test_harmless_variations_pass(contract, name, binding):
+    ex = exchange(contract, name, binding)
+    response = ex.response
+    variants = [replace_header(response.headers, "X-Powered-By", "ASP.NET")]
+    if response.content_type:
+        variants.append(replace_header(response.headers, "Content-Type",
+                                       response.content_type.replace("utf-8", "UTF-8")))
+    for headers in variants:
+        found = judge(Exchange(ex.request, HttpResponse(200, headers, response.body)), contract)
+        assert failures(found) == []
+    if response.body:
+        varied = with_body(response, _rewrite_prefixes(response.body))
+        assert b"<?xml" not in varied.body and b"p0:" in varied.body
+        assert failures(judge(Exchange(ex.request, varied), contract)) == []
+
+
+@pytest.mark.parametrize(("name", "binding", "change", "rule"), [
+    ("AuthCode", Binding.SOAP11, lambda r: replace_header(
+        r.headers, "Content-Type", "text/xml"), "R7-SOAP-CONTENT-TYPE"),
+    ("AuthCode", Binding.SOAP12, lambda r: replace_header(
+        r.headers, "Content-Type", "text/xml; charset=utf-8"), "R7-SOAP-CONTENT-TYPE"),
+    ("GetTokenDevice", Binding.HTTP_GET, lambda r: replace_header(
+        r.headers, "Content-Type", "text/plain; charset=utf-8"), "OP-RESULT"),
+])
+def test_response_header_faults(contract, name, binding, change, rule):
+    ex = exchange(contract, name, binding)
+    broken = HttpResponse(200, change(ex.response), ex.response.body)
+    found = judge(Exchange(ex.request, broken), contract)
+    assert verdicts(found, rule) >= {Verdict.FAILED}
+    assert failures(found) and all(f.startswith(rule) for f in failures(found))
+
+
+@pytest.mark.parametrize(("name", "binding", "old", "new", "rule"), [
+    ("AuthCode", Binding.SOAP11, b"AuthCodeResponse", b"AuthCodeResult",
+     "R5-RESPONSE-ELEMENT"),
+    ("AuthCode", Binding.SOAP12, b'xmlns="http://tempuri.org/"', b'xmlns="urn:other"',
+     "R5-RESPONSE-ELEMENT"),
+    ("AuthCode", Binding.SOAP11, b"http://schemas.xmlsoap.org/soap/envelope/",
+     b"http://www.w3.org/2003/05/soap-envelope", "R5-ENVELOPE"),
+    ("SendMarkNotes", Binding.SOAP12, b' xmlns="http://tempuri.org/"/>',
+     b' xmlns="http://tempuri.org/"><Extra/></SendMarkNotesResponse>',
+     "R6-EMPTY-RESPONSE"),
+    ("GetTokenDevice", Binding.SOAP11, b"GetTokenDeviceResult", b"Result", "OP-RESULT"),
+    ("GetTokenDevice", Binding.HTTP_POST, b' xmlns="http://tempuri.org/"', b"", "OP-RESULT"),
+])
+def test_response_body_faults(contract, name, binding, old, new, rule):
+    ex = exchange(contract, name, binding)
+    assert old in ex.response.body
+    broken = with_body(ex.response, ex.response.body.replace(old, new))
+    found = judge(Exchange(ex.request, broken), contract)
+    assert verdicts(found, rule) >= {Verdict.FAILED}, failures(found)
+    assert {f.split(":")[0] for f in failures(found)} <= {rule, "V1-VERSION-BY-CONTENT-TYPE"}
+
+
+def test_void_get_with_body_and_wrong_status(contract):
+    ex = exchange(contract, "AuthCode", Binding.HTTP_GET)
+    found = judge(Exchange(ex.request, HttpResponse(200, (), b"<ok/>")), contract)
+    assert verdicts(found, "R8-HTTP-EMPTY-BODY") == {Verdict.FAILED}
+    found = judge(Exchange(ex.request, HttpResponse(202, (), b"")), contract)
+    assert {f.rule for f in found if f.verdict is Verdict.FAILED} == {
+        "R4-STATUS", "R8-HTTP-EMPTY-BODY"}
+
+
+def test_intended_judges_a_request_that_is_not_served(contract):
+    op = contract.operation("SendMarkNotes")
+    req = build_request(contract, op, sample_arguments(op), Binding.HTTP_GET, "http://h")
+    found = judge(Exchange(req, HttpResponse(404, (), b"not found")), contract,
+                  intended=(op, Binding.HTTP_GET))
+    failed = {f.rule for f in found if f.verdict is Verdict.FAILED}
+    assert {"BIND-METHOD-PATH", "OP-ENDPOINT", "R4-STATUS"} <= failed
+    assert {f.operation for f in found} == {"SendMarkNotes"}
+
+
+def test_sides_and_rule_selection(contract):
+    ex = exchange(contract, "GetTokenDevice", Binding.SOAP12)
+    request_only = judge(ex, contract, sides=[Side.REQUEST])
+    assert "R4-STATUS" not in {f.rule for f in request_only}
+    response_only = judge(ex, contract, sides=[Side.RESPONSE])
+    assert "R9-PARAMETERS" not in {f.rule for f in response_only}
+    assert {f.rule for f in judge(ex, contract, rules=["OP-RESULT"])} == {"OP-RESULT"}
+    with pytest.raises(KeyError):
+        judge(ex, contract, rules=["NOPE"])
