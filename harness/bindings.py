@@ -276,15 +276,21 @@ def build_response(contract: Contract, op: Operation, binding: Binding,
 
 
 class FaultCode(StrEnum):
-    """Who is to blame, in SOAP 1.1 words; SOAP 1.2 says Sender / Receiver."""
+    """Who is to blame, in SOAP 1.1 words; SOAP 1.2 says Sender / Receiver.
+
+    VersionMismatch (an envelope of the other SOAP version) is spelled alike in both."""
 
     CLIENT = "Client"
     SERVER = "Server"
+    VERSION_MISMATCH = "VersionMismatch"
 
     def for_binding(self, binding: Binding) -> str:
         if binding is Binding.SOAP12:
-            return "Sender" if self is FaultCode.CLIENT else "Receiver"
+            return _SOAP12_CODES.get(self, self.value)
         return self.value
+
+
+_SOAP12_CODES = {FaultCode.CLIENT: "Sender", FaultCode.SERVER: "Receiver"}
 
 
 def build_fault(binding: Binding, code: FaultCode, message: str) -> HttpResponse:

@@ -42,17 +42,28 @@ class Refusal(Exception):
         self.code = code
 
 
+NOT_FOUND = HttpResponse(404, (("Content-Type", "text/plain; charset=utf-8"),),
+                         b"The resource cannot be found.", "Not Found")
+
+
+def _route(contract: Contract, path: str) -> tuple[str | None, str, bool]:
+    """(contract endpoint or None, the path up to the .asmx segment, whether an operation
+    segment follows it)."""
+    segments = [s for s in path.split("/") if s]
+    at = next((i for i, s in enumerate(segments) if s.lower().endswith(".asmx")), None)
+    if at is None:
+        return None, "", False
+    return (contract.endpoint(segments[at]), "/".join(["", *segments[:at + 1]]),
+            len(segments) > at + 1)
+
+
 def answer(contract: Contract, request: HttpRequest) -> HttpResponse:
     """The reference's response to ``request``."""
     parts = urlsplit(request.url)
-    segments = [s for s in parts.path.split("/") if s]
-    at = next((i for i, s in enumerate(segments) if s.lower().endswith(".asmx")), None)
-    endpoint = contract.endpoint(segments[at]) if at is not None else None
+    endpoint, endpoint_path, has_operation = _route(contract, parts.path)
     if endpoint is None:
-        return HttpResponse(404, (("Content-Type", "text/plain; charset=utf-8"),),
-                            b"The resource cannot be found.", "Not Found")
-    base = f"{parts.scheme}://{parts.netloc}{'/'.join(['', *segments[:at + 1]])}"
-    has_operation = len(segments) > at + 1  # type: ignore[operator]
+        return NOT_FOUND
+    base = f"{parts.scheme}://{parts.netloc}{endpoint_path}"
     if request.method == "GET" and not has_operation:
         return _describe(contract, endpoint, base, parts.query)
     binding = _binding_for_errors(request, has_operation)
@@ -69,6 +80,17 @@ def answer(contract: Contract, request: HttpRequest) -> HttpResponse:
         return build_fault(binding, exc.code, str(exc))
     except Exception as exc:  # an ASMX service answers a server fault, never a dropped socket
         return build_fault(binding, FaultCode.SERVER, f"Server error: {type(exc).__name__}")
+
+
+def too_large(contract: Contract, request: HttpRequest) -> HttpResponse:
+    """The answer to a body over MAX_REQUEST_BYTES (read no further). ASP.NET throws
+    "Maximum request length exceeded" (its 4 MB maxRequestLength) while ASMX reads the body,
+    which ASMX reports as a server fault of the request's version, or 500 text/plain."""
+    endpoint, _, has_operation = _route(contract, urlsplit(request.url).path)
+    if endpoint is None:
+        return NOT_FOUND
+    return build_fault(_binding_for_errors(request, has_operation), FaultCode.SERVER,
+                       "Maximum request length exceeded.")
 
 
 def _binding_for_errors(request: HttpRequest, has_operation: bool) -> Binding:
@@ -89,7 +111,7 @@ def _check(contract: Contract, request: HttpRequest, endpoint: str, call: Classi
         raise Refusal(f"Content-Type {request.content_type!r} is not a SOAP content type")
     if call.envelope is not None and namespace(call.envelope) != call.binding.envelope_ns:
         raise Refusal(f"envelope namespace {namespace(call.envelope)!r} does not match "
-                      f"{call.binding.label} (VersionMismatch)")
+                      f"{call.binding.label}", FaultCode.VERSION_MISMATCH)
     if call.operation_namespace != contract.namespace:
         raise Refusal(f"operation element namespace {call.operation_namespace!r} is not "
                       f"{contract.namespace!r}")
@@ -157,14 +179,9 @@ def create_app(contract: Contract | None = None, respond: Answer = answer):
             return
         request = Request(scope, receive)
         body = await _read_body(request)
-        if body is None:
-            response = HttpResponse(413, (("Content-Type", "text/plain; charset=utf-8"),),
-                                    b"Request body too large", "Request Entity Too Large")
-        else:
-            headers = tuple((k.decode("latin-1"), v.decode("latin-1"))
-                            for k, v in scope["headers"])
-            response = respond(contract, HttpRequest(request.method, str(request.url),
-                                                     headers, body))
+        headers = tuple((k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"])
+        call = HttpRequest(request.method, str(request.url), headers, body or b"")
+        response = respond(contract, call) if body is not None else too_large(contract, call)
         await _send(response, scope, receive, send)
 
     return app
