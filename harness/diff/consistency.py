@@ -1,0 +1,125 @@
+"""Cross-binding consistency: one implementation, one operation, the same arguments, four
+bindings -- the result must be the same over all of them.
+
+GetTokenDevice's SOAP ``GetTokenDeviceResult`` must equal its GET/POST ``string`` text; a void
+operation must succeed with an empty answer everywhere. Errors are compared as errors only (GET
+and POST errors carry no fault code to compare).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from harness.bindings import Binding, read_response
+from harness.contract import Operation
+from harness.exchange import HttpResponse
+from harness.findings import Finding, Verdict
+from harness.xmlsafe import element_children
+
+RULE = "CROSS-BINDING"
+#: Groups kept per implementation; a recording larger than this is checked on its first ones.
+MAX_GROUPS = 200_000
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a call came to: ``key`` is compared across bindings, ``shown`` is reported."""
+
+    key: str
+    shown: str
+
+
+def outcome(op: Operation, binding: Binding, response: HttpResponse) -> Outcome:
+    reading = read_response(op, binding, response)
+    if response.status >= 300 or reading.fault_code:
+        code = f", fault {reading.fault_code}" if reading.fault_code else ""
+        return Outcome("error", f"error (HTTP {response.status}{code})")
+    if reading.problem:
+        return Outcome(f"unreadable: {reading.problem}", f"unreadable body ({reading.problem})")
+    if op.result_element:
+        if reading.result is None:
+            return Outcome("no result", "successful, no result")
+        return Outcome(f"result {reading.result}", repr(reading.result))
+    empty = (not response.body.strip() if not binding.is_soap
+             else reading.payload is not None and not element_children(reading.payload)
+             and not (reading.payload.text or "").strip())
+    return Outcome("empty" if empty else "not empty",
+                   "successful, empty" if empty else "successful, not empty")
+
+
+@dataclass
+class _Op:
+    groups: int = 0
+    inconsistent: int = 0
+    example: dict[str, Outcome] | None = None
+    arguments: tuple[str | None, ...] | None = None
+
+
+@dataclass
+class Consistency:
+    """Outcomes per implementation x operation x arguments x binding, judged at the end."""
+
+    table: dict[tuple[str, str, tuple[str | None, ...]], dict[str, Outcome]] = field(
+        default_factory=dict)
+    operations: dict[str, Operation] = field(default_factory=dict)
+
+    def record(self, role: str, op: Operation, arguments: tuple[str | None, ...],
+               binding: Binding, result: Outcome) -> None:
+        key = (role, op.name, arguments)
+        group = self.table.get(key)
+        if group is None:
+            if len(self.table) >= MAX_GROUPS:
+                return
+            group = self.table[key] = {}
+        self.operations[op.name] = op
+        group.setdefault(binding.label, result)
+
+    def findings(self, verdicts: dict[str, Verdict],
+                 values_only_key: Callable[[Operation], bool]) -> Iterator[Finding]:
+        """One finding per implementation x operation. ``verdicts`` maps a role to the verdict
+        of its inconsistency; where ``values_only_key(op)`` (its result is noise), only success
+        or error is compared."""
+        per_op: dict[tuple[str, str], _Op] = {}
+        for (role, name, arguments), group in self.table.items():
+            if len(group) < 2:
+                continue
+            op = self.operations[name]
+            state = per_op.setdefault((role, name), _Op())
+            state.groups += 1
+            coarse = values_only_key(op)
+            keys = {_key(o, coarse) for o in group.values()}
+            if len(keys) > 1:
+                state.inconsistent += 1
+                if state.example is None:
+                    state.example, state.arguments = group, arguments
+        for (role, name), state in sorted(per_op.items()):
+            op = self.operations[name]
+            if not state.inconsistent:
+                yield Finding(RULE, Verdict.PASSED, name, None, extra={"implementation": role})
+                continue
+            yield _inconsistency(role, op, state, verdicts[role], values_only_key(op))
+
+
+def _key(result: Outcome, coarse: bool) -> str:
+    return ("error" if result.key == "error" else "ok") if coarse else result.key
+
+
+def _inconsistency(role: str, op: Operation, state: _Op, verdict: Verdict,
+                   coarse: bool) -> Finding:
+    group = state.example or {}
+    counts = Counter(_key(o, coarse) for o in group.values())
+    usual = max(counts, key=lambda k: (counts[k], k == _key(next(iter(group.values())), coarse)))
+    agree = [label for label, o in group.items() if _key(o, coarse) == usual]
+    differ = [label for label, o in group.items() if _key(o, coarse) != usual]
+    shown = {label: o.shown for label, o in group.items()}
+    arguments = dict(zip(op.parameter_names, state.arguments or (), strict=False))
+    return Finding(
+        RULE, verdict, op.name, ", ".join(differ),
+        expected=f"{', '.join(agree)}: {group[agree[0]].shown}",
+        actual="; ".join(f"{label}: {shown[label]}" for label in differ),
+        message=f"{role} answers {op.name} differently over {', '.join(differ)} than over "
+                f"{', '.join(agree)} ({state.inconsistent} of {state.groups} argument sets)",
+        extra={"implementation": role, "values": shown, "arguments": arguments,
+               "inconsistent_sets": state.inconsistent, "argument_sets": state.groups})

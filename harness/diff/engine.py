@@ -1,0 +1,271 @@
+"""Send every case to primary, candidate (and secondary), compare the answers, judge at the end.
+
+Answers are compared with harness.compare (THE one comparison); differences are kept on disk
+until the whole run is in, because noise learned late (primary vs secondary) still hides a
+candidate difference seen early.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+import httpx
+
+from harness.compare import Difference, compare_responses
+from harness.contract import Contract
+from harness.diff.cases import Case
+from harness.diff.consistency import RULE as CROSS_BINDING
+from harness.diff.consistency import Consistency, outcome
+from harness.diff.noise import Noise, noise_key
+from harness.exchange import Exchange, HttpRequest, HttpResponse
+from harness.findings import Finding, Report, Verdict
+from harness.send import base_url, check_reachable, client, retarget, send
+
+PRIMARY, SECONDARY, CANDIDATE = "primary", "secondary", "candidate"
+TITLES = {
+    "DIFF-STATUS": "candidate answers with the primary's HTTP status",
+    "DIFF-CONTENT-TYPE": "candidate answers with the primary's Content-Type (media type, charset)",
+    "DIFF-BODY": "candidate's body equals the primary's (XML structurally, fault code included)",
+    "DIFF-FAULT-REASON": "fault reason / error text equal (prose: a warning only)",
+    CROSS_BINDING: "one implementation gives the same result over all four bindings",
+}
+#: The rules every case is judged on (DIFF-FAULT-REASON only ever warns).
+CASE_RULES = ("DIFF-STATUS", "DIFF-CONTENT-TYPE", "DIFF-BODY")
+#: Distinct places (operation x binding x rule x path) an example is kept for.
+MAX_EXAMPLE_PLACES = 500
+
+
+def rule_of(difference: Difference) -> str:
+    if difference.warning:
+        return "DIFF-FAULT-REASON"
+    return {"status": "DIFF-STATUS", "content-type": "DIFF-CONTENT-TYPE"}.get(
+        difference.kind, "DIFF-BODY")
+
+
+@dataclass(frozen=True)
+class Targets:
+    primary: str
+    candidate: str
+    secondary: str | None = None
+
+    def roles(self) -> dict[str, str]:
+        roles = {PRIMARY: base_url(self.primary), CANDIDATE: base_url(self.candidate)}
+        if self.secondary:
+            roles[SECONDARY] = base_url(self.secondary)
+        return roles
+
+
+@dataclass
+class Answered:
+    """One case as every implementation answered it."""
+
+    case: Case
+    requests: dict[str, HttpRequest]
+    responses: dict[str, HttpResponse]
+    differences: list[Difference]  # primary vs candidate
+    noise: list[Difference]  # primary vs secondary
+
+
+@dataclass
+class Place:
+    """Counts for one operation x binding."""
+
+    cases: int = 0
+    differing: int = 0
+    suppressed: int = 0
+    rules: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass
+class DiffResult:
+    report: Report
+    noise: Noise
+    places: dict[tuple[str, str], Place]
+    examples: list[dict[str, Any]]
+    targets: dict[str, str]
+    consistent: dict[str, list[str]]
+
+
+class Diff:
+    """A comparison of a candidate with a primary (and its second instance, for noise)."""
+
+    def __init__(self, contract: Contract, targets: Targets, *, ignore: Iterable[str] = (),
+                 jobs: int = 8, timeout: float = 30.0) -> None:
+        self.contract = contract
+        self.roles = targets.roles()
+        self.ignore = tuple(ignore)
+        self.jobs = max(1, jobs)
+        self.timeout = timeout
+        self.report = Report("diff", self.roles[CANDIDATE], TITLES, **self._meta())
+        self.noise = Noise()
+        self.consistency = Consistency()
+        self.places: dict[tuple[str, str], Place] = {}
+        #: Implementation -> operations it answered alike over every binding.
+        self.consistent: dict[str, list[str]] = {}
+        self._examples: dict[tuple[str, str, str, str, str], dict[str, Any]] = {}
+        self._spill: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115
+
+    def _meta(self) -> dict[str, Any]:
+        return {"primary": self.roles[PRIMARY], "secondary": self.roles.get(SECONDARY),
+                "candidate": self.roles[CANDIDATE]}
+
+    def run(self, cases: Iterable[Case]) -> DiffResult:
+        for url in self.roles.values():
+            check_reachable(url)
+        with client(self.timeout, connections=self.jobs * len(self.roles)) as http:
+            for answered in _ordered_map(lambda case: self._answer(http, case), cases,
+                                         self.jobs):
+                self._take(answered)
+        self._judge()
+        self._spill.close()
+        return DiffResult(self.report.finish(), self.noise, self.places, self._chosen_examples(),
+                          self.roles, self.consistent)
+
+    # -------------------------------------------------------------------- sending (threads)
+
+    def _answer(self, http: httpx.Client, case: Case) -> Answered:
+        requests = {role: retarget(case.request, url) for role, url in self.roles.items()}
+        responses = {role: send(http, request) for role, request in requests.items()}
+        own = {role: _without_own_url(responses[role], url) for role, url in self.roles.items()}
+        differences = self._compare(own[PRIMARY], own[CANDIDATE])
+        noise = self._compare(own[PRIMARY], own[SECONDARY]) if SECONDARY in own else []
+        return Answered(case, requests, responses, differences, noise)
+
+    def _compare(self, expected: HttpResponse, actual: HttpResponse) -> list[Difference]:
+        # Both sides are live: a pseudonym in an answer is a value like any other.
+        return compare_responses(expected, actual, ignore=self.ignore, wildcard=_never)
+
+    # --------------------------------------------------------------- collecting (main thread)
+
+    def _take(self, answered: Answered) -> None:
+        case = answered.case
+        where = (case.operation_name, case.binding_label)
+        self.report.exchanges += 1
+        self.places.setdefault(where, Place()).cases += 1
+        self.noise.learn(*where, answered.noise)
+        record = {"op": where[0], "binding": where[1], "index": case.index,
+                  "source": case.source, "request": f"{case.request.method} "
+                  f"{answered.requests[PRIMARY].target}",
+                  "diffs": [[d.kind, d.path, d.expected, d.actual, d.warning]
+                            for d in answered.differences]}
+        self._spill.write(json.dumps(record, ensure_ascii=False) + "\n")
+        for difference in answered.differences:
+            self._keep_example(answered, difference)
+        if case.operation and case.binding and case.arguments is not None:
+            for role in (PRIMARY, CANDIDATE):
+                self.consistency.record(role, case.operation, case.arguments, case.binding,
+                                        outcome(case.operation, case.binding,
+                                                answered.responses[role]))
+
+    def _keep_example(self, answered: Answered, difference: Difference) -> None:
+        case = answered.case
+        place = (case.operation_name, case.binding_label, rule_of(difference),
+                 *noise_key("", "", difference)[2:])
+        if place in self._examples or len(self._examples) >= MAX_EXAMPLE_PLACES:
+            return
+        self._examples[place] = {
+            "rule": place[2], "operation": place[0], "binding": place[1],
+            "path": difference.path, "kind": difference.kind,
+            "difference": difference.describe(), "index": case.index, "source": case.source,
+            **{role: Exchange(answered.requests[role], answered.responses[role]).to_dict()
+               for role in (PRIMARY, CANDIDATE)},
+        }
+
+    # ------------------------------------------------------------------------------ judging
+
+    def _judge(self) -> None:
+        self._spill.flush()
+        self._spill.seek(0)
+        for line in self._spill:
+            self._judge_case(json.loads(line))
+        noisy_result = {op.name: self._result_is_noise(op.name, op.result_element, op.result)
+                        for op in self.contract.operations}
+        for finding in self.consistency.findings(
+                {PRIMARY: Verdict.WARNING, CANDIDATE: Verdict.FAILED},
+                lambda op: noisy_result.get(op.name, False)):
+            self.report.add(finding)
+            if finding.verdict is Verdict.PASSED:
+                self.consistent.setdefault(finding.extra["implementation"], []).append(
+                    finding.operation or "")
+        self.report.meta["noise"] = self.noise.summary()
+
+    def _judge_case(self, record: dict[str, Any]) -> None:
+        where = (record["op"], record["binding"])
+        place = self.places[where]
+        failed: set[str] = set()
+        for kind, path, expected, actual, warning in record["diffs"]:
+            difference = Difference(kind, path, expected, actual, warning)
+            if self.noise.covers(*where, difference):
+                place.suppressed += 1
+                continue
+            rule = rule_of(difference)
+            failed.add(rule)
+            place.rules[rule] += 1
+            self.report.add(Finding(
+                rule, Verdict.WARNING if warning else Verdict.FAILED, *where,
+                expected=_show(expected), actual=_show(actual), message=difference.describe(),
+                index=record["index"], source=record["source"],
+                extra={"primary": expected, "candidate": actual, "path": path, "kind": kind,
+                       "request": record["request"]}))
+        if failed - {"DIFF-FAULT-REASON"}:
+            place.differing += 1
+        for rule in CASE_RULES:
+            if rule not in failed:
+                self.report.add(Finding(rule, Verdict.PASSED, *where, index=record["index"],
+                                        source=record["source"]))
+
+    def _result_is_noise(self, op_name: str, *result_names: str | None) -> bool:
+        names = {name for name in result_names if name}
+        return any(path.rsplit("/", 1)[-1] in names for path in self.noise.noisy_paths(op_name))
+
+    def _chosen_examples(self) -> list[dict[str, Any]]:
+        """One example per operation x binding x rule, at a place that is not noise."""
+        chosen: dict[tuple[str, str, str], dict[str, Any]] = {}
+        for (op, binding, rule, family, path), example in self._examples.items():
+            if (op, binding, family, path) in self.noise.seen:
+                continue
+            chosen.setdefault((op, binding, rule), example)
+        examples = list(chosen.values())
+        self.report.meta["examples"] = examples
+        return examples
+
+
+def _never(_text: str | None) -> bool:
+    return False
+
+
+def _show(value: str | None) -> str:
+    return "(none)" if value is None else value
+
+
+def _without_own_url(response: HttpResponse, url: str) -> HttpResponse:
+    """The response with its own base URL (e.g. a WSDL's soap:address) made neutral, so that
+    each implementation naming itself is no difference."""
+    own = url.encode("utf-8")
+    if own not in response.body:
+        return response
+    return HttpResponse(response.status, response.headers,
+                        response.body.replace(own, b"{base_url}"), response.reason,
+                        response.http_version)
+
+
+def _ordered_map[T, R](fn: Callable[[T], R], items: Iterable[T], jobs: int) -> Iterator[R]:
+    """``map(fn, items)`` over ``jobs`` threads, in order, with a bounded number in flight
+    (a recording of any length is streamed, never read whole)."""
+    pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="diff")
+    pending: deque[Future[R]] = deque()
+    try:
+        for item in items:
+            pending.append(pool.submit(fn, item))
+            if len(pending) >= jobs * 2:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)

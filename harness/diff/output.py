@@ -1,0 +1,104 @@
+"""Diff's own parts of the output: a table per operation x binding, the noise section, and the
+Allure results. Findings themselves go through findings.Report (console, JSON, JUnit)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import IO, Any
+
+from harness.allure_results import AllureResults, Attach, exchange_attachments
+from harness.diff.consistency import RULE as CROSS_BINDING
+from harness.diff.engine import CANDIDATE, PRIMARY, SECONDARY, TITLES, DiffResult
+from harness.exchange import Exchange
+from harness.findings import Verdict
+
+
+def print_places(result: DiffResult, stream: IO[str]) -> None:
+    """Who was compared, then cases and differences per operation x binding."""
+    roles = result.targets
+    print(f"primary {roles[PRIMARY]}" + (f", secondary {roles[SECONDARY]}"
+                                         if SECONDARY in roles else "")
+          + f", candidate {roles[CANDIDATE]}\n", file=stream)
+    width = max([len(f"{op} x {b}") for op, b in result.places] + [19])
+    print(f"{'operation x binding':<{width}}  cases  differ  noise  differences", file=stream)
+    for (op, binding), place in sorted(result.places.items()):
+        rules = ", ".join(f"{rule} x{n}" for rule, n in sorted(place.rules.items())) or "-"
+        print(f"{op + ' x ' + binding:<{width}}  {place.cases:>5}  {place.differing:>6}  "
+              f"{place.suppressed:>5}  {rules}", file=stream)
+    print_noise(result, stream)
+    print(file=stream)
+
+
+def print_noise(result: DiffResult, stream: IO[str]) -> None:
+    if SECONDARY not in result.targets:
+        print("\nNOISE: none learned (give --secondary, a second instance of the primary, to "
+              "learn which differences are noise)", file=stream)
+        return
+    noise = result.noise.summary()
+    print(f"\nNOISE (differences between primary and secondary, not held against the "
+          f"candidate): {len(noise)} place(s)", file=stream)
+    for entry in noise:
+        print(f"  {entry['operation']} x {entry['binding']}: {entry['kind']}"
+              f"{' at ' + entry['path'] if entry['path'] else ''} (seen {entry['seen']}x, "
+              f"suppressed {entry['suppressed']} candidate difference(s))", file=stream)
+
+
+def write_allure(result: DiffResult, directory: str | Path) -> int:
+    """One Allure test per operation x binding (feature = binding, story = operation, a tag per
+    rule that differed), with both requests and responses of an example per rule attached;
+    one per implementation x operation for the cross-binding check. Returns results written."""
+    allure = AllureResults(directory, suite="harness diff")
+    report = result.report
+    examples: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for example in result.examples:
+        examples[(example["operation"], example["binding"])].append(example)
+    noise: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for entry in report.meta.get("noise", []):
+        noise[(entry["operation"], entry["binding"])].append(entry)
+    for (op, binding), place in sorted(result.places.items()):
+        rules = sorted(place.rules)
+        failed = any(r != "DIFF-FAULT-REASON" for r in rules)
+        attachments = [a for example in examples[(op, binding)] for a in _example_files(example)]
+        if noise[(op, binding)]:
+            attachments.append(Attach("noise (not held against the candidate)", "\n".join(
+                f"{n['kind']} at {n['path'] or '(HTTP)'}: suppressed {n['suppressed']}"
+                for n in noise[(op, binding)])))
+        allure.add(f"{op} [{binding}] candidate matches primary",
+                   "failed" if failed else "passed", full_name=f"diff.{op}.{binding}",
+                   labels={"feature": binding, "story": op, "tag": rules or ["DIFF"]},
+                   parameters={"cases": str(place.cases), "differing": str(place.differing),
+                               "noise suppressed": str(place.suppressed)},
+                   message="; ".join(f"{r} x{n}: {TITLES[r]}" for r, n in
+                                     sorted(place.rules.items())) or None,
+                   attachments=attachments, start=report.started, stop=report.finished)
+    for finding in report.kept():
+        if finding["rule"] == CROSS_BINDING:
+            _cross_binding(allure, finding, report.started, report.finished)
+    for role, ops in sorted(result.consistent.items()):
+        for op in ops:
+            allure.add(f"{op} same result over all bindings ({role})", "passed",
+                       full_name=f"diff.cross-binding.{role}.{op}",
+                       labels={"feature": "cross-binding", "story": op, "tag": [CROSS_BINDING]})
+    return allure.written
+
+
+def _example_files(example: dict[str, Any]) -> list[Attach]:
+    files = []
+    for role in (PRIMARY, CANDIDATE):
+        exchange = Exchange.from_dict(example[role])
+        files += exchange_attachments(f"{example['rule']} {role}", exchange.request,
+                                      exchange.response)
+    return files
+
+
+def _cross_binding(allure: AllureResults, finding: dict[str, Any], start: float,
+                   stop: float | None) -> None:
+    role, op = finding["implementation"], finding["operation"]
+    values = "\n".join(f"{label}: {value}" for label, value in finding["values"].items())
+    allure.add(f"{op} same result over all bindings ({role})",
+               "failed" if finding["verdict"] == Verdict.FAILED.value else "broken",
+               full_name=f"diff.cross-binding.{role}.{op}",
+               labels={"feature": "cross-binding", "story": op, "tag": [CROSS_BINDING]},
+               message=finding["message"], details=values,
+               attachments=[Attach("values per binding", values)], start=start, stop=stop)
