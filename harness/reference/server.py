@@ -35,8 +35,12 @@ def serve(contract: Contract | None = None, host: str = "127.0.0.1", port: int =
 
 def _bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP spelled out: asyncio only sets TCP_NODELAY on sockets whose proto says TCP,
+    # and without it every response with a body (headers and body are two writes) waits for
+    # the client's delayed ACK, about 40 ms. Accepted sockets inherit the option on Linux.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind((host, port))
     sock.set_inheritable(True)
     return sock
