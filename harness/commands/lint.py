@@ -1,0 +1,75 @@
+"""``harness lint``: judge recorded traffic (native recordings or HAR) without sending anything."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from harness.commands import add_command
+from harness.contract import DEFAULT_NAMESPACE, school_mobile
+from harness.errors import UsageError
+from harness.findings import Report
+
+
+def register(sub) -> None:
+    p = add_command(sub, "lint", "Judge recorded requests (the client: e.g. the mobile app) and "
+                    "recorded responses against the spec's rules, sending nothing.",
+                    "harness lint recordings/app-1.4.jsonl traffic.har --json reports/lint.json")
+    p.add_argument("recordings", nargs="+", metavar="RECORDING",
+                   help="native recordings (.jsonl) or HAR 1.2 files, judged in the order given")
+    p.add_argument("--namespace", default=DEFAULT_NAMESPACE,
+                   help=f"service namespace (default {DEFAULT_NAMESPACE})")
+    p.add_argument("--workers", type=_count, default=None,
+                   help="worker processes (default: one per core for large inputs)")
+    add_report_options(p)
+    p.set_defaults(run=run)
+
+
+def add_report_options(p: argparse.ArgumentParser) -> None:
+    """--json, --junit and --quiet: shared by the commands that judge traffic into a Report."""
+    p.add_argument("--json", metavar="FILE", help="write the report as JSON")
+    p.add_argument("--junit", metavar="FILE", help="write the report as JUnit XML")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} must be at least 1")
+    return value
+
+
+def broken_line_printer(command: str):
+    """Prints each broken recording line as one line on stderr."""
+    def report(reason: str) -> None:
+        print(f"harness {command}: skipped {reason}", file=sys.stderr)
+    return report
+
+
+def write_outputs(report: Report, args: argparse.Namespace) -> int:
+    """Console summary, then the files asked for; the exit status (0 passed, 1 failed)."""
+    broken = report.meta.get("broken_lines", 0)
+    report.print_console(sys.stdout)
+    if broken:
+        print(f"harness {report.command}: {broken} broken line(s) skipped", file=sys.stderr)
+    if args.json:
+        report.write_json(args.json)
+    if args.junit:
+        report.write_junit(args.junit)
+    return report.exit_code
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.lint import lint
+    from harness.streaming import progress_bar
+
+    if not args.namespace.strip():
+        raise UsageError("--namespace is empty")
+    with progress_bar("lint", quiet=args.quiet) as bar:
+        report = lint(args.recordings, school_mobile(args.namespace), workers=args.workers,
+                      on_broken=broken_line_printer("lint"),
+                      on_progress=lambda result: bar.update(result.exchanges))
+    return write_outputs(report, args)

@@ -1,0 +1,56 @@
+"""Lint: judge recorded traffic against the rules catalogue without sending anything.
+
+Each request is judged against the request-side rules (this certifies a client such as the
+mobile app: SOAPAction, Content-Type, Content-Length and Host, envelope, operation element,
+parameter names and order, endpoint, integers) and each recorded response against the
+response-side rules. A finding names the exchange's position (index, source) and the client
+(User-Agent), so a QA lead can tell which app build misbehaves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.contract import Contract
+from harness.exchange import Exchange
+from harness.findings import Finding, Report
+from harness.rules import Side, judge, titles
+from harness.streaming import ChunkResult, default_workers, run
+
+#: Exchanges per chunk handed to a worker: big enough to amortise the hand-over.
+CHUNK_SIZE = 2000
+
+
+@dataclass(frozen=True)
+class LintJob:
+    """Judges both sides of each recorded exchange; sends nothing."""
+
+    contract: Contract
+    sides: tuple[Side, ...] = (Side.REQUEST, Side.RESPONSE)
+
+    def setup(self) -> None:
+        pass
+
+    def judge_all(self, exchanges: Sequence[Exchange]) -> list[list[Finding]]:
+        return [judge(exchange, self.contract, sides=self.sides) for exchange in exchanges]
+
+    def close(self) -> None:
+        pass
+
+
+def lint(paths: Sequence[str | Path], contract: Contract, *, workers: int | None = None,
+         on_broken: Callable[[str], None] = lambda reason: None,
+         on_progress: Callable[[ChunkResult], None] = lambda result: None) -> Report:
+    """Judge every exchange of every recording (native or HAR) into a finished Report.
+
+    Broken lines are skipped, passed to ``on_broken`` and counted in the report's
+    ``broken_lines``; an unclassifiable exchange is a finding (UNCLASSIFIED), not dropped.
+    """
+    report = Report("lint", None, titles(), recordings=[str(p) for p in paths])
+    workers = default_workers(paths) if workers is None else workers
+    report.meta["broken_lines"] = run(LintJob(contract), paths, report, workers=workers,
+                                      chunk_size=CHUNK_SIZE, on_broken=on_broken,
+                                      on_progress=on_progress)
+    return report.finish()

@@ -1,0 +1,188 @@
+"""Replay: send recorded requests to a target, judge each new response with the response-side
+rules and compare it with the recorded one (``compare.compare_responses``).
+
+Work is spread over worker processes, each with its own httpx client and a few threads (one
+httpx client slows down as its own concurrency grows); ``rate`` paces the requests overall.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.compare import Difference, compare_responses
+from harness.contract import Contract
+from harness.errors import TargetUnreachable, UsageError
+from harness.exchange import Exchange, HttpResponse
+from harness.findings import Finding, Report, Verdict
+from harness.rules import Side, judge, titles
+from harness.send import DEFAULT_TIMEOUT, base_url, check_reachable, client, retarget, send
+from harness.streaming import ChunkResult, run
+
+#: Replay's own rules: the new response differs from the recorded one (IDs from
+#: ``Difference.kind``: status and content-type have their own, every body kind is BODY).
+REPLAY_RULES = {
+    "REPLAY-STATUS": "status as recorded",
+    "REPLAY-CONTENT-TYPE": "Content-Type (media type and charset) as recorded",
+    "REPLAY-BODY": "body as recorded (XML structurally; pseudonyms match any value)",
+    "REPLAY-TRANSPORT": "the target answered the replayed request",
+}
+_OWN_KINDS = ("status", "content-type")
+_TRANSPORT = "REPLAY-TRANSPORT"
+
+
+def replay_rule(kind: str) -> str:
+    """The replay rule ID of a Difference kind."""
+    return f"REPLAY-{kind.upper()}" if kind in _OWN_KINDS else "REPLAY-BODY"
+
+
+_COMPARED = tuple(dict.fromkeys(replay_rule(k) for k in (*_OWN_KINDS, "body")))
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How ``concurrency`` in-flight requests are spread: processes x threads."""
+
+    processes: int
+    threads: int
+
+    @classmethod
+    def for_concurrency(cls, concurrency: int, cores: int | None = None) -> Layout:
+        processes = max(1, min(concurrency, cores or os.cpu_count() or 1))
+        return cls(processes, math.ceil(concurrency / processes))
+
+
+class Pace:
+    """At most ``rate`` starts per second (None: no limit), shared by a process's threads."""
+
+    def __init__(self, rate: float | None) -> None:
+        self.interval = 1.0 / rate if rate else 0.0
+        self.next = time.monotonic()
+        self.lock = threading.Lock()
+
+    def wait(self) -> None:
+        if not self.interval:
+            return
+        with self.lock:
+            now = time.monotonic()
+            slot = max(self.next, now)
+            self.next = slot + self.interval
+        if slot > now:
+            time.sleep(slot - now)
+
+
+@dataclass
+class ReplayJob:
+    """Sends each exchange's request to ``target`` and judges what comes back.
+
+    With ``check=False`` it only sends (the bare client the benchmark compares with).
+    """
+
+    contract: Contract
+    target: str
+    ignore: tuple[str, ...] = ()
+    threads: int = 4
+    rate: float | None = None  # requests/s for this process
+    check: bool = True
+    timeout: float = DEFAULT_TIMEOUT
+    _state: dict = field(default_factory=dict, repr=False)
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "_state"} | {"_state": {}}
+
+    def setup(self) -> None:
+        self._state.update(client=client(self.timeout, connections=self.threads),
+                           pace=Pace(self.rate),
+                           pool=ThreadPoolExecutor(self.threads, thread_name_prefix="replay"))
+
+    def close(self) -> None:
+        if self._state:
+            self._state["pool"].shutdown()
+            self._state["client"].close()
+            self._state.clear()
+
+    def judge_all(self, exchanges: Sequence[Exchange]) -> Iterable[list[Finding]]:
+        if self.threads <= 1:
+            return map(self.replay_one, exchanges)
+        return self._state["pool"].map(self.replay_one, exchanges)
+
+    def replay_one(self, exchange: Exchange) -> list[Finding]:
+        self._state["pace"].wait()
+        request = retarget(exchange.request, self.target)
+        try:
+            response = send(self._state["client"], request)
+        except TargetUnreachable as exc:
+            return [_finding(exchange, _TRANSPORT, Verdict.FAILED, None, None,
+                             "a response", str(exc))]
+        if not self.check:
+            return []
+        return self.judge(exchange, response)
+
+    def judge(self, exchange: Exchange, response: HttpResponse) -> list[Finding]:
+        """Response-side rules on ``response``, then the comparison with the recorded one."""
+        replayed = Exchange(exchange.request, response, exchange.index, exchange.source)
+        findings = judge(replayed, self.contract, sides=(Side.RESPONSE,))
+        if exchange.response is None:
+            return findings
+        first = findings[0] if findings else None
+        operation, binding = (first.operation, first.binding) if first else (None, None)
+        diffs = compare_responses(exchange.response, response, ignore=self.ignore)
+        return findings + comparison_findings(exchange, operation, binding, diffs)
+
+
+def comparison_findings(exchange: Exchange, operation: str | None, binding: str | None,
+                        diffs: Sequence[Difference]) -> list[Finding]:
+    """One finding per difference; a passed finding for each compared aspect without one."""
+    findings = []
+    differing = set()
+    for diff in diffs:
+        rule = replay_rule(diff.kind)
+        differing.add(rule)
+        findings.append(_finding(
+            exchange, rule, Verdict.WARNING if diff.warning else Verdict.FAILED, operation,
+            binding, str(diff.expected), str(diff.actual), diff.describe(),
+            difference=diff.kind, **({"path": diff.path} if diff.path else {})))
+    findings += [_finding(exchange, rule, Verdict.PASSED, operation, binding, "as recorded",
+                          "as recorded") for rule in _COMPARED if rule not in differing]
+    return findings
+
+
+def _finding(exchange: Exchange, rule: str, verdict: Verdict, operation: str | None,
+             binding: str | None, expected: str = "", actual: str = "", message: str = "",
+             **extra: str) -> Finding:
+    return Finding(rule, verdict, operation, binding, expected, actual, message,
+                   exchange.index, exchange.source or None, exchange.client, extra)
+
+
+def replay(paths: Sequence[str | Path], contract: Contract, target: str, *,
+           concurrency: int = 8, rate: float | None = None, ignore: Sequence[str] = (),
+           check: bool = True, timeout: float = DEFAULT_TIMEOUT, chunk_size: int | None = None,
+           on_broken: Callable[[str], None] = lambda reason: None,
+           on_progress: Callable[[ChunkResult], None] = lambda result: None) -> Report:
+    """Replay every exchange of ``paths`` against ``target`` into a finished Report.
+
+    TargetUnreachable (one line) before anything is sent when the target is down.
+    """
+    target = base_url(target)
+    if concurrency < 1:
+        raise UsageError("--concurrency must be at least 1")
+    if rate is not None and rate <= 0:
+        raise UsageError("--rate must be above 0")
+    check_reachable(target)
+    layout = Layout.for_concurrency(concurrency)
+    job = ReplayJob(contract, target, tuple(ignore), layout.threads,
+                    rate / layout.processes if rate else None, check, timeout)
+    report = Report("replay", target, titles() | REPLAY_RULES,
+                    recordings=[str(p) for p in paths], concurrency=concurrency, rate=rate,
+                    processes=layout.processes, threads=layout.threads)
+    size = chunk_size or max(16, 8 * layout.threads)
+    report.meta["broken_lines"] = run(job, paths, report, workers=layout.processes,
+                                      chunk_size=size, on_broken=on_broken,
+                                      on_progress=on_progress)
+    return report.finish()

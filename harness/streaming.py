@@ -1,0 +1,227 @@
+"""The engine under lint and replay: a recording streamed in chunks through a Job, in worker
+processes, in flat memory.
+
+The parent reads raw lines (native recordings) or exchanges (HAR) in chunks and hands them to
+worker processes; a worker decodes, judges and tallies a whole chunk and sends back only the
+counts of passed/not-applicable findings and the failures and warnings themselves, so the
+parent stays cheap and memory stays flat however long the recording. Results are taken in
+the order the chunks were read, so findings come out by index whatever the worker count.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import sys
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass, field, replace
+from itertools import batched, islice
+from pathlib import Path
+from typing import Protocol
+
+from harness.errors import RecordingError
+from harness.exchange import Exchange
+from harness.findings import Finding, Report, Verdict
+from harness.recording import FORMAT_VERSION, read_exchanges, read_header
+
+#: Inputs smaller than this are judged in the calling process: starting workers costs more.
+SMALL_INPUT_BYTES = 2 * 1024 * 1024
+_KEPT = (Verdict.FAILED, Verdict.WARNING)
+
+
+class Job(Protocol):
+    """What is done to each exchange. Pickled once into every worker process."""
+
+    def setup(self) -> None:
+        """Once per process, before the first chunk (e.g. open an HTTP client)."""
+
+    def judge_all(self, exchanges: Sequence[Exchange]) -> Iterable[list[Finding]]:
+        """The findings of each exchange, in the order given."""
+        ...
+
+    def close(self) -> None:
+        """Once per process, after the last chunk."""
+
+
+@dataclass(frozen=True)
+class Chunk:
+    source: str
+    #: Line number of the first item in its file (native recordings); 0 for HAR exchanges.
+    first_line: int
+    #: Raw JSON lines of a native recording, or exchanges read from a HAR file.
+    items: list[bytes] | list[Exchange]
+
+
+@dataclass
+class ChunkResult:
+    source: str
+    exchanges: int = 0
+    #: Exchanges with at least one failed finding.
+    failing: int = 0
+    broken: list[str] = field(default_factory=list)
+    counts: Counter[tuple[str, str | None, str | None, Verdict]] = field(default_factory=Counter)
+    #: Failures and warnings; their index counts from 1 at the chunk's first exchange.
+    kept: list[Finding] = field(default_factory=list)
+
+
+# ------------------------------------------------------------------------------------ input
+
+
+def chunks(paths: Iterable[str | Path], size: int) -> Iterator[Chunk]:
+    """The recordings' exchanges in chunks of ``size``, file after file, never all at once."""
+    for path in map(Path, paths):
+        if not path.is_file():
+            raise RecordingError(f"recording {path} does not exist or is not a file")
+        header = read_header(path)
+        if header is None:  # HAR: harness.har reads and checks it
+            for batch in batched(read_exchanges([path]), size):
+                yield Chunk(str(path), 0, list(batch))
+            continue
+        if header.get("version") != FORMAT_VERSION:
+            raise RecordingError(f"{path}: recording format version {header.get('version')}"
+                                 f" is not supported (this harness reads {FORMAT_VERSION})")
+        with path.open("rb") as f:
+            f.readline()  # header
+            number = 2
+            while lines := list(islice(f, size)):
+                yield Chunk(str(path), number, lines)
+                number += len(lines)
+
+
+def input_bytes(paths: Iterable[str | Path]) -> int:
+    return sum(Path(p).stat().st_size for p in paths if Path(p).is_file())
+
+
+# ----------------------------------------------------------------------------- in a worker
+
+_job: Job | None = None
+
+
+def _start(job: Job) -> None:
+    global _job
+    _job = job
+    job.setup()
+
+
+def process(chunk: Chunk) -> ChunkResult:
+    """Decode, judge and tally one chunk (in whichever process holds the job)."""
+    assert _job is not None, "the job is not set up in this process"
+    result = ChunkResult(chunk.source)
+    exchanges = _decode(chunk, result)
+    try:
+        judged = list(_job.judge_all(exchanges))
+    except Exception:  # one odd exchange must not end the run: judge them one by one
+        judged = [_judge_one(exchange, result) for exchange in exchanges]
+    counts, kept = result.counts, result.kept
+    for findings in judged:
+        failing = False
+        for f in findings:
+            if f.verdict in _KEPT:
+                kept.append(f)
+                failing = failing or f.verdict is Verdict.FAILED
+            else:
+                counts[f.rule, f.operation, f.binding, f.verdict] += 1
+        result.failing += failing
+    result.exchanges = len(exchanges)
+    return result
+
+
+def _judge_one(exchange: Exchange, result: ChunkResult) -> list[Finding]:
+    assert _job is not None
+    try:
+        return next(iter(_job.judge_all([exchange])))
+    except Exception as exc:
+        result.broken.append(f"{exchange.source}: exchange #{exchange.index} cannot be judged "
+                             f"({type(exc).__name__}: {' '.join(str(exc).split())[:120]})")
+        return []
+
+
+def _decode(chunk: Chunk, result: ChunkResult) -> list[Exchange]:
+    exchanges: list[Exchange] = []
+    for offset, item in enumerate(chunk.items):
+        position = len(exchanges) + 1
+        if isinstance(item, Exchange):
+            item.index, item.source = position, chunk.source
+            exchanges.append(item)
+            continue
+        if not item.strip():
+            continue
+        try:
+            data = json.loads(item)
+            exchanges.append(Exchange.from_dict(data, index=position, source=chunk.source))
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            number = chunk.first_line + offset
+            result.broken.append(f"{chunk.source}:{number}: broken exchange line "
+                                 f"({type(exc).__name__})")
+    return exchanges
+
+
+# ----------------------------------------------------------------------------- the parent
+
+
+def results(job: Job, source: Iterable[Chunk], workers: int) -> Iterator[ChunkResult]:
+    """``process`` over every chunk, in order: in this process, or over ``workers`` processes
+    with a bounded number of chunks in flight (memory stays flat)."""
+    if workers <= 1:
+        _start(job)
+        try:
+            yield from map(process, source)
+        finally:
+            job.close()
+        return
+    context = multiprocessing.get_context("forkserver")
+    pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_start, initargs=(job,))
+    pending: deque[Future[ChunkResult]] = deque()
+    try:
+        for chunk in source:
+            pending.append(pool.submit(process, chunk))
+            if len(pending) >= 2 * workers:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def run(job: Job, paths: Sequence[str | Path], report: Report, *, workers: int, chunk_size: int,
+        on_broken: Callable[[str], None] = lambda reason: None,
+        on_progress: Callable[[ChunkResult], None] = lambda result: None) -> int:
+    """Judge every exchange of ``paths`` with ``job`` into ``report``; the broken-line count.
+
+    Findings reach the report by index within each recording (1-based, broken lines not
+    counted, as ``read_exchanges`` numbers them).
+    """
+    done: dict[str, int] = {}
+    broken = 0
+    for result in results(job, chunks(paths, chunk_size), workers):
+        offset = done.get(result.source, 0)
+        for reason in result.broken:
+            on_broken(reason)
+        broken += len(result.broken)
+        report.exchanges += result.exchanges
+        report.add_counts(result.counts)
+        for finding in result.kept:
+            if finding.index is not None:
+                finding = replace(finding, index=finding.index + offset)
+            report.add(finding)
+        done[result.source] = offset + result.exchanges
+        on_progress(result)
+    return broken
+
+
+def default_workers(paths: Sequence[str | Path]) -> int:
+    """One process for a small input, else one per core."""
+    if input_bytes(paths) < SMALL_INPUT_BYTES:
+        return 1
+    return max(1, os.cpu_count() or 1)
+
+
+def progress_bar(command: str, *, quiet: bool):
+    """A tqdm bar on stderr (exchanges, rate, failures), off when quiet or not a terminal."""
+    from tqdm import tqdm
+
+    return tqdm(desc=command, unit=" exch", file=sys.stderr, dynamic_ncols=True,
+                disable=quiet or not sys.stderr.isatty(), leave=False)

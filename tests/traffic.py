@@ -1,0 +1,43 @@
+"""Recorded traffic for the lint and replay tests and benchmarks: clean exchanges of every
+operation x binding (built by harness.bindings, answered by the reference's pure ``answer``),
+and a recording writer."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from harness.bindings import Binding, build_request
+from harness.contract import Contract, sample_arguments
+from harness.exchange import Exchange, HttpRequest
+from harness.recording import RecordingWriter
+from harness.reference.app import answer
+
+BASE = "http://school.example:8080"
+CLIENT = "SchoolMobile/2.3 (Android 14)"
+
+
+def request(contract: Contract, op_name: str, binding: Binding, variant: int = 0,
+            client: str = CLIENT) -> HttpRequest:
+    op = contract.operation(op_name)
+    built = build_request(contract, op, sample_arguments(op, variant), binding, BASE)
+    return built.with_header("User-Agent", client)
+
+
+def exchange(contract: Contract, req: HttpRequest) -> Exchange:
+    """``req`` with the reference's answer, as a capture would record it."""
+    return Exchange(req, answer(contract, req))
+
+
+def clean_exchanges(contract: Contract, client: str = CLIENT) -> list[Exchange]:
+    """One exchange per operation x binding (32), with varied argument values."""
+    return [exchange(contract, request(contract, op.name, binding, variant=i, client=client))
+            for i, (op, binding) in enumerate((op, b) for op in contract.operations
+                                              for b in Binding)]
+
+
+def write_recording(path: Path, exchanges: Iterable[Exchange]) -> Path:
+    with RecordingWriter(path, upstream=BASE, redacted=False) as writer:
+        for ex in exchanges:
+            writer.write(ex)
+    return path
