@@ -18,6 +18,10 @@ COMMANDS = ("serve", "diff", "lint", "replay")
 DESCRIPTION = """\
 Capture, replay, lint, certify and compare traffic of ASMX SOAP services (School Mobile).
 
+Example:
+  harness serve --port 8000    # the embedded reference on http://127.0.0.1:8000
+  harness COMMAND --help       # each command's options, with a worked example
+
 Exit status: 0 all good, 1 findings (a mandatory rule failed or a difference was found),
 2 usage error, unreadable input or unreachable target."""
 
