@@ -12,7 +12,7 @@ import json
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -97,6 +97,17 @@ class Report:
     def extend(self, findings: Iterable[Finding]) -> None:
         for finding in findings:
             self.add(finding)
+
+    def add_counts(self, counts: Mapping[tuple[str, str | None, str | None, Verdict], int]
+                   ) -> None:
+        """Count findings judged elsewhere (a worker process) as ``(rule, operation, binding,
+        verdict) -> n``, without keeping them: for passed and not-applicable findings only;
+        failures and warnings go through ``add`` so that they are kept."""
+        for (rule, operation, binding, verdict), n in counts.items():
+            self.counts[verdict] += n
+            self.by_rule.setdefault(rule, Counter())[verdict] += n
+            case = (rule, operation or "(unclassified)", binding or "-")
+            self.by_case.setdefault(case, Counter())[verdict] += n
 
     def finish(self) -> Report:
         self.finished = time.time()
