@@ -3,16 +3,52 @@
 A sensitive value is replaced by ``redacted-`` and 16 hex digits of an HMAC-SHA256 keyed with a
 per-recording secret that never enters the recording: the same value maps to the same pseudonym
 within a recording (so replays stay consistent) and cannot be looked up without the key.
+
+``Redactor`` applies it to whole HTTP messages before anything touches the disk:
+
+- SOAP and XML bodies: the text of every element whose local name is sensitive (any prefix,
+  any namespace), plus the root of a bare result document (GET/POST ``string``) of an operation
+  whose result is sensitive. The rest of the body stays byte-exact: the document is parsed once
+  (``harness.xmlsafe.parse_xml``) to find the values, then only those text spans are replaced in
+  the raw text; when the raw text cannot be matched span for span against the parsed tree
+  (CDATA, mixed content, a non-UTF-8 encoding) the tree itself is rewritten and re-serialised.
+- query strings and form bodies: the value of every sensitive field, other fields untouched.
+- headers named in ``headers`` (Authorization, Cookie, Set-Cookie... by default): whole value.
+
+Content-Length follows the rewritten body; a body in a content coding (gzip, deflate, br,
+zstd) is decoded, rewritten and re-encoded; one that cannot be decoded is dropped (never
+written unchecked) and the drop is said in ``Exchange.meta["redaction_dropped"]``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import html
+import os
 import re
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote_plus, unquote_plus
+
+from lxml import etree
+from mitmproxy.net import encoding as content_coding
+
+from harness.contract import Contract
+from harness.errors import RecordingError, XMLRejected
+from harness.exchange import Exchange, Headers, HttpRequest, HttpResponse, media_type
+from harness.xmlsafe import local_name, parse_xml
 
 PSEUDONYM_PREFIX = "redacted-"
 _PSEUDONYM = re.compile(r"redacted-[0-9a-f]{16}")
+#: Headers whose whole value is personal or a credential.
+DEFAULT_HEADERS = ("Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie")
+KEY_BYTES = 32
+_FORM = "application/x-www-form-urlencoded"
 
 
 def pseudonym(value: str, key: bytes) -> str:
@@ -23,3 +59,246 @@ def pseudonym(value: str, key: bytes) -> str:
 def is_pseudonym(text: str | None) -> bool:
     """True for a value written by ``pseudonym``: comparisons treat it as 'any value'."""
     return bool(text) and _PSEUDONYM.fullmatch(text.strip()) is not None  # type: ignore[union-attr]
+
+
+def key_id(key: bytes) -> str:
+    """A fingerprint of ``key`` that reveals nothing of it: told in the recording's header so an
+    append with another key is refused rather than silently breaking the mapping."""
+    return hmac.new(key, b"asmx-harness key id", hashlib.sha256).hexdigest()[:12]
+
+
+def load_or_create_key(path: str | Path) -> bytes:
+    """The secret in ``path``, created (random, mode 0600) when the file does not exist."""
+    path = Path(path)
+    try:
+        if path.exists():
+            key = bytes.fromhex(path.read_text(encoding="ascii").strip())
+            if len(key) < 16:
+                raise ValueError("too short")
+            return key
+        key = secrets.token_bytes(KEY_BYTES)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="ascii") as f:
+            f.write(key.hex() + "\n")
+        return key
+    except OSError as exc:
+        raise RecordingError(f"cannot use key file {path}: {exc.strerror or exc}") from None
+    except (ValueError, UnicodeDecodeError):
+        raise RecordingError(f"key file {path} does not hold a hex key") from None
+
+
+@dataclass(frozen=True)
+class Redactor:
+    """Rewrites HTTP messages so that no sensitive value reaches a recording."""
+
+    key: bytes
+    #: Parameter and element names (exact spelling) whose values are personal data.
+    names: frozenset[str]
+    #: Root element names of a bare result document (GET/POST) whose text is personal data.
+    roots: frozenset[str] = frozenset()
+    #: Header names (any case) whose whole value is replaced.
+    headers: frozenset[str] = field(default_factory=lambda: frozenset(
+        h.lower() for h in DEFAULT_HEADERS))
+
+    @classmethod
+    def for_contract(cls, contract: Contract, key: bytes, extra: Iterable[str] = ()) -> Redactor:
+        """The contract's sensitive names; ``extra`` names (parameters, elements or headers)
+        are added to both the names and the headers."""
+        extra = tuple(extra)
+        roots = {op.result for op in contract.operations if op.result_sensitive and op.result}
+        return cls(key, contract.sensitive_names() | frozenset(extra), frozenset(roots),
+                   frozenset([*(h.lower() for h in DEFAULT_HEADERS),
+                              *(e.lower() for e in extra)]))
+
+    def settings(self) -> dict[str, Any]:
+        """What the recording's header says about redaction (never the key)."""
+        return {"names": sorted(self.names), "result_roots": sorted(self.roots),
+                "headers": sorted(self.headers), "key_id": key_id(self.key)}
+
+    def value(self, name: str, value: str) -> str:
+        """``value`` as recorded under field ``name``: a pseudonym when the name is sensitive."""
+        return pseudonym(value, self.key) if value and name in self.names else value
+
+    def arguments(self, pairs: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+        return [(name, self.value(name, value)) for name, value in pairs]
+
+    # -- messages ------------------------------------------------------------------------
+
+    def exchange(self, exchange: Exchange) -> Exchange:
+        notes: list[str] = []
+        request = self.request(exchange.request, notes=notes)
+        response = self.response(exchange.response, notes=notes) if exchange.response else None
+        meta = {**exchange.meta, "redaction_dropped": notes} if notes else exchange.meta
+        return replace(exchange, request=request, response=response, meta=meta)
+
+    def request(self, request: HttpRequest, *, envelope: etree._Element | None = None,
+                notes: list[str] | None = None) -> HttpRequest:
+        """``request`` redacted. ``envelope`` is its body already parsed (by classification),
+        so the body is not parsed twice."""
+        url = request.url
+        base, sep, query = url.partition("?")
+        if sep:
+            url = base + "?" + self._pairs(query)
+        body = self._body(request.body, request.headers, envelope, notes, "request")
+        headers = self._headers(request.headers, len(body) if body != request.body else None)
+        return replace(request, url=url, headers=headers, body=body)
+
+    def response(self, response: HttpResponse, *, notes: list[str] | None = None) -> HttpResponse:
+        body = self._body(response.body, response.headers, None, notes, "response")
+        headers = self._headers(response.headers, len(body) if body != response.body else None)
+        return replace(response, headers=headers, body=body)
+
+    def _headers(self, headers: Headers, length: int | None) -> Headers:
+        out = []
+        for name, value in headers:
+            low = name.lower()
+            if low in self.headers and value:
+                value = pseudonym(value, self.key)
+            elif low == "content-length" and length is not None:
+                value = str(length)
+            out.append((name, value))
+        return tuple(out)
+
+    def _body(self, body: bytes, headers: Headers, envelope: etree._Element | None,
+              notes: list[str] | None, where: str) -> bytes:
+        if not body:
+            return body
+        coding = _header(headers, "content-encoding")
+        if coding and coding.lower() not in ("identity",):
+            plain = _decode(body, coding)
+            if plain is None:  # cannot be checked, so it cannot be written
+                if notes is not None:
+                    notes.append(f"{where} body in content coding {coding!r} could not be "
+                                 "decoded to check it for personal data and was left out")
+                return b""
+            rest = tuple(h for h in headers if h[0].lower() != "content-encoding")
+            redacted = self._body(plain, rest, None, notes, where)
+            return body if redacted == plain else _encode(redacted, coding)
+        if media_type(_header(headers, "content-type")) == _FORM:
+            return self._form(body)
+        if envelope is not None or self._mentions_names(body):
+            return self._xml(body, envelope)
+        return body
+
+    # -- query strings and forms ------------------------------------------------------------
+
+    def _pairs(self, encoded: str) -> str:
+        """``a=1&phone=...``: sensitive values replaced, everything else byte for byte."""
+        parts = encoded.split("&")
+        for i, part in enumerate(parts):
+            name, sep, value = part.partition("=")
+            if sep and value and unquote_plus(name) in self.names:
+                parts[i] = f"{name}={quote_plus(pseudonym(unquote_plus(value), self.key))}"
+        return "&".join(parts)
+
+    def _form(self, body: bytes) -> bytes:
+        text = body.decode("latin-1")  # URL-encoded: ASCII; latin-1 keeps any byte as it was
+        return self._pairs(text).encode("latin-1")
+
+    # -- XML --------------------------------------------------------------------------------
+
+    @cached_property
+    def _tag_search(self) -> re.Pattern[bytes]:
+        names = b"|".join(re.escape(n.encode("utf-8")) for n in sorted(self.names | self.roots))
+        return re.compile(rb"[<:](?:" + names + rb")[\s/>]")
+
+    def _mentions_names(self, body: bytes) -> bool:
+        """Cheap test before parsing: could ``body`` hold a sensitive element at all?"""
+        head = body[:4]
+        if head.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in head:
+            return True  # UTF-16/32: names are not visible as bytes; parse to know
+        return self._tag_search.search(body) is not None
+
+    def _xml(self, body: bytes, root: etree._Element | None) -> bytes:
+        if root is None:
+            try:
+                root = parse_xml(body)
+            except XMLRejected:
+                if b"<" in body[:64] and self._mentions_names(body):
+                    # Broken XML with sensitive names: rewrite the spans we can see.
+                    return _rewrite_spans(body, self._span_pattern(self.names), self._pseudo)
+                return body
+        targets = [e for e in root.iter()
+                   if isinstance(e.tag, str) and e.text
+                   and (local_name(e) in self.names
+                        or (e is root and local_name(e) in self.roots))]
+        if not targets:
+            return body
+        names = frozenset(local_name(e) for e in targets)
+        encoding = (root.getroottree().docinfo.encoding or "utf-8").lower()
+        if encoding in ("utf-8", "utf8", "us-ascii", "ascii"):
+            expected = [e.text or "" for e in targets]
+            found: list[str] = []
+
+            def rewrite(text: str) -> str:
+                found.append(_normalise(text))
+                return self._pseudo(found[-1])
+
+            rewritten = _rewrite_spans(body, self._span_pattern(names), rewrite)
+            if found == expected:
+                return rewritten
+        for element in targets:  # the careful path failed: rewrite the tree
+            element.text = pseudonym(element.text or "", self.key)
+        return _serialise(root, body)
+
+    def _pseudo(self, text: str) -> str:
+        return pseudonym(text, self.key) if text else text
+
+    def _span_pattern(self, names: frozenset[str]) -> re.Pattern[bytes]:
+        return _span_regex(tuple(sorted(names)))
+
+
+def _span_regex(names: tuple[str, ...]) -> re.Pattern[bytes]:
+    cached = _SPANS.get(names)
+    if cached is None:
+        alternatives = b"|".join(re.escape(n.encode("utf-8")) for n in names)
+        cached = re.compile(rb"(<((?:[\w.-]+:)?(?:" + alternatives + rb"))(?:\s[^<>]*)?>)"
+                            rb"([^<]*)(</\2\s*>)")
+        _SPANS[names] = cached
+    return cached
+
+
+_SPANS: dict[tuple[str, ...], re.Pattern[bytes]] = {}
+
+
+def _rewrite_spans(body: bytes, pattern: re.Pattern[bytes], rewrite) -> bytes:
+    """Each ``<name ...>text</name>`` span with its text (unescaped) passed through ``rewrite``;
+    pseudonyms are plain ASCII letters, digits and '-', so they need no escaping."""
+    def one(match: re.Match[bytes]) -> bytes:
+        raw = match.group(3)
+        if not raw:
+            return match.group(0)
+        text = html.unescape(raw.decode("utf-8", "replace"))
+        return match.group(1) + rewrite(text).encode("utf-8") + match.group(4)
+
+    return pattern.sub(one, body)
+
+
+def _normalise(text: str) -> str:
+    # XML parsers turn CR LF into LF; compare the raw span the way the parser saw it.
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _serialise(root: etree._Element, original: bytes) -> bytes:
+    docinfo = root.getroottree().docinfo
+    declared = original.lstrip().startswith((b"<?xml", b"\xef\xbb\xbf<?xml"))
+    return etree.tostring(root.getroottree(), encoding=docinfo.encoding or "utf-8",
+                          xml_declaration=declared, standalone=docinfo.standalone)
+
+
+def _header(headers: Headers, name: str) -> str | None:
+    return next((v for k, v in headers if k.lower() == name), None)
+
+
+def _decode(body: bytes, coding: str) -> bytes | None:
+    try:
+        decoded = content_coding.decode(body, coding.strip().lower())
+    except ValueError:
+        return None
+    return decoded if isinstance(decoded, bytes) else None
+
+
+def _encode(body: bytes, coding: str) -> bytes:
+    encoded = content_coding.encode(body, coding.strip().lower())
+    return encoded if isinstance(encoded, bytes) else body

@@ -1,0 +1,1 @@
+"""Live capture: mitmproxy addons that record traffic with the service, and their runner."""

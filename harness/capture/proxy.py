@@ -1,0 +1,139 @@
+"""Running mitmproxy in-process with the capture addons (what ``harness capture`` does)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import socket
+import sys
+from dataclasses import dataclass, field
+from typing import IO
+from urllib.parse import urlsplit
+
+from harness.capture.addon import Console, Recorder
+from harness.contract import Contract, school_mobile
+from harness.errors import HarnessError, TargetUnreachable, UsageError
+
+MODES = ("reverse", "regular")
+
+
+@dataclass
+class CaptureSettings:
+    out: str
+    upstream: str | None = None
+    listen_host: str = "127.0.0.1"
+    listen_port: int = 8080
+    mode: str = "reverse"
+    redact: bool = True
+    keep_foreign: bool = False
+    redact_names: list[str] = field(default_factory=list)
+    key_file: str | None = None
+    #: Extra mitmproxy options (e.g. {"ssl_insecure": True}), set as they are.
+    mitm_options: dict[str, object] = field(default_factory=dict)
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    """``127.0.0.1:8080`` / ``8080`` / ``[::1]:8080`` -> (host, port)."""
+    host, sep, port = text.rpartition(":")
+    if not sep:
+        host, port = "127.0.0.1", text
+    host = host.strip("[]") or "127.0.0.1"
+    try:
+        number = int(port)
+        if not 0 <= number <= 65535:
+            raise ValueError
+    except ValueError:
+        raise UsageError(f"--listen {text!r} is not HOST:PORT") from None
+    return host, number
+
+
+def check_upstream(url: str | None, mode: str) -> None:
+    """A one-line error for an upstream that is malformed or does not accept connections."""
+    if url is None:
+        if mode == "reverse":
+            raise UsageError("reverse mode needs --upstream URL (the deployment to front)")
+        return
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UsageError(f"--upstream {url!r} is not an http(s) URL")
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        raise UsageError(f"--upstream {url!r} has a bad port") from None
+    try:
+        socket.create_connection((parts.hostname, port), timeout=5).close()
+    except OSError as exc:
+        raise TargetUnreachable(f"upstream {parts.hostname}:{port} is unreachable: "
+                                f"{exc.strerror or exc}") from None
+
+
+def _check_listen(host: str, port: int) -> None:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+
+
+def run_capture(settings: CaptureSettings, *, contract: Contract | None = None,
+                out: IO[str] | None = None) -> int:
+    """Capture until SIGINT/SIGTERM; 0 on a clean stop, 2 when recording failed."""
+    if settings.mode not in MODES:
+        raise UsageError(f"--mode {settings.mode!r} is not one of {', '.join(MODES)}")
+    check_upstream(settings.upstream, settings.mode)
+    _check_listen(settings.listen_host, settings.listen_port)
+    return asyncio.run(_capture(settings, contract or school_mobile(), out or sys.stdout))
+
+
+async def _capture(settings: CaptureSettings, contract: Contract, out: IO[str]) -> int:
+    from mitmproxy import exceptions, options
+    from mitmproxy.addons import default_addons
+    from mitmproxy.master import Master
+
+    logging.getLogger("mitmproxy").setLevel(logging.ERROR)
+    mode = f"reverse:{settings.upstream}" if settings.mode == "reverse" else "regular"
+    opts = options.Options()
+    master = Master(opts)
+    recorder, console = Recorder(contract), Console(out)
+    master.addons.add(*default_addons(), recorder, console)
+    try:
+        opts.update(mode=[mode], listen_host=settings.listen_host,
+                    listen_port=settings.listen_port, **settings.mitm_options)
+        # Opening the recording (and its key) happens here, before anything listens.
+        opts.update(recording_upstream=settings.upstream, recording_mode=settings.mode,
+                    keep_foreign=settings.keep_foreign, redact=settings.redact,
+                    redact_names=list(settings.redact_names),
+                    redaction_key_file=settings.key_file, recording=settings.out)
+    except exceptions.OptionsError as exc:
+        raise HarnessError(str(exc).splitlines()[0]) from None
+
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, master.shutdown)
+    announce = asyncio.create_task(_announce(master, settings))
+    await master.run()
+    announce.cancel()
+    if recorder.failed:
+        raise HarnessError(recorder.failed)
+    return 0
+
+
+async def _announce(master, settings: CaptureSettings) -> None:
+    """Say where we listen once the server is up (tests and users read this line)."""
+    proxyserver = master.addons.get("proxyserver")
+    for _ in range(500):
+        addrs = proxyserver.listen_addrs()
+        if addrs:
+            host, port = addrs[0][:2]
+            where = f"in front of {settings.upstream}" if settings.mode == "reverse" else (
+                "as an HTTP(S) proxy")
+            redaction = "redacted" if settings.redact else "NOT redacted (--no-redact)"
+            print(f"harness capture: listening on http://{host}:{port} {where}; recording to "
+                  f"{settings.out} ({redaction}); Ctrl-C stops", file=sys.stderr, flush=True)
+            return
+        await asyncio.sleep(0.01)
+    print("harness capture: error: the proxy did not start listening", file=sys.stderr,
+          flush=True)
+    master.shutdown()

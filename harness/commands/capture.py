@@ -1,0 +1,52 @@
+"""``harness capture``: proxy live traffic to the service into a recording."""
+
+from __future__ import annotations
+
+import argparse
+
+from harness.commands import add_command
+
+
+def register(sub) -> None:
+    p = add_command(sub, "capture", "Record live traffic with the service through mitmproxy: "
+                    "reverse proxy in front of a deployment, or a proxy a phone points at. "
+                    "Every exchange is classified, redacted and appended to a recording as it "
+                    "completes.",
+                    "harness capture --upstream https://staging.example --out traffic.jsonl"
+                    "   # then point the app at http://127.0.0.1:8080")
+    p.add_argument("--upstream", metavar="URL",
+                   help="the service's base URL (required in reverse mode; in regular mode, "
+                   "traffic to other hosts is foreign)")
+    p.add_argument("--listen", default="127.0.0.1:8080", metavar="HOST:PORT",
+                   help="where the proxy listens (default 127.0.0.1:8080; port 0 picks one; "
+                   "0.0.0.0:8080 to let a phone on the LAN connect)")
+    p.add_argument("--out", required=True, metavar="PATH",
+                   help="recording to append to (JSON Lines; created when missing)")
+    p.add_argument("--mode", choices=("reverse", "regular"), default="reverse",
+                   help="reverse: in front of --upstream (default); regular: an HTTP(S) proxy "
+                   "(HTTPS through mitmproxy's CA, see README)")
+    p.add_argument("--no-redact", dest="redact", action="store_false",
+                   help="record personal data as it is (the recording's header says so)")
+    p.add_argument("--redact", dest="redact_names", action="append", default=[],
+                   metavar="NAME", help="also redact this parameter, element or header "
+                   "(repeatable)")
+    p.add_argument("--key-file", metavar="PATH",
+                   help="pseudonym key (default <out>.key, created 0600 and reused on append; "
+                   "'-' for a random key of this run only). Never share it with the recording.")
+    p.add_argument("--keep-foreign", action="store_true",
+                   help="also record traffic that is not for the service, marked foreign")
+    p.add_argument("--insecure", action="store_true",
+                   help="do not verify the upstream's TLS certificate (staging self-signed)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.capture.proxy import CaptureSettings, parse_listen, run_capture
+
+    host, port = parse_listen(args.listen)
+    settings = CaptureSettings(out=args.out, upstream=args.upstream, listen_host=host,
+                               listen_port=port, mode=args.mode, redact=args.redact,
+                               keep_foreign=args.keep_foreign, redact_names=args.redact_names,
+                               key_file=args.key_file,
+                               mitm_options={"ssl_insecure": True} if args.insecure else {})
+    return run_capture(settings)

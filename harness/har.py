@@ -1,0 +1,331 @@
+"""HAR 1.2 (HTTP Archive), both ways.
+
+``write_har`` exports exchanges as HAR 1.2 that Chrome DevTools, Charles and Fiddler open;
+``read_har`` reads HAR 1.2 from any of them, from mitmproxy's ``savehar`` (also its
+zlib-compressed ``.zhar``) and from our own exports, as Exchanges.
+
+Bodies stay byte-exact through an export and re-import: a body is written as text when it
+decodes in the charset its Content-Type names (UTF-8 when none) and encodes back to the same
+bytes, and as base64 otherwise (``content.encoding: "base64"`` for responses, and a custom
+``postData._encoding: "base64"`` for requests, which HAR 1.2 has no field for). Headers keep
+their order and case. Our own fields (recording index, classification) go in ``_harness``, a
+custom field that HAR viewers ignore.
+
+Reading: a HAR file is one JSON object, so it is loaded whole (``json.load``); the exchanges
+are then yielded one by one. Recordings that must stay flat in memory are JSON Lines.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import os
+import zlib
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import UTC, datetime
+from http.cookies import CookieError, SimpleCookie
+from pathlib import Path
+from typing import IO, Any
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+from harness import __version__
+from harness.errors import RecordingError
+from harness.exchange import (
+    Exchange,
+    Headers,
+    HttpRequest,
+    HttpResponse,
+    content_type_params,
+    header_value,
+    header_values,
+    replace_header,
+)
+
+HAR_VERSION = "1.2"
+CREATOR = "asmx-harness"
+
+
+# ------------------------------------------------------------------------------------ write
+
+
+def write_har(exchanges: Iterable[Exchange], path: str | Path, *,
+              comment: str = "") -> int:
+    """Write ``exchanges`` to ``path`` as HAR 1.2, entry by entry; returns the entry count.
+
+    Written to a temporary file first and renamed at the end: a failure half-way (a broken
+    input) never leaves a truncated HAR behind.
+    """
+    path = Path(path)
+    partial = path.with_name(path.name + ".part")
+    try:
+        with partial.open("w", encoding="utf-8") as f:
+            count = _write(exchanges, f, comment)
+        os.replace(partial, path)
+        return count
+    except OSError as exc:
+        raise RecordingError(f"cannot write HAR {path}: {exc.strerror or exc}") from None
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def _write(exchanges: Iterable[Exchange], f: IO[str], comment: str) -> int:
+    head = {"version": HAR_VERSION,
+            "creator": {"name": CREATOR, "version": __version__, "comment": comment},
+            "pages": []}
+    f.write(json.dumps({"log": head}, ensure_ascii=False)[:-2] + ', "entries": [\n')
+    count = 0
+    for exchange in exchanges:
+        if count:
+            f.write(",\n")
+        f.write(json.dumps(har_entry(exchange), ensure_ascii=False))
+        count += 1
+    f.write("\n]}}\n")
+    return count
+
+
+def har_entry(exchange: Exchange) -> dict[str, Any]:
+    """One HAR 1.2 entry for ``exchange``."""
+    t = exchange.timings
+    send, wait, receive = (_ms(t.get(k)) for k in ("send", "wait", "receive"))
+    total = _ms(t.get("duration")) if "duration" in t else send + wait + receive
+    entry: dict[str, Any] = {
+        "startedDateTime": _iso(t.get("started")),
+        "time": total,
+        "request": _request(exchange.request),
+        "response": _response(exchange.response, exchange.meta),
+        "cache": {},
+        "timings": {"blocked": -1, "dns": -1, "connect": -1, "ssl": -1,
+                    "send": send, "wait": wait, "receive": receive},
+    }
+    harness: dict[str, Any] = {}
+    if exchange.index is not None:
+        harness["index"] = exchange.index
+    if exchange.meta:
+        harness["meta"] = exchange.meta
+    if exchange.timings:
+        harness["timings"] = exchange.timings
+    if harness:
+        entry["_harness"] = harness
+    return entry
+
+
+def _request(r: HttpRequest) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "method": r.method, "url": r.url, "httpVersion": r.http_version,
+        "cookies": _cookies(header_values(r.headers, "Cookie")),
+        "headers": _headers(r.headers),
+        "queryString": [{"name": k, "value": v}
+                        for k, v in parse_qsl(urlsplit(r.url).query, keep_blank_values=True)],
+        "headersSize": -1,
+        "bodySize": len(r.body),
+    }
+    if r.body or r.method not in ("GET", "HEAD"):
+        text, encoding = _text(r.body, r.content_type)
+        post: dict[str, Any] = {"mimeType": r.content_type or "", "text": text}
+        if encoding:
+            post["_encoding"] = encoding
+        data["postData"] = post
+    return data
+
+
+def _response(r: HttpResponse | None, meta: Mapping[str, Any]) -> dict[str, Any]:
+    if r is None:  # no response came back: the shape mitmproxy's savehar uses
+        return {"status": 0, "statusText": "", "httpVersion": "", "cookies": [], "headers": [],
+                "content": {"size": 0, "mimeType": ""}, "redirectURL": "",
+                "headersSize": -1, "bodySize": -1, "_error": meta.get("error")}
+    text, encoding = _text(r.body, r.content_type)
+    content: dict[str, Any] = {"size": len(r.body), "mimeType": r.content_type or "",
+                               "text": text}
+    if encoding:
+        content["encoding"] = encoding
+    return {"status": r.status, "statusText": r.reason, "httpVersion": r.http_version,
+            "cookies": _cookies(header_values(r.headers, "Set-Cookie"), response=True),
+            "headers": _headers(r.headers), "content": content,
+            "redirectURL": r.header("Location") or "", "headersSize": -1,
+            "bodySize": len(r.body)}
+
+
+def _text(body: bytes, content_type: str | None) -> tuple[str, str | None]:
+    """(text, None) when the body round-trips through its charset, else (base64, "base64")."""
+    charset = _charset(content_type)
+    try:
+        text = body.decode(charset)
+        if text.encode(charset) == body:
+            return text, None
+    except (UnicodeError, LookupError):
+        pass
+    return base64.b64encode(body).decode("ascii"), "base64"
+
+
+def _charset(content_type: str | None) -> str:
+    charset = content_type_params(content_type).get("charset") or "utf-8"
+    try:
+        "".encode(charset)
+    except LookupError:
+        return "utf-8"
+    return charset
+
+
+def _headers(headers: Headers) -> list[dict[str, str]]:
+    return [{"name": k, "value": v} for k, v in headers]
+
+
+def _cookies(values: list[str], *, response: bool = False) -> list[dict[str, Any]]:
+    cookies: list[dict[str, Any]] = []
+    for value in values:
+        jar: SimpleCookie = SimpleCookie()
+        try:
+            jar.load(value)
+        except CookieError:
+            continue
+        for name, morsel in jar.items():
+            cookie: dict[str, Any] = {"name": name, "value": morsel.value}
+            if response:
+                cookie.update(path=morsel["path"] or "/", domain=morsel["domain"],
+                              httpOnly=bool(morsel["httponly"]), secure=bool(morsel["secure"]))
+            cookies.append(cookie)
+    return cookies
+
+
+def _ms(seconds: float | None) -> float:
+    return round(seconds * 1000, 3) if seconds is not None and seconds >= 0 else 0.0
+
+
+def _iso(epoch: float | None) -> str:
+    moment = datetime.fromtimestamp(epoch, UTC) if epoch else datetime.now(UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+# ------------------------------------------------------------------------------------- read
+
+
+def read_har(path: str | Path) -> Iterator[Exchange]:
+    """Every entry of the HAR file at ``path`` as an Exchange (index 1-based, source = path).
+
+    Anything that is not HAR 1.x is a one-line RecordingError.
+    """
+    path = Path(path)
+    entries = _load_entries(path)
+    for number, entry in enumerate(entries, start=1):
+        try:
+            yield exchange_from_entry(entry, index=number, source=str(path))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise RecordingError(f"{path}: HAR entry {number} is broken "
+                                 f"({type(exc).__name__}: {exc})") from None
+
+
+def _load_entries(path: Path) -> list[Any]:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise RecordingError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if raw[:1] == b"\x78":  # mitmproxy's .zhar: zlib-compressed HAR
+        with contextlib.suppress(zlib.error):
+            raw = zlib.decompress(raw)
+    try:
+        data = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise RecordingError(f"{path} is neither a harness recording nor a HAR file "
+                             f"(not JSON: {_first_line(str(exc))})") from None
+    log = data.get("log") if isinstance(data, dict) else None
+    if not isinstance(log, dict) or not isinstance(log.get("entries"), list):
+        raise RecordingError(f"{path} is neither a harness recording nor a HAR file "
+                             "(no log.entries)")
+    version = str(log.get("version", HAR_VERSION))
+    if not version.startswith("1."):
+        raise RecordingError(f"{path}: HAR version {version} is not supported (1.x is)")
+    return log["entries"]
+
+
+def exchange_from_entry(entry: Mapping[str, Any], *, index: int | None = None,
+                        source: str = "") -> Exchange:
+    req = entry["request"]
+    headers = _pairs(req.get("headers") or ())
+    request = HttpRequest(method=str(req["method"]).upper(), url=str(req["url"]),
+                          headers=headers, body=_request_body(req, headers),
+                          http_version=_version(req.get("httpVersion")))
+    ours = entry.get("_harness") or {}
+    meta = dict(ours.get("meta") or {})
+    resp = entry.get("response") or {}
+    response = None
+    if int(resp.get("status") or 0) > 0:
+        response = _response_from(resp, meta, own=bool(ours))
+    elif resp.get("_error"):
+        meta.setdefault("error", resp["_error"])
+    timings = dict(ours.get("timings") or {}) or _timings(entry)
+    return Exchange(request, response, index=index, source=source, timings=timings, meta=meta)
+
+
+def _request_body(req: Mapping[str, Any], headers: Headers) -> bytes:
+    post = req.get("postData")
+    if not post:
+        return b""
+    content_type = header_value(headers, "Content-Type") or post.get("mimeType")
+    if "text" in post and post["text"] is not None:
+        return _body(post["text"], post.get("_encoding") or post.get("encoding"), content_type)
+    params = post.get("params") or ()  # HAR allows params instead of text for forms
+    return urlencode([(p["name"], p.get("value", "")) for p in params]).encode("ascii")
+
+
+def _response_from(resp: Mapping[str, Any], meta: dict[str, Any], *, own: bool) -> HttpResponse:
+    headers = _pairs(resp.get("headers") or ())
+    content = resp.get("content") or {}
+    body = _body(content.get("text") or "", content.get("encoding"),
+                 header_value(headers, "Content-Type") or content.get("mimeType"))
+    coding = (header_value(headers, "Content-Encoding") or "").strip().lower()
+    if not own and coding not in ("", "identity") and not _is_encoded(body, coding):
+        # Browsers and most tools store the decoded body: say so rather than keep a
+        # Content-Encoding the body no longer has.
+        headers = replace_header(headers, "Content-Encoding", None)
+        meta["har_decoded_body"] = coding
+    return HttpResponse(int(resp["status"]), headers, body, str(resp.get("statusText") or ""),
+                        _version(resp.get("httpVersion")))
+
+
+def _is_encoded(body: bytes, coding: str) -> bool:
+    if coding in ("gzip", "x-gzip"):
+        return body[:2] == b"\x1f\x8b"
+    if coding == "deflate":
+        return body[:1] == b"\x78"
+    return False
+
+
+def _body(text: str, encoding: str | None, content_type: str | None) -> bytes:
+    if encoding == "base64":
+        return base64.b64decode(text)
+    charset = _charset(content_type)
+    try:
+        return text.encode(charset)
+    except UnicodeEncodeError:
+        return text.encode("utf-8")
+
+
+def _pairs(items: Iterable[Mapping[str, Any]]) -> Headers:
+    return tuple((str(h["name"]), str(h.get("value", ""))) for h in items)
+
+
+def _version(text: Any) -> str:
+    text = str(text or "HTTP/1.1")
+    return "HTTP/2.0" if text.lower() in ("h2", "http/2") else text.upper()
+
+
+def _timings(entry: Mapping[str, Any]) -> dict[str, float]:
+    t = entry.get("timings") or {}
+    out: dict[str, float] = {}
+    started = entry.get("startedDateTime")
+    if started:
+        with contextlib.suppress(ValueError):
+            out["started"] = datetime.fromisoformat(str(started).replace("Z", "+00:00")
+                                                    ).timestamp()
+    for key in ("send", "wait", "receive"):
+        value = t.get(key)
+        if isinstance(value, int | float) and value >= 0:
+            out[key] = value / 1000
+    if isinstance(entry.get("time"), int | float):
+        out["duration"] = entry["time"] / 1000
+    return out
+
+
+def _first_line(text: str) -> str:
+    return text.splitlines()[0] if text else text

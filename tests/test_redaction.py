@@ -1,0 +1,154 @@
+"""Redaction: sensitive values become stable pseudonyms in every binding, the rest stays as sent."""
+
+from __future__ import annotations
+
+import gzip
+import html
+import os
+import re
+from urllib.parse import quote, quote_plus
+
+import pytest
+
+from harness.bindings import Binding, build_request, build_response, classify
+from harness.contract import reference_result, sample_arguments
+from harness.exchange import HttpRequest, HttpResponse
+from harness.redaction import (
+    Redactor,
+    is_pseudonym,
+    key_id,
+    load_or_create_key,
+    pseudonym,
+)
+from harness.xmlsafe import local_name, parse_xml
+
+KEY = b"k" * 32
+
+
+@pytest.fixture(scope="module")
+def redactor(contract) -> Redactor:
+    return Redactor.for_contract(contract, KEY)
+
+
+def _forms(value: str) -> list[bytes]:
+    """Every way a value can appear in a message: raw, XML-escaped, URL-encoded."""
+    forms = {value, html.escape(value, quote=False), quote_plus(value), quote(value)}
+    return [f.encode("utf-8") for f in forms if f]
+
+
+def _sensitive(contract, op, args) -> list[str]:
+    return [v for k, v in args.items() if op.parameter(k).sensitive]
+
+
+@pytest.mark.parametrize("variant", [0, 1, 2])
+@pytest.mark.parametrize("binding", list(Binding))
+def test_every_sensitive_argument_is_replaced_in_every_binding(contract, redactor, binding,
+                                                               variant):
+    for op in contract.operations:
+        args = sample_arguments(op, variant)
+        request = build_request(contract, op, args, binding, "http://svc.example")
+        redacted = redactor.request(request)
+        wire = redacted.url.encode() + redacted.body
+        for value in _sensitive(contract, op, args):
+            for form in _forms(value):
+                assert form not in wire, (op.name, binding, form)
+        # What the service would read from the redacted request: pseudonyms where sensitive,
+        # the very same values elsewhere.
+        seen = classify(contract, redacted).args
+        for name, value in args.items():
+            expected = pseudonym(value, KEY) if op.parameter(name).sensitive else value
+            assert seen[name] == expected, (op.name, binding, name)
+        assert redacted.header("Content-Length") in (None, str(len(redacted.body)))
+
+
+def test_same_value_same_pseudonym_across_bindings(contract, redactor):
+    op = next(o for o in contract.operations if any(p.sensitive for p in o.parameters))
+    args = sample_arguments(op)
+    seen = {b: classify(contract, redactor.request(build_request(contract, op, args, b))).args
+            for b in Binding}
+    assert len({tuple(sorted(a.items())) for a in seen.values()}) == 1
+    other = Redactor.for_contract(contract, b"x" * 32)
+    assert classify(contract, other.request(build_request(contract, op, args,
+                                                          Binding.HTTP_GET))).args != seen[
+        Binding.HTTP_GET]
+
+
+def test_soap_body_outside_the_values_stays_byte_exact(contract, redactor):
+    op = next(o for o in contract.operations if o.parameters[0].sensitive)
+    args = sample_arguments(op, 1)
+    request = build_request(contract, op, args, Binding.SOAP11)
+    redacted = redactor.request(request)
+    first = op.parameters[0].name.encode()
+    before, after = request.body.split(b"<" + first + b">", 1)
+    assert redacted.body.startswith(before + b"<" + first + b">redacted-")
+    # Everything after the last sensitive value is untouched, byte for byte.
+    tail = request.body.rsplit(b"</", 3)[-3:]
+    assert redacted.body.endswith(b"</".join(tail))
+
+
+def test_prefixed_cdata_and_mixed_forms_are_redacted(contract, redactor):
+    op = next(o for o in contract.operations if o.parameters[0].sensitive)
+    name = op.parameters[0].name
+    body = (f'<e:Envelope xmlns:e="http://schemas.xmlsoap.org/soap/envelope/"><e:Body>'
+            f'<t:{op.name} xmlns:t="{contract.namespace}">'
+            f'<t:{name}><![CDATA[0501234567]]></t:{name}></t:{op.name}></e:Body></e:Envelope>'
+            ).encode()
+    redacted = redactor.request(HttpRequest("POST", f"http://x{op.endpoint}",
+                                            (("Content-Type", "text/xml"),), body))
+    assert b"0501234567" not in redacted.body
+    payload = parse_xml(redacted.body)[0][0]
+    assert is_pseudonym(payload[0].text) and local_name(payload) == op.name
+
+
+def test_sensitive_results_are_redacted_in_soap_and_bare_documents(contract, redactor):
+    op = next(o for o in contract.operations if o.result_sensitive)
+    args = sample_arguments(op)
+    result = reference_result(op, args)
+    for binding in Binding:
+        response = build_response(contract, op, binding, result)
+        redacted = redactor.response(response)
+        assert result.encode() not in redacted.body, binding
+        assert re.search(rb"redacted-[0-9a-f]{16}", redacted.body), binding
+        assert redacted.header("Content-Length") == str(len(redacted.body))
+
+
+def test_headers_and_extra_names(contract):
+    redactor = Redactor.for_contract(contract, KEY, extra=["X-Device", "Tid"])
+    request = HttpRequest("GET", "http://x/GetTeacherGroups.asmx/GetTeacherGrpupsByID?Tid=77",
+                          (("Authorization", "Bearer s3cret"), ("Cookie", "sid=abc"),
+                           ("x-device", "pixel-7"), ("Accept", "*/*")))
+    redacted = redactor.request(request)
+    flat = repr(redacted)
+    for secret in ("s3cret", "sid=abc", "pixel-7", "Tid=77"):
+        assert secret not in flat
+    assert redacted.header("Accept") == "*/*"
+    assert [k for k, _ in redacted.headers] == [k for k, _ in request.headers]
+    response = redactor.response(HttpResponse(200, (("Set-Cookie", "sid=abc; Path=/"),)))
+    assert "sid=abc" not in repr(response)
+
+
+def test_compressed_body_is_decoded_redacted_and_reencoded(contract, redactor):
+    op = next(o for o in contract.operations if o.result_sensitive)
+    response = build_response(contract, op, Binding.SOAP12, "TOKEN-123")
+    body = gzip.compress(response.body)
+    packed = HttpResponse(200, (*response.headers, ("Content-Encoding", "gzip")), body)
+    redacted = redactor.response(packed)
+    assert b"TOKEN-123" not in gzip.decompress(redacted.body)
+    unknown = HttpResponse(200, (("Content-Encoding", "x-secret"),), b"TOKEN-123")
+    notes: list[str] = []
+    assert redactor.response(unknown, notes=notes).body == b"" and notes
+
+
+def test_non_xml_bodies_pass_untouched(redactor):
+    for body in (b"The resource cannot be found.", b"<html><p>phone</p>", b"\x00\x01binary"):
+        response = HttpResponse(404, (("Content-Type", "text/plain"),), body)
+        assert redactor.response(response).body == body
+
+
+def test_key_file_is_private_and_stable(tmp_path):
+    path = tmp_path / "rec.jsonl.key"
+    key = load_or_create_key(path)
+    assert os.stat(path).st_mode & 0o777 == 0o600
+    assert load_or_create_key(path) == key
+    assert key_id(key) != key_id(b"other" * 8)
+    assert key.hex() not in key_id(key)
