@@ -76,11 +76,12 @@ class Consistency:
         self.operations[op.name] = op
         group.setdefault(binding.label, result)
 
-    def findings(self, verdicts: dict[str, Verdict],
-                 values_only_key: Callable[[Operation], bool]) -> Iterator[Finding]:
-        """One finding per implementation x operation. ``verdicts`` maps a role to the verdict
-        of its inconsistency; where ``values_only_key(op)`` (its result is noise), only success
-        or error is compared."""
+    def findings(self, judged: str, reference: str,
+                 values_only: Callable[[Operation], bool]) -> Iterator[Finding]:
+        """One finding per implementation x operation. An inconsistency of the ``judged``
+        implementation fails unless the ``reference`` one has it too (then it is inherited: a
+        warning, as every inconsistency of the reference is). Where ``values_only(op)`` (its
+        result is noise), only success or error is compared."""
         per_op: dict[tuple[str, str], _Op] = {}
         for (role, name, arguments), group in self.table.items():
             if len(group) < 2:
@@ -88,9 +89,7 @@ class Consistency:
             op = self.operations[name]
             state = per_op.setdefault((role, name), _Op())
             state.groups += 1
-            coarse = values_only_key(op)
-            keys = {_key(o, coarse) for o in group.values()}
-            if len(keys) > 1:
+            if len({_key(o, values_only(op)) for o in group.values()}) > 1:
                 state.inconsistent += 1
                 if state.example is None:
                     state.example, state.arguments = group, arguments
@@ -99,7 +98,9 @@ class Consistency:
             if not state.inconsistent:
                 yield Finding(RULE, Verdict.PASSED, name, None, extra={"implementation": role})
                 continue
-            yield _inconsistency(role, op, state, verdicts[role], values_only_key(op))
+            inherited = role != judged or per_op.get((reference, name), _Op()).inconsistent
+            yield _inconsistency(role, op, state, Verdict.WARNING if inherited
+                                 else Verdict.FAILED, values_only(op))
 
 
 def _key(result: Outcome, coarse: bool) -> str:

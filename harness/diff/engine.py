@@ -187,8 +187,7 @@ class Diff:
         noisy_result = {op.name: self._result_is_noise(op.name, op.result_element, op.result)
                         for op in self.contract.operations}
         for finding in self.consistency.findings(
-                {PRIMARY: Verdict.WARNING, CANDIDATE: Verdict.FAILED},
-                lambda op: noisy_result.get(op.name, False)):
+                CANDIDATE, PRIMARY, lambda op: noisy_result.get(op.name, False)):
             self.report.add(finding)
             if finding.verdict is Verdict.PASSED:
                 self.consistent.setdefault(finding.extra["implementation"], []).append(

@@ -1,0 +1,327 @@
+"""`harness diff` end to end: the real command (subprocess) between the reference and
+deliberately different implementations, all real servers on loopback."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lxml import etree
+
+from harness.bindings import (
+    Binding,
+    FaultCode,
+    build_fault,
+    build_request,
+    build_response,
+    classify,
+    soap_payload,
+)
+from harness.contract import Contract
+from harness.exchange import Exchange, HttpRequest, HttpResponse
+from harness.recording import RecordingWriter
+from harness.reference.app import answer, create_app
+from harness.reference.server import running
+from harness.xmlsafe import parse_xml
+
+HARNESS = str(Path(__file__).resolve().parents[1] / ".venv" / "bin" / "harness")
+Respond = Callable[[Contract, HttpRequest], HttpResponse]
+
+
+# ------------------------------------------------------------------ implementations under test
+
+
+def changed_result(contract: Contract, request: HttpRequest) -> HttpResponse:
+    """Every binding answers GetTokenDevice with another (but self-consistent) result."""
+    call = classify(contract, request)
+    if call.operation.result_element:
+        return build_response(contract, call.operation, call.binding, "changed")
+    return answer(contract, request)
+
+
+def fault_on(operation: str, binding: Binding) -> Respond:
+    """A server fault where the reference succeeds, for one operation x binding."""
+    def respond(contract: Contract, request: HttpRequest) -> HttpResponse:
+        call = classify(contract, request)
+        if (call.operation.name, call.binding) == (operation, binding):
+            return build_fault(binding, FaultCode.SERVER, "Object reference not set")
+        return answer(contract, request)
+    return respond
+
+
+def get_result_differs(contract: Contract, request: HttpRequest) -> HttpResponse:
+    """HTTP GET answers GetTokenDevice differently from SOAP and POST."""
+    call = classify(contract, request)
+    if call.binding is Binding.HTTP_GET and call.operation.result_element:
+        return build_response(contract, call.operation, call.binding, "from-get")
+    return answer(contract, request)
+
+
+def harmless(contract: Contract, request: HttpRequest) -> HttpResponse:
+    """Other prefixes, pretty-printed, no XML declaration, charset in capitals, an extra header."""
+    response = answer(contract, request)
+    headers = (*((k, v.replace("utf-8", "UTF-8")) for k, v in response.headers
+                 if k.lower() != "content-length"), ("X-Powered-By", "ASP.NET"))
+    body = response.body
+    if body.strip():
+        root = parse_xml(body)
+        body = etree.tostring(_reprefix(root, {"s": "x", "soap12": "y"}), encoding="utf-8",
+                              pretty_print=True)
+    return HttpResponse(response.status, headers, body, response.reason)
+
+
+def _reprefix(element: etree._Element, rename: dict[str, str]) -> etree._Element:
+    nsmap = {rename.get(p, "ns0") if p is None else rename.get(p, f"{p}x"): ns
+             for p, ns in element.nsmap.items()}
+    copy = etree.Element(element.tag, dict(element.attrib), nsmap=nsmap)
+    copy.text = element.text
+    for child in element:
+        if isinstance(child.tag, str):
+            copy.append(_reprefix(child, rename))
+    return copy
+
+
+def timestamped(contract: Contract, request: HttpRequest) -> HttpResponse:
+    """The reference plus a per-call Timestamp element in every SOAP response element."""
+    return _stamp(contract, answer(contract, request))
+
+
+def timestamped_and_changed(contract: Contract, request: HttpRequest) -> HttpResponse:
+    return _stamp(contract, changed_result(contract, request))
+
+
+def _stamp(contract: Contract, response: HttpResponse) -> HttpResponse:
+    if b"Envelope" not in response.body:
+        return response
+    envelope = parse_xml(response.body)
+    stamp = etree.SubElement(soap_payload(envelope), f"{{{contract.namespace}}}Timestamp")
+    stamp.text = str(time.time_ns())
+    headers = tuple((k, v) for k, v in response.headers if k.lower() != "content-length")
+    return HttpResponse(response.status, headers, etree.tostring(
+        envelope, encoding="utf-8", xml_declaration=True), response.reason)
+
+
+# ------------------------------------------------------------------------------- helpers
+
+
+@contextmanager
+def serving(contract: Contract, *responders: Respond | None) -> Iterator[list[str]]:
+    """Base URLs of one server per responder (None: the reference itself)."""
+    with ExitStack() as stack:
+        yield [stack.enter_context(running(contract, app=create_app(contract, respond=r)
+                                           if r else None)) for r in responders]
+
+
+def diff(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    out = tmp_path / "diff.json"
+    out.unlink(missing_ok=True)
+    proc = subprocess.run([HARNESS, "diff", *args, "--json", str(out), "--allure-dir",
+                           str(tmp_path / "allure")], capture_output=True, text=True,
+                          timeout=120)
+    report = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {}
+    return proc, report
+
+
+def failures(report: dict[str, Any], rule: str | None = None) -> list[dict[str, Any]]:
+    return [f for f in report["findings"] if f["verdict"] == "failed"
+            and (rule is None or f["rule"] == rule)]
+
+
+def places(findings: list[dict[str, Any]]) -> set[tuple[str, str]]:
+    return {(f["operation"], f["binding"]) for f in findings}
+
+
+# --------------------------------------------------------------------------------- tests
+
+
+def test_same_implementation_matches(contract: Contract, tmp_path: Path) -> None:
+    with serving(contract, None, None) as (primary, candidate):
+        proc, report = diff(tmp_path, "--primary", primary, "--candidate", candidate)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert report["verdict"] == "passed"
+    assert report["exchanges"] == 8 * 4 * 3  # every operation x binding, 3 value sets
+    assert report["rules"]["DIFF-BODY"] == {"passed": 96}
+    assert report["findings"] == [] and report["examples"] == []
+
+
+def test_changed_result_is_reported_per_binding(contract: Contract, tmp_path: Path) -> None:
+    with serving(contract, None, changed_result) as (primary, candidate):
+        proc, report = diff(tmp_path, "--primary", primary, "--candidate", candidate,
+                            "--junit", str(tmp_path / "junit.xml"))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    body = failures(report, "DIFF-BODY")
+    assert places(body) == {("GetTokenDevice", b.label) for b in Binding}
+    assert len(body) == 4 * 3
+    soap = next(f for f in body if f["binding"] == "SOAP 1.1")
+    assert soap["path"] == "/Envelope/Body/GetTokenDeviceResponse/GetTokenDeviceResult"
+    assert soap["candidate"] == "changed" and len(soap["primary"]) == 64
+    assert not failures(report, "DIFF-STATUS") and not failures(report, "CROSS-BINDING")
+    # One example per operation x binding x rule, with both requests and responses.
+    examples = report["examples"]
+    assert {(e["operation"], e["binding"], e["rule"]) for e in examples} == {
+        ("GetTokenDevice", b.label, "DIFF-BODY") for b in Binding}
+    example = examples[0]
+    assert b"changed" in Exchange.from_dict(example["candidate"]).response.body
+    assert Exchange.from_dict(example["primary"]).request.body == \
+        Exchange.from_dict(example["candidate"]).request.body
+    assert "GetTokenDevice x SOAP 1.1" in proc.stdout and "DIFF-BODY x3" in proc.stdout
+    junit = etree.parse(str(tmp_path / "junit.xml")).getroot()
+    failed = [c.get("name") for c in junit.iter("testcase") if c.find("failure") is not None]
+    assert "GetTokenDevice [HTTP GET] candidate's body equals the primary's (XML " \
+           "structurally, fault code included)" in failed
+
+
+def test_fault_where_primary_succeeds(contract: Contract, tmp_path: Path) -> None:
+    with serving(contract, None, fault_on("SendMarkNotes", Binding.SOAP12)) as urls:
+        proc, report = diff(tmp_path, "--primary", urls[0], "--candidate", urls[1])
+    assert proc.returncode == 1
+    status = failures(report, "DIFF-STATUS")
+    assert places(status) == {("SendMarkNotes", "SOAP 1.2")}
+    assert {(f["primary"], f["candidate"]) for f in status} == {("200", "500")}
+    assert places(failures(report, "DIFF-BODY")) == {("SendMarkNotes", "SOAP 1.2")}
+    cross = failures(report, "CROSS-BINDING")
+    assert [(f["operation"], f["binding"], f["implementation"]) for f in cross] == [
+        ("SendMarkNotes", "SOAP 1.2", "candidate")]
+    assert "error (HTTP 500, fault Receiver)" in cross[0]["values"]["SOAP 1.2"]
+
+
+def test_harmless_differences_are_not_reported(contract: Contract, tmp_path: Path) -> None:
+    with serving(contract, None, harmless) as (primary, candidate):
+        proc, report = diff(tmp_path, "--primary", primary, "--candidate", candidate)
+    assert proc.returncode == 0, json.dumps(report["findings"][:3])
+    assert report["counts"]["failed"] == 0 and report["counts"]["warning"] == 0
+
+
+def test_fault_reason_is_only_a_warning(contract: Contract, tmp_path: Path) -> None:
+    """Two implementations faulting alike (same code) with other prose: exit 0, a warning."""
+    def fault(reason: str) -> Respond:
+        def respond(contract: Contract, request: HttpRequest) -> HttpResponse:
+            call = classify(contract, request)
+            if call.binding.is_soap:
+                return build_fault(call.binding, FaultCode.CLIENT, reason)
+            return answer(contract, request)
+        return respond
+
+    with serving(contract, fault("Server was unable to read request."),
+                 fault("Bad request")) as (primary, candidate):
+        proc, report = diff(tmp_path, "--primary", primary, "--candidate", candidate)
+    assert proc.returncode == 0, proc.stdout
+    warnings = [f for f in report["findings"] if f["rule"] == "DIFF-FAULT-REASON"]
+    assert warnings and {f["verdict"] for f in warnings} == {"warning"}
+    assert {f["binding"] for f in warnings} == {"SOAP 1.1", "SOAP 1.2"}
+
+
+def test_noise_is_learned_from_a_secondary(contract: Contract, tmp_path: Path) -> None:
+    with serving(contract, timestamped, timestamped, timestamped) as urls:
+        primary, secondary, candidate = urls
+        proc, report = diff(tmp_path, "--primary", primary, "--candidate", candidate)
+        assert proc.returncode == 1
+        assert {f["path"].rsplit("/", 1)[1] for f in failures(report)} == {"Timestamp"}
+        assert len(places(failures(report))) == 8 * 2  # every operation over both SOAPs
+
+        proc, report = diff(tmp_path, "--primary", primary, "--secondary", secondary,
+                            "--candidate", candidate)
+    assert proc.returncode == 0, proc.stdout
+    assert failures(report) == []
+    noise = report["noise"]
+    assert {(n["binding"], n["path"].rsplit("/", 1)[1]) for n in noise} == {
+        ("SOAP 1.1", "Timestamp"), ("SOAP 1.2", "Timestamp")}
+    assert sum(n["suppressed"] for n in noise) == 8 * 2 * 3
+    assert "NOISE (differences between primary and secondary" in proc.stdout
+    assert "/Envelope/Body/GetTokenDeviceResponse/Timestamp" in proc.stdout
+
+
+def test_noise_does_not_hide_a_real_difference(contract: Contract, tmp_path: Path) -> None:
+    with serving(contract, timestamped, timestamped, timestamped_and_changed) as urls:
+        proc, report = diff(tmp_path, "--primary", urls[0], "--secondary", urls[1],
+                            "--candidate", urls[2])
+    assert proc.returncode == 1
+    assert {(f["operation"], f["binding"], f["path"].rsplit("/", 1)[1])
+            for f in failures(report)} == {
+        ("GetTokenDevice", "SOAP 1.1", "GetTokenDeviceResult"),
+        ("GetTokenDevice", "SOAP 1.2", "GetTokenDeviceResult"),
+        ("GetTokenDevice", "HTTP GET", "string"), ("GetTokenDevice", "HTTP POST", "string")}
+
+
+def test_cross_binding_inconsistency(contract: Contract, tmp_path: Path) -> None:
+    with serving(contract, None, get_result_differs) as (primary, candidate):
+        proc, report = diff(tmp_path, "--primary", primary, "--candidate", candidate)
+        assert proc.returncode == 1
+        cross = [f for f in report["findings"] if f["rule"] == "CROSS-BINDING"]
+        assert len(cross) == 1
+        finding = cross[0]
+        assert (finding["verdict"], finding["implementation"], finding["operation"],
+                finding["binding"]) == ("failed", "candidate", "GetTokenDevice", "HTTP GET")
+        assert finding["values"]["HTTP GET"] == "'from-get'"
+        assert finding["values"]["SOAP 1.1"] == finding["values"]["HTTP POST"] != "'from-get'"
+        assert finding["inconsistent_sets"] == finding["argument_sets"] == 3
+        assert report["rules"]["CROSS-BINDING"]["passed"] == 8 + 7  # primary all, candidate 7
+
+        # The same inconsistency in the primary: reported, but inherited (a warning).
+        proc, report = diff(tmp_path, "--primary", candidate, "--candidate", candidate)
+    assert proc.returncode == 0
+    cross = [f for f in report["findings"] if f["rule"] == "CROSS-BINDING"]
+    assert {(f["implementation"], f["verdict"]) for f in cross} == {
+        ("primary", "warning"), ("candidate", "warning")}
+
+
+def test_allure_results(contract: Contract, tmp_path: Path) -> None:
+    with serving(contract, None, changed_result) as (primary, candidate):
+        diff(tmp_path, "--primary", primary, "--candidate", candidate)
+    results = [json.loads(p.read_text()) for p in (tmp_path / "allure").glob("*-result.json")]
+    assert len(results) == 8 * 4 + 2 * 8  # operation x binding, and cross-binding per side
+    failed = [r for r in results if r["status"] == "failed"]
+    assert len(failed) == 4
+    token = next(r for r in failed if {"name": "feature", "value": "HTTP GET"} in r["labels"])
+    assert {"name": "story", "value": "GetTokenDevice"} in token["labels"]
+    assert {"name": "tag", "value": "DIFF-BODY"} in token["labels"]
+    names = [a["name"] for a in token["attachments"]]
+    assert names == ["DIFF-BODY primary request", "DIFF-BODY primary response",
+                     "DIFF-BODY candidate request", "DIFF-BODY candidate response"]
+    attached = (tmp_path / "allure" / token["attachments"][3]["source"]).read_text()
+    assert attached.startswith("HTTP/1.1 200") and "changed" in attached
+
+
+def test_recording_is_replayed_to_both(contract: Contract, tmp_path: Path) -> None:
+    recording = tmp_path / "traffic.jsonl"
+    with RecordingWriter(recording, upstream="http://legacy.example/School") as writer:
+        for op in contract.operations:
+            for binding in (Binding.SOAP11, Binding.HTTP_GET):
+                request = build_request(contract, op, {p: "7" for p in op.parameter_names},
+                                        binding, "http://legacy.example/School")
+                writer.write(Exchange(request, answer(contract, request)))
+    with serving(contract, None, changed_result) as (primary, candidate):
+        proc, report = diff(tmp_path, "--primary", primary + "/", "--candidate", candidate,
+                            str(recording))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert report["exchanges"] == 16
+    body = failures(report, "DIFF-BODY")
+    assert places(body) == {("GetTokenDevice", "SOAP 1.1"), ("GetTokenDevice", "HTTP GET")}
+    assert {(f["index"], f["source"]) for f in body} == {(11, str(recording)),
+                                                         (12, str(recording))}
+    assert body[0]["request"].startswith("POST /PushNotificationMobile.asmx")
+
+
+def test_unreachable_target_is_one_line(contract: Contract, tmp_path: Path) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    with serving(contract, None) as (primary,):
+        proc, _ = diff(tmp_path, "--primary", primary, "--candidate", closed)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and closed in proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+@pytest.mark.parametrize("args", [["--primary", "http://127.0.0.1:1"],
+                                  ["--primary", "ftp://x", "--candidate", "http://127.0.0.1:1"]])
+def test_usage_errors_exit_2(args: list[str], tmp_path: Path) -> None:
+    proc, _ = diff(tmp_path, *args)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1
