@@ -26,7 +26,10 @@ def run(args: argparse.Namespace) -> int:
     from harness.reference.server import serve
 
     contract = school_mobile(args.namespace)
-    print(f"harness serve: reference on http://{args.host}:{args.port} "
-          f"(namespace {contract.namespace}); Ctrl-C stops it", file=sys.stderr, flush=True)
-    serve(contract, args.host, args.port)
+
+    def announce(url: str) -> None:
+        print(f"harness serve: reference on {url} (namespace {contract.namespace}); "
+              "Ctrl-C stops it", file=sys.stderr, flush=True)
+
+    serve(contract, args.host, args.port, announce=announce)
     return 0

@@ -7,7 +7,7 @@ import contextlib
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import uvicorn
 
@@ -21,8 +21,9 @@ def _config(app, host: str, port: int) -> uvicorn.Config:
 
 
 def serve(contract: Contract | None = None, host: str = "127.0.0.1", port: int = 8000,
-          app=None) -> None:
-    """Serve in the foreground until interrupted."""
+          app=None, announce: Callable[[str], None] | None = None) -> None:
+    """Serve in the foreground until interrupted; ``announce`` gets the base URL once the
+    port is bound (so a port in use is one error line, and port 0 reports the real port)."""
     from harness.reference.app import create_app
 
     app = app or create_app(contract or school_mobile())
@@ -30,7 +31,14 @@ def serve(contract: Contract | None = None, host: str = "127.0.0.1", port: int =
         sock = _bind(host, port)
     except OSError as exc:
         raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-    uvicorn.Server(_config(app, host, port)).run(sockets=[sock])
+    bound_port = sock.getsockname()[1]
+    if announce:
+        announce(base_url(host, bound_port))
+    uvicorn.Server(_config(app, host, bound_port)).run(sockets=[sock])
+
+
+def base_url(host: str, port: int) -> str:
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -65,7 +73,7 @@ def running(contract: Contract | None = None, app=None, host: str = "127.0.0.1",
             raise RuntimeError("the embedded server did not start")
         time.sleep(0.01)
     try:
-        yield f"http://{host}:{bound_port}"
+        yield base_url(host, bound_port)
     finally:
         server.should_exit = True
         thread.join(timeout=5)
