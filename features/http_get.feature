@@ -1,0 +1,29 @@
+Feature: HTTP GET binding
+  Spec clause 4.1: every operation is a GET of /<Endpoint>.asmx/<Operation> with its parameters
+  as query-string fields; an operation without a result answers 200 with no body.
+
+  Background:
+    Given the service under test
+
+  @BIND-METHOD-PATH @BIND-REQUEST-CONTENT-TYPE @R3-LENGTH-HOST @R9-PARAMETERS @OP-ENDPOINT
+  @R4-STATUS @R8-HTTP-EMPTY-BODY
+  Scenario Outline: <operation> over HTTP GET
+    When the client calls <operation> over HTTP GET
+    Then the request is a GET of the endpoint path followed by "/<operation>" (BIND-METHOD-PATH)
+    And the request carries no Content-Type (BIND-REQUEST-CONTENT-TYPE)
+    And the request carries a Host header (R3-LENGTH-HOST)
+    And every parameter is a query-string field named exactly as in the spec (R9-PARAMETERS)
+    And the operation is served at its own endpoint (OP-ENDPOINT)
+    And the call returns HTTP status 200 (R4-STATUS)
+    And the response has no body unless the operation has a result (R8-HTTP-EMPTY-BODY)
+
+    Examples:
+      | operation              |
+      | AuthCode               |
+      | LogoutFromSchool       |
+      | GetStudentsAudtiNote   |
+      | GetTeacherSubjectsByID |
+      | GetTeacherGrpupsByID   |
+      | GetTokenDevice         |
+      | SendNotificationType   |
+      | SendMarkNotes          |

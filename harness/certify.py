@@ -1,0 +1,240 @@
+"""Certify a deployment: run the conformance features against it and judge every exchange.
+
+The features (``features/*.feature``) are the binding rules as a QA lead reads them; their steps
+(``steps/``) only glue words to this module: ``Service.call`` builds the spec's request, sends
+it, judges it with ``rules.judge`` (restricted to the rule IDs the scenario is tagged with) and
+hands the findings to the run's Report; ``expect`` turns one rule's findings into a step verdict.
+``certify`` runs pytest over the features in-process with a small plugin, so Gherkin, console,
+JSON, JUnit and Allure all come from the same run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from harness import __version__, rules, send
+from harness.bindings import Binding, build_request
+from harness.contract import Contract, Operation, sample_arguments, school_mobile
+from harness.errors import HarnessError, UsageError
+from harness.exchange import Exchange
+from harness.findings import Finding, Report, Verdict
+
+ROOT = Path(__file__).resolve().parent.parent
+FEATURES = ROOT / "features"
+STEPS = ROOT / "steps"
+#: The conformance scenarios certify runs (the replay engineer's recorded-traffic feature is not
+#: one: it needs a recording).
+FEATURE_FILES = ("soap11.feature", "soap12.feature", "http_get.feature", "http_post.feature",
+                 "get_token_device.feature", "notification_notes.feature",
+                 "versioning.feature")
+CONFORMANCE_TESTS = STEPS / "test_conformance.py"
+DEFAULT_REPORT_DIR = Path("reports")
+#: Names of the argument value sets of ``contract.sample_arguments`` (its ``variant``).
+VALUE_SETS = {"plain": 0, "non-ascii": 1, "xml-special": 2}
+#: Where the run's Report lives while pytest runs (absent in a plain ``pytest`` run).
+REPORT_KEY = pytest.StashKey[Report]()
+
+
+@dataclass
+class Call:
+    """One request the features asked for, its response and the findings judged on it."""
+
+    operation: Operation
+    binding: Binding
+    exchange: Exchange
+    findings: list[Finding] = field(default_factory=list)
+
+
+class Service:
+    """The service under test: a contract at a base URL, and one HTTP client."""
+
+    def __init__(self, contract: Contract, base_url: str, report: Report | None = None) -> None:
+        self.contract = contract
+        self.base_url = send.base_url(base_url)
+        self.report = report
+        self._http = send.client()
+        self._seen: set[tuple] = set()
+
+    def close(self) -> None:
+        self._http.close()
+
+    def call(self, operation: str, binding: str, values: str | None = None,
+             rules_: Iterable[str] | None = None) -> Call:
+        """Call ``operation`` (as the feature spells it) over ``binding`` (its label) with the
+        named value set, and judge the exchange against ``rules_``."""
+        op = self.contract.find(operation)
+        if op is None:
+            raise UsageError(f"the feature names {operation!r}, which is not an operation of "
+                             f"the {self.contract.name} contract")
+        how = Binding.parse(binding)
+        variant = VALUE_SETS.get((values or "plain").lower())
+        if variant is None:
+            raise UsageError(f"unknown value set {values!r} (use {', '.join(VALUE_SETS)})")
+        request = build_request(self.contract, op, sample_arguments(op, variant), how,
+                                self.base_url)
+        exchange = Exchange(request, send.send(self._http, request), source=self.base_url)
+        found = rules.judge(exchange, self.contract, intended=(op, how), rules=rules_)
+        self._record(found)
+        return Call(op, how, exchange, found)
+
+    def _record(self, findings: list[Finding]) -> None:
+        """Into the run's Report; an identical finding on an identical exchange counts once
+        (two features may ask the very same request)."""
+        if self.report is None:
+            return
+        self.report.exchanges += 1
+        for f in findings:
+            key = (f.rule, f.verdict, f.operation, f.binding, f.expected, f.actual, f.message)
+            if key not in self._seen:
+                self._seen.add(key)
+                self.report.add(f)
+
+
+def expect(rule: str, calls: Sequence[Call], tagged: Iterable[str]) -> list[Finding]:
+    """Step verdict of ``rule`` over the scenario's calls: AssertionError listing each failure.
+
+    The scenario must carry the rule's tag (so the report and the Gherkin agree) and the rule
+    must have judged something."""
+    if rule not in rules.RULES:
+        raise AssertionError(f"{rule} is not a rule of the catalogue")
+    if rule not in set(tagged):
+        raise AssertionError(f"the scenario checks {rule} but is not tagged @{rule}")
+    found = [f for call in calls for f in call.findings if f.rule == rule]
+    if not found:
+        raise AssertionError(f"{rule} judged nothing: no call in this scenario")
+    failures = [f for f in found if f.verdict is Verdict.FAILED]
+    if failures:
+        raise AssertionError("\n".join(
+            f"[{f.rule}] {f.operation} x {f.binding}: expected {f.expected}, actual {f.actual}"
+            + (f" ({f.message})" if f.message else "") for f in failures))
+    return found
+
+
+# ------------------------------------------------------------------------------ the command
+
+
+class CertifyPlugin:
+    """Hands the run's Report to the steps and keeps pytest's own verdict."""
+
+    def __init__(self, report: Report) -> None:
+        self.report = report
+        self.scenarios = {"passed": 0, "failed": 0, "skipped": 0}
+
+    def pytest_configure(self, config: pytest.Config) -> None:
+        config.stash[REPORT_KEY] = self.report
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "call" or report.outcome != "passed":
+            self.scenarios[report.outcome] = self.scenarios.get(report.outcome, 0) + 1
+
+
+@dataclass
+class Outputs:
+    json: Path | None = None
+    junit: Path | None = None
+    report_dir: Path = DEFAULT_REPORT_DIR
+    html: bool = True
+
+    @property
+    def allure_results(self) -> Path:
+        return self.report_dir / "allure-results"
+
+    @property
+    def allure_report(self) -> Path:
+        return self.report_dir / "allure-report"
+
+
+@contextlib.contextmanager
+def _service_url(target: str | None, contract: Contract) -> Iterator[str]:
+    """The target's base URL, or the embedded reference started for the run."""
+    if target:
+        url = send.base_url(target)
+        send.check_reachable(url)
+        yield url
+        return
+    from harness.reference.server import running
+
+    with running(contract) as url:
+        yield url
+
+
+def certify(target: str | None, namespace: str | None, outputs: Outputs,
+            stream=sys.stdout) -> int:
+    """Run the features against ``target`` (the embedded reference when None); exit status."""
+    contract = school_mobile(namespace)
+    for name in FEATURE_FILES:
+        if not (FEATURES / name).is_file():
+            raise UsageError(f"feature file {FEATURES / name} is missing")
+    with _service_url(target, contract) as url:
+        shown = url if target else f"{url} (embedded reference)"
+        report = Report("certify", shown, titles=rules.titles(), namespace=contract.namespace)
+        plugin = CertifyPlugin(report)
+        args = [str(CONFORMANCE_TESTS), "--rootdir", str(ROOT), "-q", "--tb=no",
+                "--no-header", "-p", "no:cacheprovider", "-W", "ignore",
+                "--target", url, "--namespace", contract.namespace,
+                "--alluredir", str(outputs.allure_results), "--clean-alluredir"]
+        print(f"certify: {shown}, namespace {contract.namespace}", file=stream, flush=True)
+        code = _run_pytest(args, plugin, stream)
+    report.finish()
+    if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        raise HarnessError(f"the conformance features did not run (pytest exit {int(code)})")
+    write_environment(outputs.allure_results, shown, contract.namespace)
+    print(file=stream)
+    report.print_console(stream)
+    if outputs.json:
+        report.write_json(outputs.json)
+        print(f"certify: JSON findings in {outputs.json}", file=stream)
+    if outputs.junit:
+        report.write_junit(outputs.junit)
+        print(f"certify: JUnit XML in {outputs.junit}", file=stream)
+    print(f"certify: Allure results in {outputs.allure_results}", file=stream)
+    if outputs.html:
+        _render_html(outputs, stream)
+    status = report.exit_code
+    if status == 0 and plugin.scenarios.get("failed"):
+        print(f"certify: {plugin.scenarios['failed']} scenario(s) failed without a rule "
+              "failure (see the pytest lines above)", file=stream)
+        status = 1
+    return status
+
+
+def _run_pytest(args: list[str], plugin: CertifyPlugin, stream) -> pytest.ExitCode:
+    """pytest.main with its terminal output sent to ``stream``."""
+    if stream is sys.stdout:
+        return pytest.ExitCode(pytest.main(args, plugins=[plugin]))
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        code = pytest.main(args, plugins=[plugin])
+    stream.write(buffer.getvalue())
+    return pytest.ExitCode(code)
+
+
+def write_environment(results: Path, target: str, namespace: str) -> None:
+    """Allure's environment.properties: what was certified, by which harness."""
+    results.mkdir(parents=True, exist_ok=True)
+    lines = {"target": target, "namespace": namespace, "harness.version": __version__}
+    text = "".join(f"{k} = {_properties_escape(v)}\n" for k, v in lines.items())
+    (results / "environment.properties").write_text(text, encoding="utf-8")
+
+
+def _properties_escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace(":", "\\:").replace("=", "\\=")
+
+
+def _render_html(outputs: Outputs, stream) -> None:
+    from harness import allure_report
+
+    try:
+        html = allure_report.render(outputs.allure_results, outputs.allure_report,
+                                    name="harness certify")
+    except allure_report.AllureMissing as exc:
+        print(f"certify: no HTML report: {exc}", file=stream)
+        return
+    print(f"certify: HTML report in {html}", file=stream)

@@ -1,0 +1,66 @@
+"""Fixtures and hooks of the conformance features.
+
+``--target`` and ``--namespace`` choose the service under test; without ``--target`` the
+embedded reference runs on a free loopback port, so ``scripts/test`` certifies the reference.
+Step modules plug in by being imported here (their step definitions are fixtures).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from harness.allure_bridge import (  # noqa: F401 (pytest-bdd hooks: Gherkin steps as Allure steps)
+    pytest_bdd_after_step,
+    pytest_bdd_apply_tag,
+    pytest_bdd_before_scenario,
+    pytest_bdd_before_step,
+    pytest_bdd_step_error,
+)
+from harness.certify import REPORT_KEY, Call, Service
+from harness.contract import DEFAULT_NAMESPACE, school_mobile
+from steps.conformance_steps import *  # noqa: F403 (step definitions)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("harness", "conformance features")
+    group.addoption("--target", default=None,
+                    help="base URL of the service under test (default: the embedded reference)")
+    group.addoption("--namespace", default=DEFAULT_NAMESPACE,
+                    help=f"service namespace (default {DEFAULT_NAMESPACE})")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "rule(id): the scenario judges rule ID `id` of the "
+                            "catalogue (from a @RULE-ID tag in a feature)")
+
+
+@pytest.fixture(scope="session")
+def service(request: pytest.FixtureRequest) -> Iterator[Service]:
+    contract = school_mobile(request.config.getoption("--namespace"))
+    report = request.config.stash.get(REPORT_KEY, None)
+    target = request.config.getoption("--target")
+    if target:
+        under_test = Service(contract, target, report)
+        yield under_test
+        under_test.close()
+        return
+    from harness.reference.server import running
+
+    with running(contract) as url:
+        under_test = Service(contract, url, report)
+        yield under_test
+        under_test.close()
+
+
+@pytest.fixture
+def calls() -> list[Call]:
+    """The calls a scenario made, in order."""
+    return []
+
+
+@pytest.fixture
+def tagged_rules(request: pytest.FixtureRequest) -> list[str]:
+    """Rule IDs the scenario is tagged with."""
+    return [mark.args[0] for mark in request.node.iter_markers("rule")]
