@@ -208,7 +208,8 @@ class Diff:
             place.rules[rule] += 1
             self.report.add(Finding(
                 rule, Verdict.WARNING if warning else Verdict.FAILED, *where,
-                expected=_show(expected), actual=_show(actual), message=difference.describe(),
+                expected=_show(expected, path), actual=_show(actual, path),
+                message=difference.describe(),
                 index=record["index"], source=record["source"],
                 extra={"primary": expected, "candidate": actual, "path": path, "kind": kind,
                        "request": record["request"]}))
@@ -239,8 +240,10 @@ def _never(_text: str | None) -> bool:
     return False
 
 
-def _show(value: str | None) -> str:
-    return "(none)" if value is None else value
+def _show(value: str | None, path: str) -> str:
+    """A compared value for the console; where it sits when it sits in the body."""
+    shown = "(none)" if value is None else value
+    return f"{shown} (at {path})" if path else shown
 
 
 def _without_own_url(response: HttpResponse, url: str) -> HttpResponse:
