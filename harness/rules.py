@@ -13,6 +13,7 @@ XML declaration or none, extra headers and the charset's case.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
@@ -623,12 +624,16 @@ def select(ids: Iterable[str] | None) -> tuple[Rule, ...]:
 def judge(exchange: Exchange, contract: Contract, *,
           sides: Iterable[Side] = (Side.REQUEST, Side.RESPONSE),
           intended: tuple[Operation, Binding] | None = None,
-          rules: Iterable[str] | None = None) -> list[Finding]:
+          rules: Iterable[str] | None = None,
+          tally: Counter[tuple[str, str | None, str | None, Verdict]] | None = None,
+          ) -> list[Finding]:
     """Judge one exchange against the catalogue (or the chosen rule IDs).
 
     The request is classified once and the response read once. ``intended`` is what the caller
     meant to send (certify): the operation and binding come from it, so a broken response is
-    judged against what was asked.
+    judged against what was asked. With ``tally``, passed and not-applicable outcomes are only
+    counted there, as ``(rule, operation, binding label, verdict)``, and the Findings returned
+    are the failures and warnings (lint over a million exchanges builds no Finding it drops).
     """
     side_set = frozenset(sides)
     try:
@@ -648,23 +653,33 @@ def judge(exchange: Exchange, contract: Contract, *,
         reading = read_response(op, binding, exchange.response)
     case = Case(exchange, contract, op, binding, classification, reading, side_set)
     findings = []
+    client = exchange.client  # once, not once per finding
+    op_name, label = op.name, binding.label
     for rule in select(rules):
         if not rule.applies_to(side_set):
             continue
         for outcome in rule.check(case):
-            if outcome.verdict is Verdict.FAILED and rule.level is Level.PERMITTED:
+            verdict = outcome.verdict
+            if tally is not None and verdict not in _KEPT:
+                tally[rule.id, op_name, label, verdict] += 1
+                continue
+            if verdict is Verdict.FAILED and rule.level is Level.PERMITTED:
                 outcome = Outcome(Verdict.WARNING, outcome.expected, outcome.actual,
                                   outcome.message)
-            findings.append(_finding(exchange, rule.id, op, binding, outcome))
+            findings.append(_finding(exchange, rule.id, op, binding, outcome, client))
     return findings
 
 
+_KEPT = (Verdict.FAILED, Verdict.WARNING)
+
+
 def _finding(exchange: Exchange, rule: str, op: Operation | None, binding: Binding | None,
-             outcome: Outcome) -> Finding:
+             outcome: Outcome, client: str | None = None) -> Finding:
     return Finding(rule=rule, verdict=outcome.verdict, operation=op.name if op else None,
                    binding=binding.label if binding else None, expected=outcome.expected,
                    actual=outcome.actual, message=outcome.message, index=exchange.index,
-                   source=exchange.source or None, client=exchange.client)
+                   source=exchange.source or None,
+                   client=client if client is not None else exchange.client)
 
 
 def catalogue_table() -> str:
