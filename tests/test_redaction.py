@@ -79,7 +79,7 @@ def test_soap_body_outside_the_values_stays_byte_exact(contract, redactor):
     request = build_request(contract, op, args, Binding.SOAP11)
     redacted = redactor.request(request)
     first = op.parameters[0].name.encode()
-    before, after = request.body.split(b"<" + first + b">", 1)
+    before, _after = request.body.split(b"<" + first + b">", 1)
     assert redacted.body.startswith(before + b"<" + first + b">redacted-")
     # Everything after the last sensitive value is untouched, byte for byte.
     tail = request.body.rsplit(b"</", 3)[-3:]

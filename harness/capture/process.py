@@ -1,0 +1,82 @@
+"""``harness capture`` as a child process: what the sample generator, the tests and the benchmark
+drive, so they exercise the real command, not a stand-in."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+_LISTENING = re.compile(r"listening on (http://[\d.:\[\]a-z]+)")
+
+
+class CaptureProcess:
+    """Runs ``harness capture --listen 127.0.0.1:0 ...``; ``url`` is where it listens.
+
+    Use as a context manager; ``stop()`` sends SIGINT and returns (exit status, stdout, stderr).
+    """
+
+    def __init__(self, upstream: str, out: str | Path, *extra: str,
+                 timeout: float = 30) -> None:
+        self.args = [sys.executable, "-m", "harness", "capture", "--upstream", upstream,
+                     "--listen", "127.0.0.1:0", "--out", str(out), *extra]
+        self.timeout = timeout
+        self.proc: subprocess.Popen[str] | None = None
+        self.url = ""
+        self._stderr: list[str] = []
+
+    def start(self) -> CaptureProcess:
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, env=env)
+        assert self.proc.stderr is not None
+        deadline = time.monotonic() + self.timeout
+        while time.monotonic() < deadline:
+            line = self.proc.stderr.readline()
+            if not line:
+                break
+            self._stderr.append(line)
+            found = _LISTENING.search(line)
+            if found:
+                self.url = found.group(1)
+                return self
+        code, _out, err = self.stop()
+        raise RuntimeError(f"harness capture did not start (exit {code}): {err.strip()}")
+
+    def stop(self, sig: int = signal.SIGINT) -> tuple[int, str, str]:
+        assert self.proc is not None
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            out, err = self.proc.communicate(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            out, err = self.proc.communicate()
+        return self.proc.returncode, out, "".join(self._stderr) + err
+
+    def kill(self) -> None:
+        """SIGKILL: the crash case; the recording must survive it."""
+        assert self.proc is not None
+        self.proc.kill()
+        self.proc.communicate()
+
+    def __enter__(self) -> CaptureProcess:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.stop()
+
+
+def run_harness(*args: str | Path, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """``harness ARGS`` as a child process."""
+    done = subprocess.run([sys.executable, "-m", "harness", *map(str, args)],
+                          capture_output=True, text=True, timeout=120)
+    if check and done.returncode != 0:
+        raise RuntimeError(f"harness {' '.join(map(str, args))} failed: {done.stderr.strip()}")
+    return done
+

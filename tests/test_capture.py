@@ -1,0 +1,241 @@
+"""``harness capture`` end to end: the real command between real clients (zeep, httpx, curl)
+and the reference on loopback."""
+
+from __future__ import annotations
+
+import html
+import json
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from urllib.parse import quote, quote_plus
+
+import httpx
+import pytest
+
+from harness.bindings import classify
+from harness.capture.process import CaptureProcess, run_harness
+from harness.capture.samples import drive
+from harness.contract import Operation, reference_result, sample_arguments
+from harness.recording import read_exchanges, read_header
+from harness.redaction import is_pseudonym
+
+
+@pytest.fixture(scope="module")
+def captured(contract, reference_url, tmp_path_factory):
+    """All 32 operation x binding pairs by zeep and httpx, non-ASCII and XML-special values."""
+    out = tmp_path_factory.mktemp("capture") / "all.jsonl"
+    with CaptureProcess(reference_url, out) as capture:
+        calls = list(drive(contract, reference_url, capture.url, arguments=_personal))
+        code, stdout, stderr = capture.stop()
+    return out, calls, code, stdout, stderr
+
+
+def _personal(op: Operation) -> dict[str, str]:
+    """Non-ASCII, XML-special values; the sensitive ones unique to their parameter."""
+    args = sample_arguments(op, 1 + len(op.name) % 2)  # variants 1 and 2
+    return {k: f"{v}·{op.name}·{k}" if op.parameter(k).sensitive else v
+            for k, v in args.items()}
+
+
+def _forms(value: str) -> set[bytes]:
+    forms = {value, html.escape(value, quote=False), quote_plus(value), quote(value),
+             json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}
+    return {f.encode("utf-8") for f in forms if len(f) > 2}
+
+
+def test_every_exchange_is_recorded_and_classified(contract, captured):
+    out, calls, code, stdout, _ = captured
+    assert code == 0
+    exchanges = list(read_exchanges([out]))
+    assert len(exchanges) == len(calls) == 32
+    assert [e.index for e in exchanges] == list(range(1, 33))
+    for call, exchange in zip(calls, exchanges, strict=True):
+        assert exchange.meta["binding"] == call.binding.value
+        assert exchange.meta["operation"] == call.operation.name
+        assert exchange.response is not None and exchange.response.status == call.status == 200
+        # The recorded request still classifies the same way (what lint and replay will see).
+        again = classify(contract, exchange.request)
+        assert (again.binding, again.operation) == (call.binding, call.operation)
+        for name, value in again.args.items():
+            if call.operation.parameter(name).sensitive:
+                assert is_pseudonym(value)
+            else:
+                assert value == call.arguments[name]
+        assert dict(exchange.meta["arguments"]) == again.args
+        assert exchange.timings["duration"] >= 0
+    lines = stdout.splitlines()
+    assert sum(line.startswith("#") for line in lines) == 32
+    assert "captured 32 exchange(s)" in stdout and "unclassified: 0" in stdout
+
+
+def test_redacted_values_never_reach_the_file(contract, captured):
+    out, calls, *_ = captured
+    raw = out.read_bytes()
+    secrets = set()
+    for call in calls:
+        secrets |= {v for k, v in call.arguments.items()
+                    if call.operation.parameter(k).sensitive}
+        if call.operation.result_sensitive:
+            secrets.add(reference_result(call.operation, call.arguments))
+    assert secrets
+    for secret in secrets:
+        for form in _forms(secret):
+            assert form not in raw, form
+    key = Path(f"{out}.key").read_text().strip()
+    assert key.encode() not in raw
+    assert read_header(out)["redacted"] is True
+
+
+def test_har_export_reimports_the_same_exchanges(captured, tmp_path):
+    out, *_ = captured
+    har = tmp_path / "all.har"
+    run_harness("export", out, "--har", har)
+    document = json.loads(har.read_text(encoding="utf-8"))
+    log = document["log"]
+    assert log["version"] == "1.2" and log["creator"]["name"]
+    entry = log["entries"][0]
+    for field in ("startedDateTime", "time", "request", "response", "cache", "timings"):
+        assert field in entry
+    for field in ("method", "url", "httpVersion", "headers", "queryString", "postData",
+                  "headersSize", "bodySize", "cookies"):
+        assert field in entry["request"]
+    for field in ("status", "statusText", "httpVersion", "headers", "content", "redirectURL",
+                  "headersSize", "bodySize", "cookies"):
+        assert field in entry["response"]
+    original, back = list(read_exchanges([out])), list(read_exchanges([har]))
+    assert len(back) == len(original) == 32
+    for a, b in zip(original, back, strict=True):
+        assert b.request == a.request  # method, URL, headers in order and case, body bytes
+        assert b.response == a.response
+        assert b.meta == a.meta and b.index == a.index
+
+
+def test_no_redact_records_values_and_says_so(contract, reference_url, tmp_path):
+    out = tmp_path / "plain.jsonl"
+    with CaptureProcess(reference_url, out, "--no-redact") as capture:
+        op = next(o for o in contract.operations if o.result_sensitive)
+        httpx.get(f"{capture.url}{op.endpoint}/{op.name}", params={"id": "device-77"},
+                  trust_env=False)
+        capture.stop()
+    header = read_header(out)
+    assert header["redacted"] is False and header["redaction"] is None
+    assert b"device-77" in out.read_bytes()
+    assert not Path(f"{out}.key").exists()
+
+
+def test_curl_unclassified_and_foreign_traffic(contract, reference_url, tmp_path):
+    if shutil.which("curl") is None:
+        pytest.skip("curl is not installed")
+    op = contract.operations[0]
+    for keep, expected in ((False, 1), (True, 2)):
+        out = tmp_path / f"mixed-{keep}.jsonl"
+        extra = ("--keep-foreign",) if keep else ()
+        with CaptureProcess(reference_url, out, *extra) as capture:
+            subprocess.run(["curl", "-s", "-o", "/dev/null", "-X", "POST", "-H",
+                            "Content-Type: text/xml; charset=utf-8", "--data-binary",
+                            "<broken", f"{capture.url}{op.endpoint}"], check=True)
+            subprocess.run(["curl", "-s", "-o", "/dev/null", f"{capture.url}/favicon.ico"],
+                           check=True)
+            _, stdout, _ = capture.stop()
+        exchanges = list(read_exchanges([out]))
+        assert len(exchanges) == expected
+        assert "SOAP body rejected" in exchanges[0].meta["unclassified"]
+        assert exchanges[0].request.body == b"<broken"
+        if keep:
+            assert exchanges[1].meta == {"foreign": True}
+        assert "foreign left out: " + ("0" if keep else "1") in stdout
+
+
+def test_exchange_without_response_is_recorded_with_its_error(tmp_path):
+    # An upstream that accepts and hangs up at once: mitmproxy's error hook, no response.
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    stop = threading.Event()
+
+    def hang_up() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                continue
+            conn.close()
+
+    threading.Thread(target=hang_up, daemon=True).start()
+    out = tmp_path / "errors.jsonl"
+    try:
+        with CaptureProcess(f"http://127.0.0.1:{port}", out) as capture:
+            answer = httpx.get(f"{capture.url}/GetTeacherGroups.asmx/GetTeacherGrpupsByID",
+                               params={"Tid": "1"}, trust_env=False)
+            _, stdout, _ = capture.stop()
+    finally:
+        stop.set()
+        server.close()
+    assert answer.status_code == 502
+    (exchange,) = read_exchanges([out])
+    assert exchange.response is None and exchange.meta["error"]
+    assert exchange.meta["binding"] == "get"
+    assert "errors: 1" in stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--mode", "sideways"], "invalid choice"),
+    (["--listen", "nowhere"], "is not HOST:PORT"),
+    (["--upstream", "ftp://x"], "is not an http(s) URL"),
+])
+def test_bad_flags_are_one_line_errors(tmp_path, reference_url, args, message):
+    argv = ["capture", "--upstream", reference_url, "--out", str(tmp_path / "r.jsonl"), *args]
+    done = run_harness(*argv, check=False)
+    assert done.returncode == 2
+    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_unreachable_upstream_and_unwritable_out_fail_before_listening(tmp_path,
+                                                                       reference_url):
+    with socket.create_server(("127.0.0.1", 0)) as s:
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}"
+    done = run_harness("capture", "--upstream", dead, "--out", tmp_path / "r.jsonl",
+                       "--listen", "127.0.0.1:0", check=False)
+    assert done.returncode == 2 and "unreachable" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    blocked = tmp_path / "dir"
+    blocked.mkdir()
+    done = run_harness("capture", "--upstream", reference_url, "--out", blocked,
+                       "--listen", "127.0.0.1:0", check=False)
+    assert done.returncode == 2 and "cannot write recording" in done.stderr
+    assert "listening" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_appending_keeps_the_key_and_refuses_another(contract, reference_url, tmp_path):
+    out = tmp_path / "twice.jsonl"
+    op = next(o for o in contract.operations if o.parameters[0].sensitive)
+    values = []
+    for _ in range(2):
+        with CaptureProcess(reference_url, out) as capture:
+            httpx.get(f"{capture.url}{op.endpoint}/{op.name}",
+                      params={p.name: "0501234567" for p in op.parameters}, trust_env=False)
+            capture.stop()
+        values.append(list(read_exchanges([out]))[-1].meta["arguments"][0][1])
+    assert len(list(read_exchanges([out]))) == 2
+    assert values[0] == values[1] and is_pseudonym(values[0])
+    done = run_harness("capture", "--upstream", reference_url, "--out", out, "--key-file",
+                       tmp_path / "other.key", "--listen", "127.0.0.1:0", check=False)
+    assert done.returncode == 2 and "another key" in done.stderr
+    done = run_harness("capture", "--upstream", reference_url, "--out", out, "--no-redact",
+                       "--listen", "127.0.0.1:0", check=False)
+    assert done.returncode == 2 and "redaction on" in done.stderr
+
+
+def test_mitmdump_script_mode_loads_the_addon():
+    # The addon is also a plain mitmproxy script: its options register in mitmdump.
+    script = Path(__file__).parents[1] / "harness" / "capture" / "addon.py"
+    done = subprocess.run([str(Path(sys.executable).with_name("mitmdump")), "-s", str(script),
+                           "--options"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    for option in ("recording:", "redact:", "keep_foreign:", "redact_names:"):
+        assert option in done.stdout
