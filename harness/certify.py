@@ -81,17 +81,18 @@ class Service:
                                 self.base_url)
         exchange = Exchange(request, send.send(self._http, request), source=self.base_url)
         found = rules.judge(exchange, self.contract, intended=(op, how), rules=rules_)
-        self._record(found)
+        self._record(exchange, found)
         return Call(op, how, exchange, found)
 
-    def _record(self, findings: list[Finding]) -> None:
-        """Into the run's Report; an identical finding on an identical exchange counts once
-        (two features may ask the very same request)."""
+    def _record(self, exchange: Exchange, findings: list[Finding]) -> None:
+        """Into the run's Report; an identical finding on an identical request counts once
+        (two features may ask the very same request and judge the same rule on it)."""
         if self.report is None:
             return
         self.report.exchanges += 1
+        sent = (exchange.request.method, exchange.request.url, exchange.request.body)
         for f in findings:
-            key = (f.rule, f.verdict, f.operation, f.binding, f.expected, f.actual, f.message)
+            key = (sent, f.rule, f.verdict, f.expected, f.actual, f.message)
             if key not in self._seen:
                 self._seen.add(key)
                 self.report.add(f)
@@ -173,7 +174,7 @@ def certify(target: str | None, namespace: str | None, outputs: Outputs,
         if not (FEATURES / name).is_file():
             raise UsageError(f"feature file {FEATURES / name} is missing")
     with _service_url(target, contract) as url:
-        shown = url if target else f"{url} (embedded reference)"
+        shown = url if target else f"embedded reference at {url}"
         report = Report("certify", shown, titles=rules.titles(), namespace=contract.namespace)
         plugin = CertifyPlugin(report)
         args = [str(CONFORMANCE_TESTS), "--rootdir", str(ROOT), "-q", "--tb=no",

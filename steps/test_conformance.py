@@ -2,6 +2,7 @@
 
 from pytest_bdd import scenarios
 
-from harness.certify import FEATURE_FILES
+from harness.certify import FEATURE_FILES, FEATURES
 
-scenarios(*FEATURE_FILES)
+# Absolute paths: the same scenarios whatever the rootdir or ini file pytest picked.
+scenarios(*(str(FEATURES / name) for name in FEATURE_FILES))

@@ -1,0 +1,90 @@
+"""One offline HTML file from Allure results, rendered by Allure 3 (npm, ``tools/``).
+
+Allure embeds a Google Analytics script in its report, which calls out as soon as the report is
+opened online. Certify reports carry staging traffic, so ``render`` strips every script that
+loads from the network or talks to an analytics service, and ``external_scripts`` checks that
+none is left.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from harness.errors import HarnessError, UsageError
+
+ROOT = Path(__file__).resolve().parent.parent
+ALLURE = ROOT / "tools" / "node_modules" / ".bin" / "allure"
+#: Marks of analytics code in an inline script.
+_ANALYTICS = re.compile(r"gtag\(|dataLayer|googletagmanager|google-analytics|\bga\(", re.I)
+_SCRIPT_OPEN = re.compile(r"<script\b[^>]*>", re.I)
+_EXTERNAL_SRC = re.compile(r"""\bsrc\s*=\s*["']?\s*(?:https?:)?//""", re.I)
+
+
+class AllureMissing(HarnessError):
+    """Allure 3 is not installed (scripts/setup installs it with npm)."""
+
+
+def allure_command() -> Path:
+    if not ALLURE.exists() or shutil.which("node") is None:
+        raise AllureMissing(f"Allure 3 is not installed at {ALLURE.relative_to(ROOT)} "
+                            "(scripts/setup installs it with npm)")
+    return ALLURE
+
+
+def render(results: str | Path, out_dir: str | Path, *, name: str = "harness") -> Path:
+    """Render ``results`` into ``out_dir``/index.html (one file, offline); its path."""
+    results, out_dir = Path(results), Path(out_dir)
+    if not results.is_dir() or not any(results.glob("*-result.json")):
+        raise UsageError(f"{results} holds no Allure results (run harness certify first)")
+    command = [str(allure_command()), "awesome", str(results), "--output", str(out_dir),
+               "--single-file", "--report-name", name]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=300,
+                              check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise HarnessError(f"allure did not run: {exc}") from None
+    html = out_dir / "index.html"
+    if done.returncode != 0 or not html.is_file():
+        detail = " ".join((done.stderr or done.stdout).split())[-300:]
+        raise HarnessError(f"allure failed (exit {done.returncode}): {detail}")
+    html.write_text(strip_analytics(html.read_text(encoding="utf-8")), encoding="utf-8")
+    left = external_scripts(html.read_text(encoding="utf-8"))
+    if left:
+        raise HarnessError(f"the report still loads scripts from the network: {left[0]}")
+    return html
+
+
+def _scripts(html: str):
+    """(start, end, opening tag, body) of every <script> element."""
+    lowered = html.lower()
+    for match in _SCRIPT_OPEN.finditer(html):
+        close = lowered.find("</script>", match.end())
+        end = len(html) if close < 0 else close + len("</script>")
+        yield match.start(), end, match.group(0), html[match.end():max(close, match.end())]
+
+
+def strip_analytics(html: str) -> str:
+    """``html`` without scripts loaded from the network and without inline analytics code."""
+    pieces, last = [], 0
+    for start, end, tag, body in _scripts(html):
+        if start < last:
+            continue
+        if _EXTERNAL_SRC.search(tag) or (len(body) < 20000 and _ANALYTICS.search(body)):
+            pieces.append(html[last:start])
+            last = end
+    pieces.append(html[last:])
+    return "".join(pieces)
+
+
+def external_scripts(html: str) -> list[str]:
+    """Opening tags of scripts that load from the network, and inline analytics snippets."""
+    found = []
+    for _, _, tag, body in _scripts(html):
+        if _EXTERNAL_SRC.search(tag):
+            found.append(tag)
+        elif len(body) < 20000 and _ANALYTICS.search(body):
+            found.append(f"{tag}{body.strip()[:60]}...")
+    return found
