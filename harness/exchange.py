@@ -18,7 +18,10 @@ Headers = tuple[tuple[str, str], ...]
 def header_value(headers: Headers, name: str) -> str | None:
     """The first value of header ``name`` (case-insensitive), or None."""
     wanted = name.lower()
-    return next((v for k, v in headers if k.lower() == wanted), None)
+    for key, value in headers:  # a plain loop: called several times per judged exchange
+        if key.lower() == wanted:
+            return value
+    return None
 
 
 def header_values(headers: Headers, name: str) -> list[str]:

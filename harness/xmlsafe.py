@@ -60,10 +60,16 @@ def _one_line(text: str) -> str:
 
 
 def local_name(element: etree._Element) -> str:
+    tag = element.tag
+    if isinstance(tag, str):  # "{ns}name" or "name": read without building a QName
+        return tag[tag.index("}") + 1:] if tag[:1] == "{" else tag
     return etree.QName(element).localname
 
 
 def namespace(element: etree._Element) -> str | None:
+    tag = element.tag
+    if isinstance(tag, str):
+        return tag[1:tag.index("}")] if tag[:1] == "{" else None
     return etree.QName(element).namespace
 
 
