@@ -17,7 +17,7 @@ from harness.contract import Contract
 from harness.exchange import Exchange
 from harness.findings import Finding, Report
 from harness.rules import Side, judge, titles
-from harness.streaming import ChunkResult, default_workers, run
+from harness.streaming import ChunkResult, Tally, default_workers, run
 
 #: Exchanges per chunk handed to a worker: big enough to amortise the hand-over.
 CHUNK_SIZE = 2000
@@ -33,8 +33,9 @@ class LintJob:
     def setup(self) -> None:
         pass
 
-    def judge_all(self, exchanges: Sequence[Exchange]) -> list[list[Finding]]:
-        return [judge(exchange, self.contract, sides=self.sides) for exchange in exchanges]
+    def judge_all(self, exchanges: Sequence[Exchange], tally: Tally) -> list[list[Finding]]:
+        return [judge(exchange, self.contract, sides=self.sides, tally=tally)
+                for exchange in exchanges]
 
     def close(self) -> None:
         pass

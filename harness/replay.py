@@ -23,7 +23,7 @@ from harness.exchange import Exchange, HttpResponse
 from harness.findings import Finding, Report, Verdict
 from harness.rules import Side, judge, titles
 from harness.send import DEFAULT_TIMEOUT, base_url, check_reachable, client, retarget, send
-from harness.streaming import ChunkResult, run
+from harness.streaming import ChunkResult, Tally, run
 
 #: Replay's own rules: the new response differs from the recorded one (IDs from
 #: ``Difference.kind``: status and content-type have their own, every body kind is BODY).
@@ -107,7 +107,7 @@ class ReplayJob:
             self._state["client"].close()
             self._state.clear()
 
-    def judge_all(self, exchanges: Sequence[Exchange]) -> Iterable[list[Finding]]:
+    def judge_all(self, exchanges: Sequence[Exchange], tally: Tally) -> Iterable[list[Finding]]:
         if self.threads <= 1:
             return map(self.replay_one, exchanges)
         return self._state["pool"].map(self.replay_one, exchanges)

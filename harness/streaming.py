@@ -38,12 +38,16 @@ class Job(Protocol):
     def setup(self) -> None:
         """Once per process, before the first chunk (e.g. open an HTTP client)."""
 
-    def judge_all(self, exchanges: Sequence[Exchange]) -> Iterable[list[Finding]]:
-        """The findings of each exchange, in the order given."""
+    def judge_all(self, exchanges: Sequence[Exchange], tally: Tally) -> Iterable[list[Finding]]:
+        """The findings of each exchange, in the order given. A job may count passed and
+        not-applicable ones into ``tally`` instead of returning them."""
         ...
 
     def close(self) -> None:
         """Once per process, after the last chunk."""
+
+
+Tally = Counter[tuple[str, str | None, str | None, Verdict]]
 
 
 @dataclass(frozen=True)
@@ -62,7 +66,7 @@ class ChunkResult:
     #: Exchanges with at least one failed finding.
     failing: int = 0
     broken: list[str] = field(default_factory=list)
-    counts: Counter[tuple[str, str | None, str | None, Verdict]] = field(default_factory=Counter)
+    counts: Tally = field(default_factory=Counter)
     #: Failures and warnings; their index counts from 1 at the chunk's first exchange.
     kept: list[Finding] = field(default_factory=list)
 
@@ -112,8 +116,9 @@ def process(chunk: Chunk) -> ChunkResult:
     result = ChunkResult(chunk.source)
     exchanges = _decode(chunk, result)
     try:
-        judged = list(_job.judge_all(exchanges))
+        judged = list(_job.judge_all(exchanges, result.counts))
     except Exception:  # one odd exchange must not end the run: judge them one by one
+        result.counts.clear()
         judged = [_judge_one(exchange, result) for exchange in exchanges]
     counts, kept = result.counts, result.kept
     for findings in judged:
@@ -132,7 +137,7 @@ def process(chunk: Chunk) -> ChunkResult:
 def _judge_one(exchange: Exchange, result: ChunkResult) -> list[Finding]:
     assert _job is not None
     try:
-        return next(iter(_job.judge_all([exchange])))
+        return next(iter(_job.judge_all([exchange], result.counts)))
     except Exception as exc:
         result.broken.append(f"{exchange.source}: exchange #{exchange.index} cannot be judged "
                              f"({type(exc).__name__}: {' '.join(str(exc).split())[:120]})")
