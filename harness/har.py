@@ -98,15 +98,9 @@ def har_entry(exchange: Exchange) -> dict[str, Any]:
         "timings": {"blocked": -1, "dns": -1, "connect": -1, "ssl": -1,
                     "send": send, "wait": wait, "receive": receive},
     }
-    harness: dict[str, Any] = {}
-    if exchange.index is not None:
-        harness["index"] = exchange.index
-    if exchange.meta:
-        harness["meta"] = exchange.meta
-    if exchange.timings:
-        harness["timings"] = exchange.timings
-    if harness:
-        entry["_harness"] = harness
+    # Always present: it marks the entry as ours (bodies as on the wire, exact timings).
+    entry["_harness"] = {"index": exchange.index, "meta": exchange.meta,
+                         "timings": exchange.timings}
     return entry
 
 
@@ -245,15 +239,17 @@ def exchange_from_entry(entry: Mapping[str, Any], *, index: int | None = None,
     request = HttpRequest(method=str(req["method"]).upper(), url=str(req["url"]),
                           headers=headers, body=_request_body(req, headers),
                           http_version=_version(req.get("httpVersion")))
-    ours = entry.get("_harness") or {}
+    ours = entry.get("_harness")
+    own = isinstance(ours, dict)
+    ours = ours if own else {}
     meta = dict(ours.get("meta") or {})
     resp = entry.get("response") or {}
     response = None
     if int(resp.get("status") or 0) > 0:
-        response = _response_from(resp, meta, own=bool(ours))
+        response = _response_from(resp, meta, own=own)
     elif resp.get("_error"):
         meta.setdefault("error", resp["_error"])
-    timings = dict(ours.get("timings") or {}) or _timings(entry)
+    timings = dict(ours.get("timings") or {}) if own else _timings(entry)
     return Exchange(request, response, index=index, source=source, timings=timings, meta=meta)
 
 
