@@ -99,7 +99,7 @@ def _compare_element(exp: etree._Element, act: etree._Element, parent: str,
                      out: list[Difference]) -> None:
     exp_q, act_q = etree.QName(exp), etree.QName(act)
     path = f"{parent}/{exp_q.localname}"
-    if any(fnmatch.fnmatchcase(path, pattern) for pattern in ignore):
+    if ignored_path(path, ignore):
         return
     if (exp_q.namespace, exp_q.localname) != (act_q.namespace, act_q.localname):
         out.append(Difference("element", path, exp_q.text, act_q.text))
@@ -114,12 +114,20 @@ def _compare_element(exp: etree._Element, act: etree._Element, parent: str,
     exp_kids, act_kids = element_children(exp), element_children(act)
     for e, a in zip(exp_kids, act_kids, strict=False):
         _compare_element(e, a, path, ignore, wildcard, out)
+    # An ignored element is ignored also when only one side has it (e.g. an added Timestamp).
     for e in exp_kids[len(act_kids):]:
-        out.append(Difference("missing", f"{path}/{etree.QName(e).localname}",
-                              etree.QName(e).text, None, prose))
+        if not ignored_path(f"{path}/{etree.QName(e).localname}", ignore):
+            out.append(Difference("missing", f"{path}/{etree.QName(e).localname}",
+                                  etree.QName(e).text, None, prose))
     for a in act_kids[len(exp_kids):]:
-        out.append(Difference("extra", f"{path}/{etree.QName(a).localname}",
-                              None, etree.QName(a).text, prose))
+        if not ignored_path(f"{path}/{etree.QName(a).localname}", ignore):
+            out.append(Difference("extra", f"{path}/{etree.QName(a).localname}",
+                                  None, etree.QName(a).text, prose))
+
+
+def ignored_path(path: str, ignore: Iterable[str]) -> bool:
+    """True when the element path matches one of the ``ignore`` patterns (fnmatch)."""
+    return any(fnmatch.fnmatchcase(path, pattern) for pattern in ignore)
 
 
 def _text_value(element: etree._Element) -> str | None:

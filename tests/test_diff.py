@@ -17,6 +17,7 @@ from lxml import etree
 
 from harness.bindings import (
     Binding,
+    Classification,
     FaultCode,
     build_fault,
     build_request,
@@ -25,6 +26,7 @@ from harness.bindings import (
     soap_payload,
 )
 from harness.contract import Contract
+from harness.errors import ClassificationError
 from harness.exchange import Exchange, HttpRequest, HttpResponse
 from harness.recording import RecordingWriter
 from harness.reference.app import answer, create_app
@@ -38,10 +40,17 @@ Respond = Callable[[Contract, HttpRequest], HttpResponse]
 # ------------------------------------------------------------------ implementations under test
 
 
+def _call(contract: Contract, request: HttpRequest) -> Classification | None:
+    try:
+        return classify(contract, request)
+    except ClassificationError:  # WSDL, help page, bad requests: answered by the reference
+        return None
+
+
 def changed_result(contract: Contract, request: HttpRequest) -> HttpResponse:
     """Every binding answers GetTokenDevice with another (but self-consistent) result."""
-    call = classify(contract, request)
-    if call.operation.result_element:
+    call = _call(contract, request)
+    if call and call.operation.result_element:
         return build_response(contract, call.operation, call.binding, "changed")
     return answer(contract, request)
 
@@ -49,8 +58,8 @@ def changed_result(contract: Contract, request: HttpRequest) -> HttpResponse:
 def fault_on(operation: str, binding: Binding) -> Respond:
     """A server fault where the reference succeeds, for one operation x binding."""
     def respond(contract: Contract, request: HttpRequest) -> HttpResponse:
-        call = classify(contract, request)
-        if (call.operation.name, call.binding) == (operation, binding):
+        call = _call(contract, request)
+        if call and (call.operation.name, call.binding) == (operation, binding):
             return build_fault(binding, FaultCode.SERVER, "Object reference not set")
         return answer(contract, request)
     return respond
@@ -58,8 +67,8 @@ def fault_on(operation: str, binding: Binding) -> Respond:
 
 def get_result_differs(contract: Contract, request: HttpRequest) -> HttpResponse:
     """HTTP GET answers GetTokenDevice differently from SOAP and POST."""
-    call = classify(contract, request)
-    if call.binding is Binding.HTTP_GET and call.operation.result_element:
+    call = _call(contract, request)
+    if call and call.binding is Binding.HTTP_GET and call.operation.result_element:
         return build_response(contract, call.operation, call.binding, "from-get")
     return answer(contract, request)
 
@@ -203,8 +212,8 @@ def test_fault_reason_is_only_a_warning(contract: Contract, tmp_path: Path) -> N
     """Two implementations faulting alike (same code) with other prose: exit 0, a warning."""
     def fault(reason: str) -> Respond:
         def respond(contract: Contract, request: HttpRequest) -> HttpResponse:
-            call = classify(contract, request)
-            if call.binding.is_soap:
+            call = _call(contract, request)
+            if call and call.binding.is_soap:
                 return build_fault(call.binding, FaultCode.CLIENT, reason)
             return answer(contract, request)
         return respond
@@ -297,11 +306,16 @@ def test_recording_is_replayed_to_both(contract: Contract, tmp_path: Path) -> No
                 request = build_request(contract, op, {p: "7" for p in op.parameter_names},
                                         binding, "http://legacy.example/School")
                 writer.write(Exchange(request, answer(contract, request)))
+        for query in ("?WSDL", ""):  # WSDL and help page: each names its own URL, no difference
+            request = HttpRequest("GET", f"http://legacy.example/School/CenterlogOut.asmx{query}",
+                                  (("Host", "legacy.example"),))
+            writer.write(Exchange(request, None))
     with serving(contract, None, changed_result) as (primary, candidate):
         proc, report = diff(tmp_path, "--primary", primary + "/", "--candidate", candidate,
                             str(recording))
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert report["exchanges"] == 16
+    assert report["exchanges"] == 18
+    assert report["rules"]["DIFF-BODY"]["passed"] == 16  # WSDL and help page included
     body = failures(report, "DIFF-BODY")
     assert places(body) == {("GetTokenDevice", "SOAP 1.1"), ("GetTokenDevice", "HTTP GET")}
     assert {(f["index"], f["source"]) for f in body} == {(11, str(recording)),
@@ -325,3 +339,15 @@ def test_unreachable_target_is_one_line(contract: Contract, tmp_path: Path) -> N
 def test_usage_errors_exit_2(args: list[str], tmp_path: Path) -> None:
     proc, _ = diff(tmp_path, *args)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+
+
+def test_ignored_paths_are_not_compared(contract: Contract, tmp_path: Path) -> None:
+    with serving(contract, None, timestamped) as (primary, candidate):
+        proc, report = diff(tmp_path, "--primary", primary, "--candidate", candidate,
+                            "--ignore", "*/Timestamp")
+        assert proc.returncode == 0, proc.stdout
+        proc, report = diff(tmp_path, "--primary", primary, "--candidate", candidate)
+    assert proc.returncode == 1
+    assert {f["kind"] for f in failures(report, "DIFF-BODY")} == {"extra"}
+    # Without --ignore the added element also makes void SOAP answers unlike GET/POST ones.
+    assert len(failures(report, "CROSS-BINDING")) == 7

@@ -8,6 +8,7 @@ and POST errors carry no fault code to compare).
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from harness.bindings import Binding, read_response
 from harness.contract import Operation
 from harness.exchange import HttpResponse
 from harness.findings import Finding, Verdict
-from harness.xmlsafe import element_children
+from harness.xmlsafe import element_children, local_name
 
 RULE = "CROSS-BINDING"
 #: Groups kept per implementation; a recording larger than this is checked on its first ones.
@@ -29,6 +30,9 @@ class Outcome:
 
     key: str
     shown: str
+    #: A void SOAP answer that is not empty: the paths of what it holds (an ignored or noisy
+    #: element there, e.g. a per-call Timestamp, does not make it a different result).
+    content: tuple[str, ...] = ()
 
 
 def outcome(op: Operation, binding: Binding, response: HttpResponse) -> Outcome:
@@ -42,11 +46,19 @@ def outcome(op: Operation, binding: Binding, response: HttpResponse) -> Outcome:
         if reading.result is None:
             return Outcome("no result", "successful, no result")
         return Outcome(f"result {reading.result}", repr(reading.result))
-    empty = (not response.body.strip() if not binding.is_soap
-             else reading.payload is not None and not element_children(reading.payload)
-             and not (reading.payload.text or "").strip())
-    return Outcome("empty" if empty else "not empty",
-                   "successful, empty" if empty else "successful, not empty")
+    if not binding.is_soap:
+        empty = not response.body.strip()
+        return Outcome("empty" if empty else "not empty",
+                       "successful, empty" if empty else "successful, not empty")
+    payload = reading.payload
+    if payload is None or (payload.text or "").strip():
+        return Outcome("not empty", "successful, not empty")
+    children = element_children(payload)
+    if not children:
+        return Outcome("empty", "successful, empty")
+    base = f"/Envelope/Body/{local_name(payload)}"
+    content = tuple(f"{base}/{local_name(child)}" for child in children)
+    return Outcome("not empty", f"successful, holds {', '.join(content)}", content)
 
 
 @dataclass
@@ -76,12 +88,13 @@ class Consistency:
         self.operations[op.name] = op
         group.setdefault(binding.label, result)
 
-    def findings(self, judged: str, reference: str,
-                 values_only: Callable[[Operation], bool]) -> Iterator[Finding]:
+    def findings(self, judged: str, reference: str, values_only: Callable[[Operation], bool],
+                 negligible: Callable[[str, str], bool]) -> Iterator[Finding]:
         """One finding per implementation x operation. An inconsistency of the ``judged``
         implementation fails unless the ``reference`` one has it too (then it is inherited: a
         warning, as every inconsistency of the reference is). Where ``values_only(op)`` (its
-        result is noise), only success or error is compared."""
+        result is noise), only success or error is compared; ``negligible(operation, path)``
+        tells content of a void answer that does not count (ignored or noise)."""
         per_op: dict[tuple[str, str], _Op] = {}
         for (role, name, arguments), group in self.table.items():
             if len(group) < 2:
@@ -89,7 +102,7 @@ class Consistency:
             op = self.operations[name]
             state = per_op.setdefault((role, name), _Op())
             state.groups += 1
-            if len({_key(o, values_only(op)) for o in group.values()}) > 1:
+            if len({_key(o, values_only(op), negligible, name) for o in group.values()}) > 1:
                 state.inconsistent += 1
                 if state.example is None:
                     state.example, state.arguments = group, arguments
@@ -99,21 +112,29 @@ class Consistency:
                 yield Finding(RULE, Verdict.PASSED, name, None, extra={"implementation": role})
                 continue
             inherited = role != judged or per_op.get((reference, name), _Op()).inconsistent
-            yield _inconsistency(role, op, state, Verdict.WARNING if inherited
-                                 else Verdict.FAILED, values_only(op))
+            key = functools.partial(_key, coarse=values_only(op), negligible=negligible,
+                                    operation=name)
+            yield _inconsistency(role, op, state,
+                                 Verdict.WARNING if inherited else Verdict.FAILED, key)
 
 
-def _key(result: Outcome, coarse: bool) -> str:
-    return ("error" if result.key == "error" else "ok") if coarse else result.key
+def _key(result: Outcome, coarse: bool, negligible: Callable[[str, str], bool],
+         operation: str) -> str:
+    if coarse:
+        return "error" if result.key == "error" else "ok"
+    if result.content and all(negligible(operation, path) for path in result.content):
+        return "empty"
+    return result.key
 
 
 def _inconsistency(role: str, op: Operation, state: _Op, verdict: Verdict,
-                   coarse: bool) -> Finding:
+                   key: Callable[[Outcome], str]) -> Finding:
     group = state.example or {}
-    counts = Counter(_key(o, coarse) for o in group.values())
-    usual = max(counts, key=lambda k: (counts[k], k == _key(next(iter(group.values())), coarse)))
-    agree = [label for label, o in group.items() if _key(o, coarse) == usual]
-    differ = [label for label, o in group.items() if _key(o, coarse) != usual]
+    counts = Counter(key(o) for o in group.values())
+    first = key(next(iter(group.values())))
+    usual = max(counts, key=lambda k: (counts[k], k == first))
+    agree = [label for label, o in group.items() if key(o) == usual]
+    differ = [label for label, o in group.items() if key(o) != usual]
     shown = {label: o.shown for label, o in group.items()}
     arguments = dict(zip(op.parameter_names, state.arguments or (), strict=False))
     return Finding(

@@ -17,7 +17,7 @@ from typing import IO, Any
 
 import httpx
 
-from harness.compare import Difference, compare_responses
+from harness.compare import Difference, compare_responses, ignored_path
 from harness.contract import Contract
 from harness.diff.cases import Case
 from harness.diff.consistency import RULE as CROSS_BINDING
@@ -186,8 +186,13 @@ class Diff:
             self._judge_case(json.loads(line))
         noisy_result = {op.name: self._result_is_noise(op.name, op.result_element, op.result)
                         for op in self.contract.operations}
+        noisy = {op.name: self.noise.noisy_paths(op.name) for op in self.contract.operations}
+
+        def negligible(operation: str, path: str) -> bool:
+            return path in noisy.get(operation, ()) or ignored_path(path, self.ignore)
+
         for finding in self.consistency.findings(
-                CANDIDATE, PRIMARY, lambda op: noisy_result.get(op.name, False)):
+                CANDIDATE, PRIMARY, lambda op: noisy_result.get(op.name, False), negligible):
             self.report.add(finding)
             if finding.verdict is Verdict.PASSED:
                 self.consistent.setdefault(finding.extra["implementation"], []).append(
