@@ -42,7 +42,7 @@ class LintJob:
 
 
 def lint(paths: Sequence[str | Path], contract: Contract, *, workers: int | None = None,
-         on_broken: Callable[[str], None] = lambda reason: None,
+         chunk_size: int = CHUNK_SIZE, on_broken: Callable[[str], None] = lambda reason: None,
          on_progress: Callable[[ChunkResult], None] = lambda result: None) -> Report:
     """Judge every exchange of every recording (native or HAR) into a finished Report.
 
@@ -52,6 +52,6 @@ def lint(paths: Sequence[str | Path], contract: Contract, *, workers: int | None
     report = Report("lint", None, titles(), recordings=[str(p) for p in paths])
     workers = default_workers(paths) if workers is None else workers
     report.meta["broken_lines"] = run(LintJob(contract), paths, report, workers=workers,
-                                      chunk_size=CHUNK_SIZE, on_broken=on_broken,
+                                      chunk_size=chunk_size, on_broken=on_broken,
                                       on_progress=on_progress)
     return report.finish()
