@@ -212,7 +212,11 @@ def _form_text(body: bytes) -> str:
 
 
 def _pairs(encoded: str) -> tuple[tuple[str, str], ...]:
-    return tuple(parse_qsl(encoded, keep_blank_values=True, errors="strict"))
+    try:
+        return tuple(parse_qsl(encoded, keep_blank_values=True, errors="strict"))
+    except UnicodeDecodeError:
+        raise ClassificationError("query string or form fields are not percent-encoded UTF-8"
+                                  ) from None
 
 
 def _classify_soap(contract: Contract, request: HttpRequest, endpoint: str) -> Classification:

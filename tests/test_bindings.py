@@ -240,6 +240,9 @@ def error_cases(contract: Contract) -> dict[str, tuple[HttpRequest, str]]:
             post.with_header("Content-Type", "application/json"), "application/json"),
         "form body not ASCII": (HttpRequest("POST", post.url, post.headers, "é=1".encode()),
                                 "ASCII"),
+        "query not UTF-8": (HttpRequest("GET", f"{get.url}%FF", get.headers), "UTF-8"),
+        "form fields not UTF-8": (HttpRequest("POST", post.url, post.headers, post.body + b"%FF"),
+                                  "UTF-8"),
         "neither SOAP version": (
             soap_request(contract, b"<doc/>").with_header("Content-Type", "application/json"),
             "neither"),

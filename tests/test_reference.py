@@ -226,7 +226,7 @@ def _doctype(request: HttpRequest) -> HttpRequest:
     return _with_body(request, head + b"?>" + prolog + tail)
 
 
-# LogoutFromSchool (index 1) has the int parameter; its only int is the last parameter.
+# The operation with an int parameter (LogoutFromSchool's id_row_central).
 INT_OP = next(i for i, op in enumerate(OPERATIONS)
               if any(p.type is ParamType.INT for p in op.parameters))
 INT_PARAM = next(p.name for p in OPERATIONS[INT_OP].parameters if p.type is ParamType.INT)
@@ -283,6 +283,8 @@ def error_cases(contract: Contract, base: str) -> dict[str, tuple[HttpRequest, B
         "missing parameter get": (_drop_query_field(get), Binding.HTTP_GET, ""),
         "missing parameter post": (_with_body(post, post.body.split(b"&", 1)[1]),
                                    Binding.HTTP_POST, ""),
+        "query not UTF-8 get": (HttpRequest("GET", get.url + "%FF", get.headers),
+                                Binding.HTTP_GET, ""),
         "over-size form post": (_with_body(post, b"a=" + b"x" * MAX_REQUEST_BYTES),
                                 Binding.HTTP_POST, ""),
     }
