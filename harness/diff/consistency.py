@@ -20,7 +20,8 @@ from harness.findings import Finding, Verdict
 from harness.xmlsafe import element_children, local_name
 
 RULE = "CROSS-BINDING"
-#: Groups kept per implementation; a recording larger than this is checked on its first ones.
+#: (implementation, operation, arguments) groups kept; beyond them new argument sets are not
+#: checked (a very long recording is checked on its first ones).
 MAX_GROUPS = 200_000
 
 
