@@ -12,13 +12,13 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from traffic import BASE, clean_exchanges, exchange, request, write_recording
 
 from harness.bindings import Binding, build_request
 from harness.contract import Contract, sample_arguments
 from harness.exchange import HttpRequest
 from harness.har import write_har
 from harness.lint import lint
-from tests.traffic import BASE, clean_exchanges, exchange, request, write_recording
 
 HARNESS = [sys.executable, "-m", "harness"]
 POSITION = 17  # where the faulty exchange sits (1-based), after 16 clean ones
