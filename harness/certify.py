@@ -177,7 +177,7 @@ def certify(target: str | None, namespace: str | None, outputs: Outputs,
         shown = url if target else f"embedded reference at {url}"
         report = Report("certify", shown, titles=rules.titles(), namespace=contract.namespace)
         plugin = CertifyPlugin(report)
-        args = [str(CONFORMANCE_TESTS), "--rootdir", str(ROOT), "-q", "--tb=no",
+        args = [str(CONFORMANCE_TESTS), "--rootdir", str(ROOT), "-q", "--tb=no", "-rN",
                 "--no-header", "-p", "no:cacheprovider", "-W", "ignore",
                 "--target", url, "--namespace", contract.namespace,
                 "--alluredir", str(outputs.allure_results), "--clean-alluredir"]

@@ -1,0 +1,199 @@
+"""``harness certify`` end to end: the real command as a subprocess against real servers on
+loopback (the reference, deliberately faulty implementations, harmless variations of it)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from faulty import FAULTS, Fault, harmless, serve_fault
+from lxml import etree
+from pytest_bdd.parser import FeatureParser
+
+from harness import allure_report, rules
+from harness.certify import FEATURE_FILES, FEATURES
+from harness.reference.server import running
+
+ROOT = Path(__file__).resolve().parent.parent
+HAS_ALLURE = allure_report.ALLURE.exists()
+
+
+def harness(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "harness", *args], cwd=cwd, text=True,
+                          capture_output=True, timeout=240, check=False)
+
+
+def certify(tmp_path: Path, *args: str, html: bool = False) -> tuple[int, dict, str, str]:
+    out = tmp_path / "certify.json"
+    done = harness("certify", "--json", str(out), "--report-dir", str(tmp_path / "reports"),
+                   *(() if html else ("--no-html",)), *args, cwd=tmp_path)
+    data = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {}
+    return done.returncode, data, done.stdout, done.stderr
+
+
+def failed(data: dict) -> list[dict]:
+    return [f for f in data["findings"] if f["verdict"] == "failed"]
+
+
+@pytest.fixture(scope="module")
+def reference_run(tmp_path_factory) -> tuple[Path, int, dict, str]:
+    """One certify run of the embedded reference with every output."""
+    where = tmp_path_factory.mktemp("certify-reference")
+    code, data, stdout, _ = certify(where, "--junit", str(where / "junit.xml"), html=HAS_ALLURE)
+    return where, code, data, stdout
+
+
+def test_reference_certifies(reference_run):
+    _where, code, data, stdout = reference_run
+    assert code == 0, stdout
+    assert data["verdict"] == "passed" and data["counts"]["failed"] == 0
+    assert data["counts"]["warning"] == 0 and data["findings"] == []
+    assert data["exchanges"] >= 32  # every operation x binding, plus the probes
+    assert set(data["rules"]) == set(rules.RULES)  # the features judge every rule
+    assert "embedded reference at http://127.0.0.1:" in data["target"]
+    assert re.search(r"^R1-SOAPACTION +\d+ +0 ", stdout, re.M)  # summary per rule ID
+    assert "certify: PASSED" in stdout and "reports/allure-results" in stdout
+
+
+def test_junit_and_allure_results(reference_run):
+    where, _, data, _ = reference_run
+    suites = etree.parse(str(where / "junit.xml")).getroot()
+    names = {s.get("name") for s in suites}
+    assert names == set(data["rules"]) and all(s.get("failures") == "0" for s in suites)
+    results = where / "reports" / "allure-results"
+    env = (results / "environment.properties").read_text(encoding="utf-8")
+    assert "target = embedded reference at http\\://127.0.0.1\\:" in env
+    assert "namespace = http\\://tempuri.org/" in env and "harness.version" in env
+    tests = [json.loads(p.read_text(encoding="utf-8")) for p in results.glob("*-result.json")]
+    assert len(tests) == 54
+    token = next(t for t in tests if t["name"] == "GetTokenDevice over HTTP POST with plain values")
+    labels = {(label["name"], label["value"]) for label in token["labels"]}
+    assert {("feature", "HTTP POST"), ("story", "GetTokenDevice"), ("tag", "OP-RESULT"),
+            ("tag", "R4-STATUS")} <= labels
+    steps = [s["name"] for s in token["steps"]]
+    assert steps[1] == "When the client calls GetTokenDevice over HTTP POST with plain values"
+    attached = {a["name"]: (results / a["source"]).read_text(encoding="utf-8")
+                for a in token["steps"][1]["attachments"]}
+    request = attached["GetTokenDevice HTTP POST request"]
+    assert request.startswith("POST http://127.0.0.1:") and "id=A10" in request
+    assert "<string xmlns=\"http://tempuri.org/\">" in attached[
+        "GetTokenDevice HTTP POST response"]
+
+
+@pytest.mark.skipif(not HAS_ALLURE, reason="Allure 3 not installed (scripts/setup installs it)")
+def test_html_report_is_offline(reference_run, tmp_path):
+    where, _, _, stdout = reference_run
+    html = where / "reports" / "allure-report" / "index.html"
+    assert f"HTML report in {Path('reports') / 'allure-report' / 'index.html'}" in stdout or (
+        "HTML report in" in stdout)
+    text = html.read_text(encoding="utf-8")
+    assert allure_report.external_scripts(text) == []
+    assert "googletagmanager" not in text and "gtag(" not in text
+    # harness report renders the same results to a file of the user's choice
+    out = tmp_path / "out" / "report.html"
+    done = harness("report", "--results", str(where / "reports" / "allure-results"),
+                   "--out", str(out), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert allure_report.external_scripts(out.read_text(encoding="utf-8")) == []
+
+
+def test_strip_analytics_removes_what_allure_embeds():
+    page = ('<html><head><script src="data:text/javascript;base64,AAAA"></script>'
+            '<script async src="https://www.googletagmanager.com/gtag/js?id=G-X"></script>\n'
+            "<script>window.dataLayer = window.dataLayer || [];function gtag(){}"
+            "gtag('js', new Date());</script><script>window.allure = {};</script>"
+            "</head><body></body></html>")
+    assert len(allure_report.external_scripts(page)) == 2
+    stripped = allure_report.strip_analytics(page)
+    assert allure_report.external_scripts(stripped) == []
+    assert "base64,AAAA" in stripped and "window.allure = {}" in stripped
+
+
+@pytest.mark.parametrize("fault", FAULTS.values(), ids=list(FAULTS))
+def test_certify_fails_each_fault_naming_rule_operation_binding(tmp_path, fault: Fault):
+    with serve_fault(fault) as url:
+        code, data, stdout, stderr = certify(tmp_path, "--target", url)
+    assert code == 1, (stdout, stderr)
+    assert data["verdict"] == "failed"
+    bad = failed(data)
+    named = [f for f in bad if f["rule"] == fault.rule
+             and fault.operation in (None, f["operation"])
+             and fault.binding in (None, f["binding"])]
+    assert named, f"{fault.name}: no failed {fault.rule}; failures: {bad}"
+    assert all(f["expected"] and f["actual"] for f in named)
+    # nothing outside the fault's scope fails
+    assert {f["operation"] for f in bad} <= ({fault.operation} if fault.operation
+                                              else {f["operation"] for f in bad})
+    if fault.binding:
+        assert {f["binding"] for f in bad} == {fault.binding}
+    assert f"[{fault.rule}]" in stdout and "certify: FAILED" in stdout
+
+
+def test_harmless_variations_pass(tmp_path):
+    with serve_fault(harmless) as url:
+        code, data, stdout, _ = certify(tmp_path, "--target", url)
+    assert code == 0, stdout
+    assert data["counts"]["failed"] == 0 and data["counts"]["warning"] == 0
+
+
+def test_version_segment_in_the_deployment_path_fails(tmp_path):
+    with running() as url:
+        code, data, _, _ = certify(tmp_path, "--target", url + "/api/v1")
+    assert code == 1
+    assert {f["rule"] for f in failed(data)} == {"V2-NO-VERSION-SEGMENT"}
+
+
+def test_other_namespace(tmp_path):
+    from harness.contract import school_mobile
+
+    with running(school_mobile("http://school.example/ws/")) as url:
+        code, _, stdout, _ = certify(tmp_path, "--target", url,
+                                     "--namespace", "http://school.example/ws/")
+        assert code == 0, stdout
+        code, data, _, _ = certify(tmp_path, "--target", url)  # the wrong namespace
+    assert code == 1 and {"R5-RESPONSE-ELEMENT", "R4-STATUS"} <= {f["rule"] for f in
+                                                                  failed(data)}
+
+
+def test_unreachable_target_is_one_line_exit_2(tmp_path):
+    with running() as url:
+        pass  # the port is free again: nothing listens there
+    code, data, _stdout, stderr = certify(tmp_path, "--target", url)
+    assert code == 2 and data == {}
+    assert stderr.count("\n") == 1 and "unreachable" in stderr and "Traceback" not in stderr
+
+
+@pytest.mark.parametrize("args", [["--target", "ftp://x"], ["--target"], ["--bogus"]])
+def test_usage_errors_exit_2(tmp_path, args):
+    done = harness("certify", *args, cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+
+
+def test_list_rules_prints_the_catalogue(tmp_path):
+    done = harness("certify", "--list-rules", cwd=tmp_path)
+    assert done.returncode == 0
+    for rule in rules.CATALOGUE:
+        assert f"| `{rule.id}` | {rule.clause} | {rule.level} | {rule.side} |" in done.stdout
+
+
+def test_features_match_contract_and_catalogue(contract):
+    tagged: set[str] = set()
+    for name in FEATURE_FILES:
+        feature = FeatureParser(str(FEATURES), name).parse()
+        for scenario in feature.scenarios.values():
+            in_steps = {m.group(1) for s in scenario.steps
+                        for m in [re.search(r"\(([A-Z0-9-]+)\)$", s.name)] if m}
+            assert scenario.tags == in_steps, (name, scenario.name)  # tags = rules checked
+            tagged |= scenario.tags
+            for examples in scenario.examples:
+                if "operation" in examples.example_params:
+                    at = examples.example_params.index("operation")
+                    ops = {row[at] for row in examples.examples}
+                    assert ops <= {op.name for op in contract.operations}, name
+                    if name.startswith(("soap", "http", "versioning")):
+                        assert ops == {op.name for op in contract.operations}, name
+    assert tagged == set(rules.RULES)
