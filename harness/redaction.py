@@ -41,7 +41,7 @@ from mitmproxy.net import encoding as content_coding
 from harness.contract import Contract
 from harness.errors import RecordingError, XMLRejected
 from harness.exchange import Exchange, Headers, HttpRequest, HttpResponse, media_type
-from harness.xmlsafe import local_name, parse_xml
+from harness.xmlsafe import parse_xml
 
 PSEUDONYM_PREFIX = "redacted-"
 _PSEUDONYM = re.compile(r"redacted-[0-9a-f]{16}")
@@ -177,7 +177,7 @@ class Redactor:
             return body if redacted == plain else _encode(redacted, coding)
         if media_type(_header(headers, "content-type")) == _FORM:
             return self._form(body)
-        if envelope is not None or self._mentions_names(body):
+        if self._mentions_names(body):  # a regex search: far cheaper than walking a tree
             return self._xml(body, envelope)
         return body
 
@@ -219,13 +219,12 @@ class Redactor:
                     # Broken XML with sensitive names: rewrite the spans we can see.
                     return _rewrite_spans(body, self._span_pattern(self.names), self._pseudo)
                 return body
-        targets = [e for e in root.iter()
-                   if isinstance(e.tag, str) and e.text
-                   and (local_name(e) in self.names
-                        or (e is root and local_name(e) in self.roots))]
+        targets = [e for e in root.iter() if e.text and isinstance(e.tag, str)
+                   and (_local(e.tag) in self.names
+                        or (e is root and _local(e.tag) in self.roots))]
         if not targets:
             return body
-        names = frozenset(local_name(e) for e in targets)
+        names = frozenset(_local(e.tag) for e in targets)
         encoding = (root.getroottree().docinfo.encoding or "utf-8").lower()
         if encoding in ("utf-8", "utf8", "us-ascii", "ascii"):
             expected = [e.text or "" for e in targets]
@@ -273,6 +272,10 @@ def _rewrite_spans(body: bytes, pattern: re.Pattern[bytes], rewrite) -> bytes:
         return match.group(1) + rewrite(text).encode("utf-8") + match.group(4)
 
     return pattern.sub(one, body)
+
+
+def _local(tag: str) -> str:
+    return tag.rpartition("}")[2]  # "{ns}name" -> "name", without building a QName
 
 
 def _normalise(text: str) -> str:

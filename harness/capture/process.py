@@ -8,6 +8,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -28,6 +29,8 @@ class CaptureProcess:
         self.proc: subprocess.Popen[str] | None = None
         self.url = ""
         self._stderr: list[str] = []
+        self._stdout: list[str] = []
+        self._readers: list[threading.Thread] = []
 
     def start(self) -> CaptureProcess:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -43,6 +46,12 @@ class CaptureProcess:
             found = _LISTENING.search(line)
             if found:
                 self.url = found.group(1)
+                # Drain both pipes from now on: a full pipe would stall the proxy.
+                self._readers = [threading.Thread(target=_drain, args=(stream, sink), daemon=True)
+                                 for stream, sink in ((self.proc.stdout, self._stdout),
+                                                      (self.proc.stderr, self._stderr))]
+                for reader in self._readers:
+                    reader.start()
                 return self
         code, _out, err = self.stop()
         raise RuntimeError(f"harness capture did not start (exit {code}): {err.strip()}")
@@ -52,17 +61,24 @@ class CaptureProcess:
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
         try:
-            out, err = self.proc.communicate(timeout=self.timeout)
+            self.proc.wait(timeout=self.timeout)
         except subprocess.TimeoutExpired:
             self.proc.kill()
+            self.proc.wait()
+        if self._readers:
+            for reader in self._readers:
+                reader.join(timeout=self.timeout)
+        else:
             out, err = self.proc.communicate()
-        return self.proc.returncode, out, "".join(self._stderr) + err
+            self._stdout.append(out)
+            self._stderr.append(err)
+        return self.proc.returncode, "".join(self._stdout), "".join(self._stderr)
 
     def kill(self) -> None:
         """SIGKILL: the crash case; the recording must survive it."""
         assert self.proc is not None
         self.proc.kill()
-        self.proc.communicate()
+        self.proc.wait()
 
     def __enter__(self) -> CaptureProcess:
         return self.start()
@@ -80,3 +96,8 @@ def run_harness(*args: str | Path, check: bool = True) -> subprocess.CompletedPr
         raise RuntimeError(f"harness {' '.join(map(str, args))} failed: {done.stderr.strip()}")
     return done
 
+
+
+def _drain(stream, sink: list[str]) -> None:
+    for line in stream:
+        sink.append(line)
