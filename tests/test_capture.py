@@ -16,7 +16,7 @@ from urllib.parse import quote, quote_plus
 import httpx
 import pytest
 
-from harness.bindings import classify
+from harness.bindings import Binding, classify
 from harness.capture.process import CaptureProcess, run_harness
 from harness.capture.samples import drive
 from harness.contract import Operation, reference_result, sample_arguments
@@ -239,3 +239,16 @@ def test_mitmdump_script_mode_loads_the_addon():
     assert done.returncode == 0, done.stderr
     for option in ("recording:", "redact:", "keep_foreign:", "redact_names:"):
         assert option in done.stdout
+
+
+def test_committed_samples_cover_every_pair(contract):
+    folder = Path(__file__).parents[1] / "recordings"
+    wanted = {(op.name, b.value) for op in contract.operations for b in Binding}
+    for name in ("sample-all-bindings.jsonl", "sample-all-bindings.har"):
+        exchanges = list(read_exchanges([folder / name]))
+        assert {(e.meta["operation"], e.meta["binding"]) for e in exchanges} == wanted
+        for e in exchanges:
+            call = classify(contract, e.request)
+            assert (call.operation.name, call.binding.value) == (e.meta["operation"],
+                                                                 e.meta["binding"])
+    assert read_header(folder / "sample-all-bindings.jsonl")["redacted"] is True
