@@ -16,6 +16,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import httpx
+
 from harness.compare import Difference, compare_responses
 from harness.contract import Contract
 from harness.errors import TargetUnreachable, UsageError
@@ -114,26 +116,48 @@ class ReplayJob:
 
     def replay_one(self, exchange: Exchange) -> list[Finding]:
         self._state["pace"].wait()
-        request = retarget(exchange.request, self.target)
-        try:
-            response = send(self._state["client"], request)
-        except TargetUnreachable as exc:
-            return [_finding(exchange, _TRANSPORT, Verdict.FAILED, None, None,
-                             "a response", str(exc))]
-        if not self.check:
-            return []
-        return self.judge(exchange, response)
+        return replay_exchange(self._state["client"], exchange, self.contract, self.target,
+                               ignore=self.ignore, check=self.check).findings
 
-    def judge(self, exchange: Exchange, response: HttpResponse) -> list[Finding]:
-        """Response-side rules on ``response``, then the comparison with the recorded one."""
-        replayed = Exchange(exchange.request, response, exchange.index, exchange.source)
-        findings = judge(replayed, self.contract, sides=(Side.RESPONSE,))
-        if exchange.response is None:
-            return findings
-        first = findings[0] if findings else None
-        operation, binding = (first.operation, first.binding) if first else (None, None)
-        diffs = compare_responses(exchange.response, response, ignore=self.ignore)
-        return findings + comparison_findings(exchange, operation, binding, diffs)
+
+@dataclass(frozen=True)
+class Replayed:
+    """One recorded exchange replayed: the new response and what was found on it."""
+
+    recorded: Exchange
+    response: HttpResponse | None  # None when the target did not answer
+    #: The response-side rules on the new response (and the transport failure, if any).
+    judged: list[Finding]
+    #: The comparison with the recorded response (empty when none was recorded).
+    compared: list[Finding]
+
+    @property
+    def findings(self) -> list[Finding]:
+        return self.judged + self.compared
+
+
+def replay_exchange(http: httpx.Client, exchange: Exchange, contract: Contract, target: str,
+                    *, ignore: Sequence[str] = (), check: bool = True) -> Replayed:
+    """Send ``exchange``'s request to ``target`` (body bytes unchanged, Host set to it), judge
+    the response with the response-side rules and compare it with the recorded response."""
+    request = retarget(exchange.request, target)
+    try:
+        response = send(http, request)
+    except TargetUnreachable as exc:
+        failure = _finding(exchange, _TRANSPORT, Verdict.FAILED, None, None, "a response",
+                           str(exc))
+        return Replayed(exchange, None, [failure], [])
+    if not check:
+        return Replayed(exchange, response, [], [])
+    replayed = Exchange(exchange.request, response, exchange.index, exchange.source)
+    judged = judge(replayed, contract, sides=(Side.RESPONSE,))
+    if exchange.response is None:
+        return Replayed(exchange, response, judged, [])
+    first = judged[0] if judged else None
+    operation, binding = (first.operation, first.binding) if first else (None, None)
+    diffs = compare_responses(exchange.response, response, ignore=ignore)
+    return Replayed(exchange, response, judged,
+                    comparison_findings(exchange, operation, binding, diffs))
 
 
 def comparison_findings(exchange: Exchange, operation: str | None, binding: str | None,

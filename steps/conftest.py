@@ -21,6 +21,7 @@ from harness.allure_bridge import (  # noqa: F401 (pytest-bdd hooks: Gherkin ste
 from harness.certify import REPORT_KEY, Call, Service
 from harness.contract import DEFAULT_NAMESPACE, school_mobile
 from steps.conformance_steps import *  # noqa: F403 (step definitions)
+from steps.recorded_traffic_steps import *  # noqa: F403 (step definitions)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -29,6 +30,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="base URL of the service under test (default: the embedded reference)")
     group.addoption("--namespace", default=DEFAULT_NAMESPACE,
                     help=f"service namespace (default {DEFAULT_NAMESPACE})")
+    group.addoption("--recording", action="append", default=[], metavar="PATH",
+                    help="recording (native or HAR) whose exchanges the recorded-traffic "
+                    "feature replays; repeatable (default: the samples in recordings/)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
