@@ -35,6 +35,7 @@ def pytest_bdd_apply_tag(tag: str, function: Any) -> bool | None:
 def pytest_bdd_before_scenario(request: pytest.FixtureRequest, feature: Any,
                                scenario: Any) -> None:
     allure.dynamic.title(scenario.name)
+    allure.dynamic.parent_suite("conformance features")
     allure.dynamic.suite(feature.name)
     if feature.description:
         allure.dynamic.description(feature.description)
