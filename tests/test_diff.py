@@ -102,6 +102,14 @@ def timestamped(contract: Contract, request: HttpRequest) -> HttpResponse:
     return _stamp(contract, answer(contract, request))
 
 
+def result_with_time(contract: Contract, request: HttpRequest) -> HttpResponse:
+    """GetTokenDevice's result carries the time of the call: its text changes on every call."""
+    call = _call(contract, request)
+    if call and call.operation.result_element:
+        return build_response(contract, call.operation, call.binding, f"t{time.time_ns()}")
+    return answer(contract, request)
+
+
 def timestamped_and_changed(contract: Contract, request: HttpRequest) -> HttpResponse:
     return _stamp(contract, changed_result(contract, request))
 
@@ -247,6 +255,23 @@ def test_noise_is_learned_from_a_secondary(contract: Contract, tmp_path: Path) -
     assert "/Envelope/Body/GetTokenDeviceResponse/Timestamp" in proc.stdout
 
 
+def test_noisy_result_text(contract: Contract, tmp_path: Path) -> None:
+    """A result that changes on every call: without a secondary it differs everywhere (and even
+    across bindings); with one it is noise, and cross-binding compares success only."""
+    with serving(contract, result_with_time, result_with_time, result_with_time) as urls:
+        proc, report = diff(tmp_path, "--primary", urls[0], "--candidate", urls[2])
+        assert proc.returncode == 1
+        assert places(failures(report)) == {("GetTokenDevice", b.label) for b in Binding}
+        assert {f["verdict"] for f in report["findings"] if f["rule"] == "CROSS-BINDING"} == {
+            "warning"}  # the primary is as inconsistent: the candidate inherits it
+        proc, report = diff(tmp_path, "--primary", urls[0], "--secondary", urls[1],
+                            "--candidate", urls[2])
+    assert proc.returncode == 0, proc.stdout
+    assert report["findings"] == []
+    assert {n["path"] for n in report["noise"]} == {
+        "/Envelope/Body/GetTokenDeviceResponse/GetTokenDeviceResult", "/string"}
+
+
 def test_noise_does_not_hide_a_real_difference(contract: Contract, tmp_path: Path) -> None:
     with serving(contract, timestamped, timestamped, timestamped_and_changed) as urls:
         proc, report = diff(tmp_path, "--primary", urls[0], "--secondary", urls[1],
@@ -351,3 +376,30 @@ def test_ignored_paths_are_not_compared(contract: Contract, tmp_path: Path) -> N
     assert {f["kind"] for f in failures(report, "DIFF-BODY")} == {"extra"}
     # Without --ignore the added element also makes void SOAP answers unlike GET/POST ones.
     assert len(failures(report, "CROSS-BINDING")) == 7
+
+
+def test_har_file_is_replayed_to_both(contract: Contract, tmp_path: Path) -> None:
+    op = contract.operation("GetTokenDevice")
+    entries = []
+    for binding in (Binding.SOAP12, Binding.HTTP_POST):
+        request = build_request(contract, op, {"id": "طالب"}, binding, "https://legacy.example")
+        entries.append({
+            "startedDateTime": "2026-01-01T00:00:00Z", "time": 1, "cache": {}, "timings": {},
+            "request": {"method": request.method, "url": request.url, "httpVersion": "HTTP/1.1",
+                        "headers": [{"name": k, "value": v} for k, v in request.headers],
+                        "queryString": [], "cookies": [], "headersSize": -1,
+                        "bodySize": len(request.body),
+                        "postData": {"mimeType": request.content_type,
+                                     "text": request.body.decode("utf-8")}},
+            "response": {"status": 200, "statusText": "OK", "httpVersion": "HTTP/1.1",
+                         "headers": [], "cookies": [], "content": {"size": 0, "mimeType": ""},
+                         "redirectURL": "", "headersSize": -1, "bodySize": 0}})
+    har = tmp_path / "browser.har"
+    har.write_text(json.dumps({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"},
+                                       "entries": entries}}), encoding="utf-8")
+    with serving(contract, None, changed_result) as (primary, candidate):
+        proc, report = diff(tmp_path, "--primary", primary, "--candidate", candidate, str(har))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert {(f["operation"], f["binding"], f["index"], f["source"])
+            for f in failures(report, "DIFF-BODY")} == {
+        ("GetTokenDevice", "SOAP 1.2", 1, str(har)), ("GetTokenDevice", "HTTP POST", 2, str(har))}
