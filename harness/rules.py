@@ -682,10 +682,15 @@ def _finding(exchange: Exchange, rule: str, op: Operation | None, binding: Bindi
                    client=client if client is not None else exchange.client)
 
 
+def _md(text: str) -> str:
+    """Markdown-safe: ``<Operation>`` must not read as an HTML tag."""
+    return text.replace("<", "\\<").replace(">", "\\>")
+
+
 def catalogue_table() -> str:
     """The catalogue as a Markdown table (``harness certify --list-rules``)."""
     lines = ["| rule | clause | level | side | title |", "|---|---|---|---|---|"]
-    lines += [f"| `{r.id}` | {r.clause} | {r.level} | {r.side} | {r.title} |"
+    lines += [f"| `{r.id}` | {r.clause} | {r.level} | {r.side} | {_md(r.title)} |"
               for r in CATALOGUE]
     lines.append(f"| `{UNCLASSIFIED}` | 4.1 | mandatory | request | {titles()[UNCLASSIFIED]} |")
     return "\n".join(lines)
