@@ -142,11 +142,15 @@ class Redactor:
             url = base + "?" + self._pairs(query)
         body = self._body(request.body, request.headers, envelope, notes, "request")
         headers = self._headers(request.headers, len(body) if body != request.body else None)
+        if (url, headers, body) == (request.url, request.headers, request.body):
+            return request
         return replace(request, url=url, headers=headers, body=body)
 
     def response(self, response: HttpResponse, *, notes: list[str] | None = None) -> HttpResponse:
         body = self._body(response.body, response.headers, None, notes, "response")
         headers = self._headers(response.headers, len(body) if body != response.body else None)
+        if (headers, body) == (response.headers, response.body):
+            return response
         return replace(response, headers=headers, body=body)
 
     def _headers(self, headers: Headers, length: int | None) -> Headers:
@@ -188,7 +192,10 @@ class Redactor:
         parts = encoded.split("&")
         for i, part in enumerate(parts):
             name, sep, value = part.partition("=")
-            if sep and value and unquote_plus(name) in self.names:
+            if not (sep and value):
+                continue
+            if (("%" in name or "+" in name) and unquote_plus(name) in self.names) \
+                    or name in self.names:
                 parts[i] = f"{name}={quote_plus(pseudonym(unquote_plus(value), self.key))}"
         return "&".join(parts)
 
