@@ -118,8 +118,11 @@ class Contract:
 
         IIS treats paths case-insensitively, so the match does too.
         """
-        wanted = "/" + segment.strip("/").lower()
-        return next((path for path in self.endpoints if path.lower() == wanted), None)
+        return self._endpoints_by_lower.get("/" + segment.strip("/").lower())
+
+    @cached_property
+    def _endpoints_by_lower(self) -> dict[str, str]:
+        return {path.lower(): path for path in reversed(self.endpoints)}  # first one wins
 
     def soap_action(self, op: Operation) -> str:
         """The quoted SOAPAction header value of rule 4.1.1, joined the way ASMX joins it."""

@@ -81,6 +81,7 @@ def test_reference_answers_as_the_spec_says(servers, http: httpx.Client, ns: str
     args = sample_arguments(op, 1)
     response = send(http, build_request(contract, op, args, binding, url))
     assert response.status_code == 200, response.text  # rule 4.1.4
+    assert response.headers.get_list("content-length") == [str(len(response.content))]
     result = expected_result(op, args)
     if binding.is_soap:
         assert_soap_response(contract, op, binding, response, result)

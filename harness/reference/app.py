@@ -8,11 +8,11 @@ around it, so tests can build deliberately faulty implementations by wrapping ``
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 from html import escape
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
-from starlette.requests import Request
-from starlette.responses import Response
+from starlette.datastructures import URL
 
 from harness.bindings import (
     Binding,
@@ -23,7 +23,7 @@ from harness.bindings import (
     classify,
     soap_version,
 )
-from harness.contract import Contract, ParamType, reference_result, school_mobile
+from harness.contract import Contract, Operation, ParamType, reference_result, school_mobile
 from harness.errors import ClassificationError
 from harness.exchange import HttpRequest, HttpResponse, content_type_params, media_type
 from harness.reference.wsdl import service_name, wsdl_document
@@ -72,14 +72,26 @@ def answer(contract: Contract, request: HttpRequest) -> HttpResponse:
         binding = call.binding
         _check(contract, request, endpoint, call)
         arguments = _arguments(call)
-        return build_response(contract, call.operation, binding,
-                              reference_result(call.operation, arguments))
+        result = reference_result(call.operation, arguments)
+        if result is None:  # the same bytes every time: built once
+            return _void_response(contract, call.operation, binding)
+        return build_response(contract, call.operation, binding, result)
     except ClassificationError as exc:
         return build_fault(binding, FaultCode.CLIENT, str(exc))
     except Refusal as exc:
         return build_fault(binding, exc.code, str(exc))
     except Exception as exc:  # an ASMX service answers a server fault, never a dropped socket
         return build_fault(binding, FaultCode.SERVER, f"Server error: {type(exc).__name__}")
+
+
+def _void_response(contract: Contract, op: Operation, binding: Binding) -> HttpResponse:
+    key = (contract.namespace, op.name, op.result, binding)  # all build_response reads
+    if (cached := _VOID_RESPONSES.get(key)) is None:
+        cached = _VOID_RESPONSES[key] = build_response(contract, op, binding)
+    return cached
+
+
+_VOID_RESPONSES: dict[tuple[str, str, str | None, Binding], HttpResponse] = {}
 
 
 def too_large(contract: Contract, request: HttpRequest) -> HttpResponse:
@@ -177,33 +189,68 @@ def create_app(contract: Contract | None = None, respond: Answer = answer):
         if scope["type"] == "lifespan":
             await _lifespan(receive, send)
             return
-        request = Request(scope, receive)
-        body = await _read_body(request)
+        body = await _read_body(receive)
+        if body is _DISCONNECTED:
+            return  # nobody to answer
         headers = tuple((k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"])
-        call = HttpRequest(request.method, str(request.url), headers, body or b"")
+        call = HttpRequest(scope["method"], _url(scope), headers, body or b"")
         response = respond(contract, call) if body is not None else too_large(contract, call)
-        await _send(response, scope, receive, send)
+        await _send(response, send)
 
     return app
 
 
-async def _read_body(request: Request) -> bytes | None:
+# The ASGI shell speaks raw ASGI (no starlette Request/Response objects per request): it is the
+# hot path of the load benchmark. The URL is the one starlette's Request.url gives.
+
+_DISCONNECTED = b"\0disconnected"
+
+
+async def _read_body(receive) -> bytes | None:
+    """The whole body; None beyond MAX_REQUEST_BYTES (read no further)."""
     chunks, size = [], 0
-    async for chunk in request.stream():
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return _DISCONNECTED
+        chunk = message.get("body", b"")
         size += len(chunk)
         if size > MAX_REQUEST_BYTES:
             return None
         chunks.append(chunk)
-    return b"".join(chunks)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
 
 
-async def _send(response: HttpResponse, scope, receive, send) -> None:
-    # Starlette's Response would add a Content-Type to a void answer; ASMX sends none.
+def _url(scope) -> str:
+    scheme = scope.get("scheme", "http")
+    host = next((v for k, v in scope["headers"] if k == b"host"), None)
+    path = scope["path"].replace("?", "%3F").replace("#", "%23").replace("\\", "%5C")
+    netloc = _netloc(scheme, host, scope.get("server"))
+    query = scope.get("query_string", b"").decode()
+    if netloc is None:
+        return URL(scope=scope).__str__()
+    return SplitResult(scheme, netloc, path, query, "").geturl()
+
+
+@lru_cache(maxsize=256)
+def _netloc(scheme: str, host: bytes | None, server: tuple[str, int] | None) -> str | None:
+    """The authority starlette derives from the Host header (validated) or the server."""
+    headers = [(b"host", host)] if host is not None else []
+    scope = {"type": "http", "scheme": scheme, "server": server, "path": "/", "headers": headers}
+    return URL(scope=scope).netloc or None
+
+
+async def _send(response: HttpResponse, send) -> None:
+    # As starlette's Response(body, status, headers) sends it: names lowercased, our
+    # Content-Length replaced by the body's; no Content-Type added to a void answer (ASMX
+    # sends none).
     headers = {k.lower(): v for k, v in response.headers if k.lower() != "content-length"}
-    reply = Response(response.body, status_code=response.status, headers=headers)
-    if "content-type" not in headers:
-        reply.raw_headers = [(k, v) for k, v in reply.raw_headers if k != b"content-type"]
-    await reply(scope, receive, send)
+    raw = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
+    if not (response.status < 200 or response.status in (204, 304)):
+        raw.append((b"content-length", str(len(response.body)).encode("latin-1")))
+    await send({"type": "http.response.start", "status": response.status, "headers": raw})
+    await send({"type": "http.response.body", "body": response.body})
 
 
 async def _lifespan(receive, send) -> None:
