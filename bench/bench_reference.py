@@ -56,10 +56,9 @@ class Row:
 # ------------------------------------------------------------------------------ the server
 
 
-def start_server(workers: int) -> tuple[subprocess.Popen, str]:
+def start_server() -> tuple[subprocess.Popen, str]:
     """``harness serve --port 0``; its first stderr line names the bound URL."""
-    extra = ["--workers", str(workers)] if workers > 1 else []
-    proc = subprocess.Popen([HARNESS, "serve", "--port", "0", *extra],
+    proc = subprocess.Popen([HARNESS, "serve", "--port", "0"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     line = proc.stderr.readline() if proc.stderr else ""
     match = re.search(r"http://127\.0\.0\.1:\d+", line)
@@ -246,8 +245,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--processes", type=int, default=4,
                    help="client processes of the Python fallback (default 4)")
     p.add_argument("--client", choices=("auto", "wrk", "python"), default="auto")
-    p.add_argument("--workers", type=int, default=1,
-                   help="server worker processes (harness serve --workers; default 1)")
     p.add_argument("--bindings", default=",".join(b.value for b in Binding),
                    help="comma-separated bindings (default all four)")
     args = p.parse_args(argv)
@@ -258,11 +255,11 @@ def main(argv: list[str] | None = None) -> int:
     contract = school_mobile()
     bindings = [Binding.parse(b) for b in args.bindings.split(",")]
     print(f"reference load benchmark: {os.cpu_count()} CPUs, load average "
-          f"{os.getloadavg()[0]:.2f}, {args.duration} s per binding, server workers "
-          f"{args.workers}, client "
+          f"{os.getloadavg()[0]:.2f}, {args.duration} s per binding, one server process, "
+          f"client "
           f"{f'wrk -t{args.threads} -c{args.connections}' if wrk else 'python'}"
           f"{'' if wrk else f' x{args.processes} processes'}", flush=True)
-    proc, url = start_server(args.workers)
+    proc, url = start_server()
     print_header()
     try:
         for binding in bindings:
