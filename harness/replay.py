@@ -11,7 +11,8 @@ import math
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -109,15 +110,19 @@ class ReplayJob:
             self._state["client"].close()
             self._state.clear()
 
-    def judge_all(self, exchanges: Sequence[Exchange], tally: Tally) -> Iterable[list[Finding]]:
-        if self.threads <= 1:
-            return map(self.replay_one, exchanges)
-        return self._state["pool"].map(self.replay_one, exchanges)
+    def judge_all(self, exchanges: Sequence[Exchange], tally: Tally) -> Iterator[list[Finding]]:
+        done = (map(self.replay_one, exchanges) if self.threads <= 1
+                else self._state["pool"].map(self.replay_one, exchanges))
+        for findings, counted in done:  # counts merged here, in one thread
+            tally.update(counted)
+            yield findings
 
-    def replay_one(self, exchange: Exchange) -> list[Finding]:
+    def replay_one(self, exchange: Exchange) -> tuple[list[Finding], Tally]:
         self._state["pace"].wait()
-        return replay_exchange(self._state["client"], exchange, self.contract, self.target,
-                               ignore=self.ignore, check=self.check).findings
+        counted: Tally = Counter()
+        replayed = replay_exchange(self._state["client"], exchange, self.contract, self.target,
+                                   ignore=self.ignore, check=self.check, tally=counted)
+        return replayed.findings, counted
 
 
 @dataclass(frozen=True)
@@ -137,9 +142,14 @@ class Replayed:
 
 
 def replay_exchange(http: httpx.Client, exchange: Exchange, contract: Contract, target: str,
-                    *, ignore: Sequence[str] = (), check: bool = True) -> Replayed:
+                    *, ignore: Sequence[str] = (), check: bool = True,
+                    tally: Tally | None = None) -> Replayed:
     """Send ``exchange``'s request to ``target`` (body bytes unchanged, Host set to it), judge
-    the response with the response-side rules and compare it with the recorded response."""
+    the response with the response-side rules and compare it with the recorded response.
+
+    With ``tally``, passed and not-applicable findings are only counted there (as
+    ``rules.judge`` does) and the Replayed holds the failures and warnings.
+    """
     request = retarget(exchange.request, target)
     try:
         response = send(http, request)
@@ -150,14 +160,29 @@ def replay_exchange(http: httpx.Client, exchange: Exchange, contract: Contract, 
     if not check:
         return Replayed(exchange, response, [], [])
     replayed = Exchange(exchange.request, response, exchange.index, exchange.source)
-    judged = judge(replayed, contract, sides=(Side.RESPONSE,))
-    if exchange.response is None:
-        return Replayed(exchange, response, judged, [])
-    first = judged[0] if judged else None
-    operation, binding = (first.operation, first.binding) if first else (None, None)
-    diffs = compare_responses(exchange.response, response, ignore=ignore)
-    return Replayed(exchange, response, judged,
-                    comparison_findings(exchange, operation, binding, diffs))
+    counted: Tally = Counter()
+    judged = judge(replayed, contract, sides=(Side.RESPONSE,),
+                   tally=counted if tally is not None else None)
+    compared: list[Finding] = []
+    if exchange.response is not None:
+        operation, binding = _judged_as(judged, counted)
+        diffs = compare_responses(exchange.response, response, ignore=ignore)
+        compared = comparison_findings(exchange, operation, binding, diffs)
+    if tally is not None:
+        for f in compared:
+            if f.verdict is Verdict.PASSED:
+                counted[f.rule, f.operation, f.binding, f.verdict] += 1
+        compared = [f for f in compared if f.verdict is not Verdict.PASSED]
+        tally.update(counted)
+    return Replayed(exchange, response, judged, compared)
+
+
+def _judged_as(judged: list[Finding], counted: Tally) -> tuple[str | None, str | None]:
+    """(operation, binding label) the rules judged the exchange as."""
+    if judged:
+        return judged[0].operation, judged[0].binding
+    _, operation, binding, _ = next(iter(counted), (None, None, None, None))
+    return operation, binding
 
 
 def comparison_findings(exchange: Exchange, operation: str | None, binding: str | None,
