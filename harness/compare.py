@@ -60,6 +60,8 @@ def compare_responses(expected: HttpResponse, actual: HttpResponse, *,
 
 def compare_bodies(expected: HttpResponse, actual: HttpResponse, *, ignore: tuple[str, ...] = (),
                    wildcard: Callable[[str | None], bool] = is_pseudonym) -> list[Difference]:
+    if expected.body == actual.body:  # the same bytes: nothing to parse (replay's usual case)
+        return []
     exp_body, act_body = expected.body.strip(), actual.body.strip()
     if not exp_body and not act_body:
         return []
