@@ -11,7 +11,6 @@ import math
 import os
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -21,10 +20,10 @@ import httpx
 
 from harness.compare import Difference, compare_responses
 from harness.contract import Contract
-from harness.errors import TargetUnreachable, UsageError
+from harness.errors import ClassificationError, TargetUnreachable, UsageError
 from harness.exchange import Exchange, HttpResponse
 from harness.findings import Finding, Report, Verdict
-from harness.rules import Side, judge, titles
+from harness.rules import Side, judge, judge_case, read_case, titles
 from harness.send import DEFAULT_TIMEOUT, base_url, check_reachable, client, retarget, send
 from harness.streaming import ChunkResult, Tally, run
 
@@ -111,18 +110,26 @@ class ReplayJob:
             self._state.clear()
 
     def judge_all(self, exchanges: Sequence[Exchange], tally: Tally) -> Iterator[list[Finding]]:
-        done = (map(self.replay_one, exchanges) if self.threads <= 1
-                else self._state["pool"].map(self.replay_one, exchanges))
-        for findings, counted in done:  # counts merged here, in one thread
-            tally.update(counted)
-            yield findings
+        """Send the chunk's requests (over the threads), then check the answers here, one
+        after another: the checks run in one thread with warm caches, not interleaved with
+        HTTP work on threads that hand the GIL back and forth (~2x cheaper per exchange)."""
+        answers = (map(self.send_one, exchanges) if self.threads <= 1
+                   else self._state["pool"].map(self.send_one, exchanges))
+        for exchange, answer in zip(exchanges, list(answers), strict=True):
+            if isinstance(answer, TargetUnreachable):
+                yield [transport_failure(exchange, answer)]
+            elif self.check:
+                yield check_replayed(exchange, answer, self.contract, ignore=self.ignore,
+                                     tally=tally).findings
+            else:
+                yield []
 
-    def replay_one(self, exchange: Exchange) -> tuple[list[Finding], Tally]:
+    def send_one(self, exchange: Exchange) -> HttpResponse | TargetUnreachable:
         self._state["pace"].wait()
-        counted: Tally = Counter()
-        replayed = replay_exchange(self._state["client"], exchange, self.contract, self.target,
-                                   ignore=self.ignore, check=self.check, tally=counted)
-        return replayed.findings, counted
+        try:
+            return send_recorded(self._state["client"], exchange, self.target)
+        except TargetUnreachable as exc:
+            return exc
 
 
 @dataclass(frozen=True)
@@ -150,43 +157,55 @@ def replay_exchange(http: httpx.Client, exchange: Exchange, contract: Contract, 
     With ``tally``, passed and not-applicable findings are only counted there (as
     ``rules.judge`` does) and the Replayed holds the failures and warnings.
     """
-    request = retarget(exchange.request, target)
     try:
-        response = send(http, request)
+        response = send_recorded(http, exchange, target)
     except TargetUnreachable as exc:
-        failure = _finding(exchange, _TRANSPORT, Verdict.FAILED, None, None, "a response",
-                           str(exc))
-        return Replayed(exchange, None, [failure], [])
+        return Replayed(exchange, None, [transport_failure(exchange, exc)], [])
     if not check:
         return Replayed(exchange, response, [], [])
+    return check_replayed(exchange, response, contract, ignore=ignore, tally=tally)
+
+
+def send_recorded(http: httpx.Client, exchange: Exchange, target: str) -> HttpResponse:
+    """The target's answer to ``exchange``'s request moved to ``target``; TargetUnreachable
+    when none comes."""
+    return send(http, retarget(exchange.request, target))
+
+
+def transport_failure(exchange: Exchange, exc: TargetUnreachable) -> Finding:
+    return _finding(exchange, _TRANSPORT, Verdict.FAILED, None, None, "a response", str(exc))
+
+
+_RESPONSE_SIDE = frozenset((Side.RESPONSE,))
+
+
+def check_replayed(exchange: Exchange, response: HttpResponse, contract: Contract, *,
+                   ignore: Sequence[str] = (), tally: Tally | None = None) -> Replayed:
+    """The response-side rules on the new ``response`` to ``exchange``'s request, and its
+    comparison with the recorded response (``tally``: as in ``replay_exchange``)."""
     replayed = Exchange(exchange.request, response, exchange.index, exchange.source)
-    counted: Tally = Counter()
-    judged = judge(replayed, contract, sides=(Side.RESPONSE,),
-                   tally=counted if tally is not None else None)
+    try:
+        case = read_case(replayed, contract, _RESPONSE_SIDE)
+    except ClassificationError:  # rare: judge reports it as UNCLASSIFIED
+        operation = binding = None
+        judged = judge(replayed, contract, sides=_RESPONSE_SIDE, tally=tally)
+    else:
+        operation, binding = case.operation.name, case.binding.label
+        judged = judge_case(case, tally=tally)
     compared: list[Finding] = []
     if exchange.response is not None:
-        operation, binding = _judged_as(judged, counted)
         diffs = compare_responses(exchange.response, response, ignore=ignore)
         if tally is not None and not diffs:  # the usual case: count, build nothing
             for rule in _COMPARED:
-                counted[rule, operation, binding, Verdict.PASSED] += 1
+                tally[rule, operation, binding, Verdict.PASSED] += 1
         else:
             compared = comparison_findings(exchange, operation, binding, diffs)
-    if tally is not None:
+    if tally is not None and compared:
         for f in compared:
             if f.verdict is Verdict.PASSED:
-                counted[f.rule, f.operation, f.binding, f.verdict] += 1
+                tally[f.rule, f.operation, f.binding, f.verdict] += 1
         compared = [f for f in compared if f.verdict is not Verdict.PASSED]
-        tally.update(counted)
     return Replayed(exchange, response, judged, compared)
-
-
-def _judged_as(judged: list[Finding], counted: Tally) -> tuple[str | None, str | None]:
-    """(operation, binding label) the rules judged the exchange as."""
-    if judged:
-        return judged[0].operation, judged[0].binding
-    _, operation, binding, _ = next(iter(counted), (None, None, None, None))
-    return operation, binding
 
 
 def comparison_findings(exchange: Exchange, operation: str | None, binding: str | None,

@@ -58,20 +58,24 @@ class Outcome(NamedTuple):  # a tuple: built ~20 times per exchange, cheaply
     message: str = ""
 
 
+# The helpers build the tuple directly: NamedTuple's own __new__ is a Python-level layer more.
+_new = tuple.__new__
+
+
 def passed(expected: str = "", actual: str = "", message: str = "") -> Outcome:
-    return Outcome(Verdict.PASSED, expected, actual, message)
+    return _new(Outcome, (Verdict.PASSED, expected, actual, message))
 
 
 def failed(expected: str, actual: str, message: str = "") -> Outcome:
-    return Outcome(Verdict.FAILED, expected, actual, message)
+    return _new(Outcome, (Verdict.FAILED, expected, actual, message))
 
 
 def warning(expected: str, actual: str, message: str = "") -> Outcome:
-    return Outcome(Verdict.WARNING, expected, actual, message)
+    return _new(Outcome, (Verdict.WARNING, expected, actual, message))
 
 
 def not_applicable(message: str) -> Outcome:
-    return Outcome(Verdict.NOT_APPLICABLE, message=message)
+    return _new(Outcome, (Verdict.NOT_APPLICABLE, "", "", message))
 
 
 @dataclass(frozen=True)
@@ -621,11 +625,15 @@ def select(ids: Iterable[str] | None) -> tuple[Rule, ...]:
     return tuple(rule for rule in CATALOGUE if rule.id in chosen)
 
 
+Tally = Counter[tuple[str, str | None, str | None, Verdict]]
+BOTH_SIDES = frozenset((Side.REQUEST, Side.RESPONSE))
+
+
 def judge(exchange: Exchange, contract: Contract, *,
-          sides: Iterable[Side] = (Side.REQUEST, Side.RESPONSE),
+          sides: Iterable[Side] = BOTH_SIDES,
           intended: tuple[Operation, Binding] | None = None,
           rules: Iterable[str] | None = None,
-          tally: Counter[tuple[str, str | None, str | None, Verdict]] | None = None,
+          tally: Tally | None = None,
           ) -> list[Finding]:
     """Judge one exchange against the catalogue (or the chosen rule IDs).
 
@@ -635,13 +643,26 @@ def judge(exchange: Exchange, contract: Contract, *,
     counted there, as ``(rule, operation, binding label, verdict)``, and the Findings returned
     are the failures and warnings (lint over a million exchanges builds no Finding it drops).
     """
-    side_set = frozenset(sides)
+    side_set = sides if type(sides) is frozenset else frozenset(sides)
+    chosen = _applicable(rules, side_set)  # an unknown rule ID fails before any reading
+    try:
+        case = read_case(exchange, contract, side_set, intended)
+    except ClassificationError as exc:
+        return [_finding(exchange, UNCLASSIFIED, None, None,
+                         failed("an operation x binding of the contract", str(exc)))]
+    return _judge_case(case, chosen, tally)
+
+
+def read_case(exchange: Exchange, contract: Contract, sides: frozenset[Side] = BOTH_SIDES,
+              intended: tuple[Operation, Binding] | None = None) -> Case:
+    """``exchange`` read once in the contract's terms: the request classified, the response
+    read when its side is judged. ClassificationError when the request is none of the
+    contract's pairs and no ``intended`` (operation, binding) says what it meant to be."""
     try:
         classification: Classification | None = classify(contract, exchange.request)
-    except ClassificationError as exc:
+    except ClassificationError:
         if intended is None:
-            return [_finding(exchange, UNCLASSIFIED, None, None,
-                             failed("an operation x binding of the contract", str(exc)))]
+            raise
         classification = None
     if intended is not None:
         op, binding = intended
@@ -649,28 +670,51 @@ def judge(exchange: Exchange, contract: Contract, *,
         assert classification is not None
         op, binding = classification.operation, classification.binding
     reading = None
-    if exchange.response is not None and Side.RESPONSE in side_set:
+    if exchange.response is not None and Side.RESPONSE in sides:
         reading = read_response(op, binding, exchange.response)
-    case = Case(exchange, contract, op, binding, classification, reading, side_set)
-    findings = []
+    return Case(exchange, contract, op, binding, classification, reading, sides)
+
+
+def judge_case(case: Case, *, rules: Iterable[str] | None = None,
+               tally: Tally | None = None) -> list[Finding]:
+    """``judge`` of a Case already read (``read_case``)."""
+    return _judge_case(case, _applicable(rules, case.sides), tally)
+
+
+def _judge_case(case: Case, chosen: tuple[Rule, ...], tally: Tally | None) -> list[Finding]:
+    exchange, op, binding = case.exchange, case.operation, case.binding
+    findings: list[Finding] = []
+    counted: list[tuple[str, str | None, str | None, Verdict]] = []
     client = exchange.client  # once, not once per finding
     op_name, label = op.name, binding.label
-    for rule in select(rules):
-        if not rule.applies_to(side_set):
-            continue
+    for rule in chosen:
         for outcome in rule.check(case):
-            verdict = outcome.verdict
-            if tally is not None and verdict not in _KEPT:
-                tally[rule.id, op_name, label, verdict] += 1
+            verdict = outcome[0]
+            if tally is not None and verdict is not _FAILED and verdict is not _WARNING:
+                counted.append((rule.id, op_name, label, verdict))
                 continue
-            if verdict is Verdict.FAILED and rule.level is Level.PERMITTED:
+            if verdict is _FAILED and rule.level is Level.PERMITTED:
                 outcome = Outcome(Verdict.WARNING, outcome.expected, outcome.actual,
                                   outcome.message)
             findings.append(_finding(exchange, rule.id, op, binding, outcome, client))
+    if tally is not None:
+        tally.update(counted)  # counted in C, once per exchange
     return findings
 
 
-_KEPT = (Verdict.FAILED, Verdict.WARNING)
+_FAILED, _WARNING = Verdict.FAILED, Verdict.WARNING
+#: (chosen rule IDs or None, sides) -> the rules that apply, in catalogue order.
+_APPLICABLE: dict[tuple[tuple[str, ...] | None, frozenset[Side]], tuple[Rule, ...]] = {}
+
+
+def _applicable(ids: Iterable[str] | None, sides: frozenset[Side]) -> tuple[Rule, ...]:
+    """``select(ids)`` restricted to the rules that judge ``sides``, worked out once."""
+    key = (None if ids is None else tuple(sorted(set(ids))), sides)
+    found = _APPLICABLE.get(key)
+    if found is None:
+        found = _APPLICABLE[key] = tuple(rule for rule in select(key[0])
+                                         if rule.applies_to(sides))
+    return found
 
 
 def _finding(exchange: Exchange, rule: str, op: Operation | None, binding: Binding | None,
