@@ -1,10 +1,10 @@
 """Lint throughput and memory on generated recordings of 10k, 100k and 1M exchanges.
 
-The recordings repeat the 32 clean exchanges of every operation x binding (built by
-harness.bindings, answered by the reference) and are written to a temporary folder. Each lint
-is the real ``harness lint`` command in a child process; its memory is the peak resident set of
-the whole process tree (the command, the forkserver and its workers), sampled from /proc every
-50 ms. Memory should be flat across sizes: lint streams.
+The recordings cycle through the 32 clean exchanges of every operation x binding with a
+counter in an argument value, so no two exchanges are alike (bench/varied.py), and are written
+to a temporary folder. Each lint is the real ``harness lint`` command in a child process; its
+memory is the peak resident set of the whole process tree (the command, the forkserver and its
+workers), sampled from /proc every 50 ms. Memory should be flat across sizes: lint streams.
 
     .venv/bin/python bench/bench_lint.py                       # 10k, 100k, 1M; auto workers
     .venv/bin/python bench/bench_lint.py --sizes 10000 100000 --workers 1 2
@@ -15,7 +15,6 @@ The machine is shared: compare figures measured in one run.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -24,28 +23,14 @@ import threading
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from traffic import clean_exchanges  # noqa: E402 (the tests' traffic builder)
+from varied import write_varied
 
-from harness.contract import school_mobile  # noqa: E402
-from harness.recording import FORMAT, FORMAT_VERSION  # noqa: E402
+from harness.contract import school_mobile
 
 HARNESS = str(Path(sys.executable).parent / "harness")
 TARGET = 20_000  # exchanges/s
-
-
-def write_recording(path: Path, size: int) -> None:
-    lines = [json.dumps(e.to_dict(), ensure_ascii=False, separators=(",", ":")) + "\n"
-             for e in clean_exchanges(school_mobile())]
-    with path.open("w", encoding="utf-8") as f:
-        f.write(json.dumps({"format": FORMAT, "version": FORMAT_VERSION}) + "\n")
-        block = "".join(lines)
-        full, rest = divmod(size, len(lines))
-        for _ in range(full):
-            f.write(block)
-        f.writelines(lines[:rest])
 
 
 def _tree_rss_kb(pid: int) -> int:
@@ -102,7 +87,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-lint-") as tmp:
         for size in args.sizes:
             path = Path(tmp) / f"r{size}.jsonl"
-            write_recording(path, size)
+            write_varied(path, school_mobile(), size)
             megabytes = path.stat().st_size / 1e6
             for workers in args.workers:
                 seconds, peak, code, summary = lint_once(path, workers or None)

@@ -1,6 +1,8 @@
 """Replay throughput with checks against a bare client sending the same requests, in one run.
 
-The reference runs as a real ``harness serve`` process on loopback. Both sides use the same
+The recording cycles through the 32 clean exchanges of every operation x binding with a
+counter in an argument value, so no two exchanges are alike (bench/varied.py). The reference
+runs as a real ``harness serve`` process on loopback. Both sides use the same
 engine, process count and threads (``--concurrency`` spread over one process per core, each
 with its own httpx client): the bare client only sends and reads each response; replay also
 judges it with the response-side rules and compares it with the recorded one. Runs alternate
@@ -23,13 +25,12 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from traffic import clean_exchanges, write_recording  # noqa: E402 (the tests' traffic builder)
+from varied import write_varied
 
-from harness.contract import school_mobile  # noqa: E402
-from harness.replay import Layout, replay  # noqa: E402
+from harness.contract import school_mobile
+from harness.replay import Layout, replay
 
 HARNESS = str(Path(sys.executable).parent / "harness")
 TARGET_RATIO = 0.90
@@ -61,12 +62,10 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
     layout = Layout.for_concurrency(args.concurrency)
-    clean = clean_exchanges(school_mobile())
     server, url = start_server()
     try:
         with tempfile.TemporaryDirectory(prefix="bench-replay-") as tmp:
-            path = write_recording(Path(tmp) / "r.jsonl",
-                                   (clean[i % len(clean)] for i in range(args.exchanges)))
+            path = write_varied(Path(tmp) / "r.jsonl", school_mobile(), args.exchanges)
             timed(path, url, args.concurrency, check=False)  # warm-up: connections, imports
             print(f"cores: {os.cpu_count()}, load average: {os.getloadavg()[0]:.2f}; "
                   f"{args.exchanges} exchanges, concurrency {args.concurrency} = "
