@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 from mitmproxy import ctx, exceptions, http
 
@@ -50,8 +50,8 @@ class Recorder:
                           "Append every exchange with the service to this harness recording "
                           "(JSON Lines); created when missing, never truncated.")
         loader.add_option("recording_upstream", str | None, None,
-                          "The service's base URL: named in the recording's header; in regular "
-                          "mode, traffic to other hosts is foreign.")
+                          "The service's base URL: named in the recording's header; traffic to "
+                          "other hosts (or other ports, when it names one) is foreign.")
         loader.add_option("recording_mode", str, "reverse",
                           "Proxy mode named in the recording's header.")
         loader.add_option("keep_foreign", bool, False,
@@ -282,14 +282,27 @@ def _elapsed_ms(flow: http.HTTPFlow) -> float:
 
 def is_for_service(contract: Contract, request: HttpRequest, upstream: str | None) -> bool:
     """True when ``request`` goes to one of the contract's .asmx endpoints (on the upstream's
-    host, when one is named)."""
+    host, when one is named, and on its port, when the upstream URL spells one out)."""
     parts = urlsplit(request.url)
-    if upstream:
-        wanted = urlsplit(upstream).hostname
-        if wanted and parts.hostname and parts.hostname.lower() != wanted.lower():
-            return False
+    if upstream and not _on_upstream(parts, urlsplit(upstream)):
+        return False
     return any(contract.endpoint(s) for s in parts.path.split("/")
                if s.lower().endswith(".asmx"))
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _on_upstream(parts: SplitResult, wanted: SplitResult) -> bool:
+    # Another port of the same host is another service (a second server on loopback or on
+    # staging); a URL without a port names the host only, whatever the scheme.
+    if wanted.hostname and parts.hostname and parts.hostname != wanted.hostname:
+        return False
+    try:
+        port, wanted_port = parts.port or _DEFAULT_PORTS.get(parts.scheme), wanted.port
+    except ValueError:
+        return True  # an unreadable port cannot exclude what the host already matched
+    return wanted_port is None or port == wanted_port
 
 
 def _stripped(exchange: Exchange, reason: str) -> Exchange:

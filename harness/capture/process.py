@@ -21,9 +21,10 @@ class CaptureProcess:
     Use as a context manager; ``stop()`` sends SIGINT and returns (exit status, stdout, stderr).
     """
 
-    def __init__(self, upstream: str, out: str | Path, *extra: str,
+    def __init__(self, upstream: str | None, out: str | Path, *extra: str,
                  timeout: float = 30) -> None:
-        self.args = [sys.executable, "-m", "harness", "capture", "--upstream", upstream,
+        named = ["--upstream", upstream] if upstream else []  # None: regular mode, any host
+        self.args = [sys.executable, "-m", "harness", "capture", *named,
                      "--listen", "127.0.0.1:0", "--out", str(out), *extra]
         self.timeout = timeout
         self.proc: subprocess.Popen[str] | None = None

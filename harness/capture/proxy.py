@@ -8,6 +8,7 @@ import signal
 import socket
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO
 from urllib.parse import urlsplit
 
@@ -29,6 +30,8 @@ class CaptureSettings:
     keep_foreign: bool = False
     redact_names: list[str] = field(default_factory=list)
     key_file: str | None = None
+    #: mitmproxy's configuration directory, where its CA lives (None: mitmproxy's ~/.mitmproxy).
+    confdir: str | None = None
     #: Extra mitmproxy options (e.g. {"ssl_insecure": True}), set as they are.
     mitm_options: dict[str, object] = field(default_factory=dict)
 
@@ -77,6 +80,20 @@ def _check_listen(host: str, port: int) -> None:
             raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
 
 
+def _check_confdir(confdir: str | None) -> None:
+    """Create (or read) mitmproxy's CA now: mitmproxy does it only once listening, and there a
+    failure is swallowed and leaves HTTPS interception broken without a word."""
+    from mitmproxy.certs import CertStore
+    from mitmproxy.options import CONF_BASENAME, CONF_DIR, KEY_SIZE
+
+    path = Path(confdir or CONF_DIR).expanduser()
+    try:
+        CertStore.from_store(path, CONF_BASENAME, KEY_SIZE)
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise UsageError(f"cannot create or read mitmproxy's CA in {path}: {reason}") from None
+
+
 def run_capture(settings: CaptureSettings, *, contract: Contract | None = None,
                 out: IO[str] | None = None) -> int:
     """Capture until SIGINT/SIGTERM; 0 on a clean stop, 2 when recording failed."""
@@ -84,6 +101,7 @@ def run_capture(settings: CaptureSettings, *, contract: Contract | None = None,
         raise UsageError(f"--mode {settings.mode!r} is not one of {', '.join(MODES)}")
     check_upstream(settings.upstream, settings.mode)
     _check_listen(settings.listen_host, settings.listen_port)
+    _check_confdir(settings.confdir)
     return asyncio.run(_capture(settings, contract or school_mobile(), out or sys.stdout))
 
 
@@ -94,7 +112,7 @@ async def _capture(settings: CaptureSettings, contract: Contract, out: IO[str]) 
 
     logging.getLogger("mitmproxy").setLevel(logging.ERROR)
     mode = f"reverse:{settings.upstream}" if settings.mode == "reverse" else "regular"
-    opts = options.Options()
+    opts = options.Options(**({"confdir": settings.confdir} if settings.confdir else {}))
     master = Master(opts)
     recorder, console = Recorder(contract), Console(out)
     master.addons.add(*default_addons(), recorder, console)

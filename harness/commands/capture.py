@@ -16,7 +16,7 @@ def register(sub) -> None:
                     "   # then point the app at http://127.0.0.1:8080")
     p.add_argument("--upstream", metavar="URL",
                    help="the service's base URL (required in reverse mode; in regular mode, "
-                   "traffic to other hosts is foreign)")
+                   "traffic to other hosts, or other ports when URL names one, is foreign)")
     p.add_argument("--listen", default="127.0.0.1:8080", metavar="HOST:PORT",
                    help="where the proxy listens (default 127.0.0.1:8080; port 0 picks one; "
                    "0.0.0.0:8080 to let a phone on the LAN connect)")
@@ -37,6 +37,10 @@ def register(sub) -> None:
                    help="also record traffic that is not for the service, marked foreign")
     p.add_argument("--insecure", action="store_true",
                    help="do not verify the upstream's TLS certificate (staging self-signed)")
+    p.add_argument("--confdir", metavar="DIR",
+                   help="mitmproxy's configuration directory: its CA (mitmproxy-ca-cert.pem, "
+                   "the certificate a phone installs for HTTPS) is created there on first "
+                   "run and reused (default ~/.mitmproxy)")
     p.set_defaults(run=run)
 
 
@@ -47,6 +51,6 @@ def run(args: argparse.Namespace) -> int:
     settings = CaptureSettings(out=args.out, upstream=args.upstream, listen_host=host,
                                listen_port=port, mode=args.mode, redact=args.redact,
                                keep_foreign=args.keep_foreign, redact_names=args.redact_names,
-                               key_file=args.key_file,
+                               key_file=args.key_file, confdir=args.confdir,
                                mitm_options={"ssl_insecure": True} if args.insecure else {})
     return run_capture(settings)

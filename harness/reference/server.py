@@ -15,9 +15,9 @@ from harness.contract import Contract, school_mobile
 from harness.errors import UsageError
 
 
-def _config(app, host: str, port: int) -> uvicorn.Config:
+def _config(app, host: str, port: int, **tls: str | None) -> uvicorn.Config:
     return uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False,
-                          lifespan="off", server_header=False, date_header=False)
+                          lifespan="off", server_header=False, date_header=False, **tls)
 
 
 def serve(contract: Contract | None = None, host: str = "127.0.0.1", port: int = 8000,
@@ -37,8 +37,8 @@ def serve(contract: Contract | None = None, host: str = "127.0.0.1", port: int =
     uvicorn.Server(_config(app, host, bound_port)).run(sockets=[sock])
 
 
-def base_url(host: str, port: int) -> str:
-    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+def base_url(host: str, port: int, scheme: str = "http") -> str:
+    return f"{scheme}://[{host}]:{port}" if ":" in host else f"{scheme}://{host}:{port}"
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -56,14 +56,19 @@ def _bind(host: str, port: int) -> socket.socket:
 
 @contextlib.contextmanager
 def running(contract: Contract | None = None, app=None, host: str = "127.0.0.1",
-            port: int = 0) -> Iterator[str]:
-    """Run the reference (or ``app``) in a background thread; yields its base URL."""
+            port: int = 0, *, ssl_certfile: str | None = None,
+            ssl_keyfile: str | None = None) -> Iterator[str]:
+    """Run the reference (or ``app``) in a background thread; yields its base URL.
+
+    With ``ssl_certfile`` and ``ssl_keyfile`` (PEM) it serves HTTPS and yields an https URL
+    (what the capture tests put behind mitmproxy in regular mode)."""
     from harness.reference.app import create_app
 
     app = app or create_app(contract or school_mobile())
     sock = _bind(host, port)
     bound_port = sock.getsockname()[1]
-    server = uvicorn.Server(_config(app, host, bound_port))
+    server = uvicorn.Server(_config(app, host, bound_port, ssl_certfile=ssl_certfile,
+                                    ssl_keyfile=ssl_keyfile))
     thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])),
                               name="reference-server", daemon=True)
     thread.start()
@@ -73,7 +78,7 @@ def running(contract: Contract | None = None, app=None, host: str = "127.0.0.1",
             raise RuntimeError("the embedded server did not start")
         time.sleep(0.01)
     try:
-        yield base_url(host, bound_port)
+        yield base_url(host, bound_port, "https" if ssl_certfile else "http")
     finally:
         server.should_exit = True
         thread.join(timeout=5)
