@@ -14,8 +14,8 @@ from harness.errors import UsageError
 
 def register(sub) -> None:
     p = add_command(sub, "report", "Render Allure results (from certify, diff, or the "
-                    "recorded-traffic feature under pytest) into one HTML file that opens offline; Allure's analytics script is "
-                    "removed.",
+                    "recorded-traffic feature under pytest) into one HTML file that opens "
+                    "offline; Allure's analytics script is removed.",
                     "harness report --results reports/allure-results --out reports/report.html")
     p.add_argument("--results", metavar="DIR", type=Path,
                    default=Path("reports/allure-results"),
