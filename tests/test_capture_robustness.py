@@ -61,7 +61,8 @@ def test_kill_9_mid_run_leaves_every_complete_line_readable(contract, reference_
     exchanges = list(read_exchanges([out], on_broken=lambda p, n, r: broken.append(r)))
     assert len(exchanges) == len(complete) - 1  # all but the header line
     assert broken == [] and all(e.meta["binding"] == "get" for e in exchanges)
-    assert len(exchanges) <= len(answered) + 1
+    # Each client may have had one exchange recorded whose answer the kill cut off.
+    assert len(exchanges) <= len(answered) + len(threads)
 
     # Appending after the crash starts on a fresh line and keeps everything readable.
     with CaptureProcess(reference_url, out) as again:

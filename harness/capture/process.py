@@ -76,10 +76,15 @@ class CaptureProcess:
         return self.proc.returncode, "".join(self._stdout), "".join(self._stderr)
 
     def kill(self) -> None:
-        """SIGKILL: the crash case; the recording must survive it."""
+        """SIGKILL: the crash case; the recording must survive it. Returns once the recording
+        writer (the proxy's child, which writes what it was handed and then exits) is done."""
         assert self.proc is not None
+        writers = _children(self.proc.pid)
         self.proc.kill()
         self.proc.wait()
+        deadline = time.monotonic() + self.timeout
+        while any(_alive(pid) for pid in writers) and time.monotonic() < deadline:
+            time.sleep(0.01)
 
     def __enter__(self) -> CaptureProcess:
         return self.start()
@@ -102,3 +107,23 @@ def run_harness(*args: str | Path, check: bool = True) -> subprocess.CompletedPr
 def _drain(stream, sink: list[str]) -> None:
     for line in stream:
         sink.append(line)
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[1] == str(pid):  # the parent's pid
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    """True until ``pid`` has exited (a zombie nobody reaps counts as exited)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import IO
 from urllib.parse import urlsplit
 
-from harness.capture.addon import Console, Recorder
+from harness.capture.addon import Recorder
 from harness.contract import Contract, school_mobile
 from harness.errors import HarnessError, TargetUnreachable, UsageError
 
@@ -114,8 +114,8 @@ async def _capture(settings: CaptureSettings, contract: Contract, out: IO[str]) 
     mode = f"reverse:{settings.upstream}" if settings.mode == "reverse" else "regular"
     opts = options.Options(**({"confdir": settings.confdir} if settings.confdir else {}))
     master = Master(opts)
-    recorder, console = Recorder(contract), Console(out)
-    master.addons.add(*default_addons(), recorder, console)
+    recorder = Recorder(contract, out)
+    master.addons.add(*default_addons(), recorder)
     try:
         opts.update(mode=[mode], listen_host=settings.listen_host,
                     listen_port=settings.listen_port, **settings.mitm_options)

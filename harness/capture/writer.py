@@ -1,0 +1,380 @@
+"""The recording writer: a child process that turns captured flows into recording lines.
+
+Why a process: classifying, redacting, encoding and writing an exchange costs about as much
+again as a fifth of what mitmproxy itself spends on it, and mitmproxy runs every hook on its one
+event-loop thread; a thread would not help (it holds the same GIL). So the proxy only takes a
+snapshot of each finished flow (its bytes and headers as on the wire, its timestamps) and hands
+it over a pipe; this process classifies it (``harness.bindings.classify``), redacts it, writes
+it as one flushed JSON line and prints the console line. Exchanges are written in the order
+they finished.
+
+Crash safety: the writer ignores SIGINT/SIGTERM and stops when its input ends, after writing
+everything it was handed; the proxy closes that input in its ``done`` hook and waits. A proxy
+killed with SIGKILL closes it too, so the writer still writes every exchange handed over. Only
+when both processes are killed at once are the exchanges still in the pipe lost (a few, under
+load).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import marshal
+import os
+import pickle
+import signal
+import struct
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import IO, Any
+
+from harness.contract import Contract
+from harness.exchange import Exchange, HttpRequest, HttpResponse
+
+logger = logging.getLogger(__name__)
+_LENGTH = struct.Struct("!I")
+#: How long the proxy waits, when it stops, for the writer to finish the exchanges handed over.
+DRAIN_TIMEOUT = 120.0
+
+#: What the proxy hands over per flow (see ``harness.capture.addon.snapshot_of``): plain tuples of
+#: str/bytes/float, so ``marshal`` carries them cheaply.
+Snapshot = tuple[Any, ...]
+
+
+@dataclass
+class WriterSetup:
+    """Everything the writer needs; sent as the first message (the key never goes on argv)."""
+
+    path: str
+    contract: Contract
+    header: dict[str, Any]
+    key: bytes | None  # None: redaction off
+    redact_names: list[str] = field(default_factory=list)
+    upstream: str | None = None
+    keep_foreign: bool = False
+
+
+# -- proxy side ----------------------------------------------------------------------------------
+
+
+class WriterProcess:
+    """The proxy's handle on the writer: ``put`` snapshots, ``close`` to drain and stop.
+
+    ``on_failure(message)`` is called (on the event loop) when the writer stops on its own,
+    e.g. the disk is full.
+    """
+
+    def __init__(self, setup: WriterSetup, out: IO[str] | None,
+                 on_failure: Callable[[str], None]) -> None:
+        self._status, status_w = os.pipe()
+        package_root = str(Path(__file__).resolve().parents[2])
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+            p for p in (package_root, os.environ.get("PYTHONPATH")) if p)}
+        stdout = out if out is not None and _has_fileno(out) else None
+        if stdout is not None:
+            stdout.flush()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", "from harness.capture.writer import main; main()",
+             str(status_w)],
+            stdin=subprocess.PIPE, stdout=stdout, pass_fds=(status_w,), env=env,
+            start_new_session=True)  # a Ctrl-C for the proxy must not kill the writer
+        os.close(status_w)
+        self._input = self.proc.stdin.fileno()  # type: ignore[union-attr]
+        self._pending: list[bytes] = []
+        self._scheduled = False
+        self._on_failure = on_failure
+        self.failed: str | None = None
+        self._loop = _running_loop()
+        if self._loop is not None:
+            self._loop.add_reader(self._status, self._writer_stopped)
+        self._send(_frame(pickle.dumps(setup)))
+
+    def put(self, snapshot: Snapshot) -> None:
+        """Hand one exchange over; sent once per event-loop iteration (one write for a burst)."""
+        self._pending.append(_frame(marshal.dumps(snapshot)))
+        if self._loop is None:
+            self._flush()
+        elif not self._scheduled:
+            self._scheduled = True
+            self._loop.call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._scheduled = False
+        if self._pending:
+            data, self._pending = b"".join(self._pending), []
+            self._send(data)
+
+    def _send(self, data: bytes) -> None:
+        if self.failed:
+            return
+        view = memoryview(data)
+        try:
+            while view:  # blocking: when the writer lags behind, the proxy waits for it
+                view = view[os.write(self._input, view):]
+        except OSError:  # the writer is gone; it said why on the status pipe
+            self._writer_stopped()
+
+    def _writer_stopped(self) -> None:
+        if self._loop is not None:
+            self._loop.remove_reader(self._status)
+        self.proc.wait()
+        message = _read_all(self._status).strip() or (
+            f"the recording writer stopped unexpectedly (exit status {self.proc.returncode})")
+        if not self.failed:
+            self.failed = message
+            self._on_failure(message)
+
+    def close(self) -> str | None:
+        """Flush, end the writer's input and wait until it has written everything; returns why
+        it failed, if it did."""
+        self._flush()
+        if self._loop is not None and not self.failed:
+            self._loop.remove_reader(self._status)
+        with contextlib.suppress(OSError):  # a writer that died already closed its end
+            self.proc.stdin.close()  # type: ignore[union-attr]
+        try:
+            self.proc.wait(timeout=DRAIN_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        message = _read_all(self._status).strip()
+        os.close(self._status)
+        if message and not self.failed:
+            self.failed = message
+        return self.failed
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def _has_fileno(stream: IO[str]) -> bool:
+    try:
+        stream.fileno()
+    except (OSError, ValueError, AttributeError):
+        return False
+    return True
+
+
+def _frame(payload: bytes) -> bytes:
+    return _LENGTH.pack(len(payload)) + payload
+
+
+def _read_all(fd: int) -> str:
+    os.set_blocking(fd, False)
+    chunks = []
+    try:
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+    except BlockingIOError:
+        pass
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+# -- writer side ---------------------------------------------------------------------------------
+
+
+def main() -> None:
+    """Entry point of the writer process: ``argv[1]`` is the status pipe's file descriptor."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)  # stop only when the input ends: nothing is lost
+    status = os.fdopen(int(sys.argv[1]), "w", encoding="utf-8")
+    source = sys.stdin.buffer
+    setup: WriterSetup = pickle.loads(_read_frame(source) or b"")
+    transcriber = Transcriber(setup, Console(sys.stdout))
+    code = 0
+    try:
+        while (frame := _read_frame(source)) is not None:
+            transcriber.record(marshal.loads(frame))
+    except OSError as exc:  # disk full, file gone: say so; the proxy stops visibly
+        print(f"cannot write recording {setup.path}: {exc.strerror or exc}", file=status,
+              flush=True)
+        code = 1
+    finally:
+        transcriber.close()
+    sys.exit(code)
+
+
+def _read_frame(source: IO[bytes]) -> bytes | None:
+    head = source.read(_LENGTH.size)
+    if len(head) < _LENGTH.size:
+        return None
+    (size,) = _LENGTH.unpack(head)
+    payload = source.read(size)
+    return payload if len(payload) == size else None
+
+
+class Transcriber:
+    """Classifies, redacts and writes each snapshot; tells the console."""
+
+    def __init__(self, setup: WriterSetup, console: Console) -> None:
+        from harness.recording import RecordingWriter
+        from harness.redaction import Redactor
+
+        self.contract = setup.contract
+        self.upstream, self.keep_foreign = setup.upstream, setup.keep_foreign
+        self.redactor = (Redactor.for_contract(setup.contract, setup.key, setup.redact_names)
+                         if setup.key is not None else None)
+        self.writer = RecordingWriter(setup.path, **setup.header)  # appends: the header exists
+        self.console = console
+
+    def record(self, snapshot: Snapshot) -> None:
+        exchange = exchange_from(snapshot)
+        meta, envelope = self._classify(exchange.request)
+        if meta.get("foreign") and not self.keep_foreign:
+            self.console.left_out()
+            return
+        line = self.console.line(exchange, meta)
+        exchange.meta.update(meta)
+        self.writer.write(self._redact(exchange, envelope))
+        self.console.recorded(self.writer.count, line)
+
+    def close(self) -> None:
+        self.writer.close()
+        self.console.done()
+
+    def _classify(self, request: HttpRequest) -> tuple[dict[str, Any], Any]:
+        from harness.bindings import classify
+        from harness.capture.addon import is_for_service
+        from harness.errors import ClassificationError
+
+        if not is_for_service(self.contract, request, self.upstream):
+            return {"foreign": True}, None
+        try:
+            call = classify(self.contract, request)
+        except ClassificationError as exc:
+            return {"unclassified": str(exc)}, None
+        arguments = call.arguments
+        if self.redactor is not None:
+            arguments = tuple(self.redactor.arguments(arguments))
+        return ({"binding": call.binding.value, "operation": call.operation.name,
+                 "arguments": [list(a) for a in arguments]}, call.envelope)
+
+    def _redact(self, exchange: Exchange, envelope: Any) -> Exchange:
+        if self.redactor is None:
+            return exchange
+        try:
+            notes: list[str] = []
+            request = self.redactor.request(exchange.request, envelope=envelope, notes=notes)
+            response = (self.redactor.response(exchange.response, notes=notes)
+                        if exchange.response else None)
+        except Exception as exc:  # never write what could not be redacted
+            logger.warning(f"redaction failed ({type(exc).__name__}); bodies left out")
+            return _stripped(exchange, f"redaction failed: {type(exc).__name__}")
+        if notes:
+            exchange.meta["redaction_dropped"] = notes
+        exchange.request, exchange.response = request, response
+        return exchange
+
+
+def _stripped(exchange: Exchange, reason: str) -> Exchange:
+    request = replace(exchange.request, url=exchange.request.url.split("?", 1)[0], body=b"",
+                      headers=())
+    response = replace(exchange.response, body=b"", headers=()) if exchange.response else None
+    return replace(exchange, request=request, response=response,
+                   meta={**exchange.meta, "redaction_dropped": [reason]})
+
+
+class Console:
+    """One line per recorded exchange, and a summary when capture stops."""
+
+    def __init__(self, out: IO[str]) -> None:
+        self.out = out
+        self.counts: Counter[str] = Counter()
+
+    def left_out(self) -> None:
+        self.counts["foreign left out"] += 1
+
+    def line(self, exchange: Exchange, meta: dict[str, Any]) -> str:
+        """The line for ``exchange`` (before redaction: the console is the user's own)."""
+        request, response = exchange.request, exchange.response
+        if response is None:
+            status = f"error: {exchange.meta.get('error') or 'no response'}"
+            self.counts["errors"] += 1
+        else:
+            status = str(response.status)
+        if "operation" in meta:
+            what = f"{meta['binding']:<6} {meta['operation']}"
+            self.counts[what] += 1
+        elif meta.get("foreign"):
+            what = f"foreign {request.method} {request.url}"
+            self.counts["foreign"] += 1
+        else:
+            path = request.url.split("://", 1)[-1]
+            path = path[path.find("/"):] if "/" in path else "/"
+            what = f"unclassified {request.method} {path} ({meta['unclassified']})"
+            self.counts["unclassified"] += 1
+        elapsed = exchange.timings.get("duration", 0.0) * 1000
+        return f"{what} {status} {elapsed:.1f} ms"
+
+    def recorded(self, index: int, line: str) -> None:
+        self.counts["recorded"] += 1
+        print(f"#{index:<5} {line}", file=self.out, flush=True)
+
+    def done(self) -> None:
+        print(summary(self.counts), file=self.out, flush=True)
+
+
+def summary(counts: Counter[str]) -> str:
+    lines = [f"captured {counts['recorded']} exchange(s)"]
+    pairs = sorted(k for k in counts if k[:1].islower() and " " in k
+                   and k not in ("foreign left out", "not recorded"))
+    lines += [f"  {k}: {counts[k]}" for k in pairs]
+    lines.append("  " + ", ".join(f"{k}: {counts[k]}" for k in
+                                  ("unclassified", "foreign", "errors", "foreign left out")))
+    return "\n".join(lines)
+
+
+# -- snapshots -> exchanges ----------------------------------------------------------------------
+
+
+def exchange_from(snapshot: Snapshot) -> Exchange:
+    """The harness's Exchange of a snapshot: headers in order and case, bodies as on the wire."""
+    (method, url, fields, body, version, started, sent, answer, error) = snapshot
+    request = HttpRequest(method, url, _headers(fields), body, version)
+    response = None
+    received = None
+    if answer is not None:
+        status, resp_fields, resp_body, reason, resp_version, first, last = answer
+        response = HttpResponse(status, _headers(resp_fields), resp_body, reason, resp_version)
+        received = (first, last)
+    meta: dict[str, Any] = {}
+    if error is not None and response is None:
+        meta["error"] = error[0]
+    timings = _timings(started, sent, received, error[1] if error else None)
+    return Exchange(request, response, timings=timings, meta=meta)
+
+
+def _headers(fields: Sequence[tuple[bytes, bytes]]) -> tuple[tuple[str, str], ...]:
+    return tuple((_text(k), _text(v)) for k, v in fields)
+
+
+def _text(raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")  # any byte survives; no lone surrogates reach JSON
+
+
+def _timings(start: float, sent: float | None, received: tuple[float | None, float | None] | None,
+             failed: float | None) -> dict[str, float]:
+    first, last = received or (None, None)
+    out = {"started": start}
+    if sent:
+        out["send"] = sent - start
+        if first:
+            out["wait"] = first - sent
+    if first and last:
+        out["receive"] = last - first
+    end = last or failed
+    if end:
+        out["duration"] = end - start
+    return {k: round(v, 6) for k, v in out.items()}
