@@ -196,7 +196,7 @@ def decode_body(data: Mapping[str, str] | None) -> bytes:
 
 
 def _headers(pairs: Iterable[Iterable[str]]) -> Headers:
-    return tuple((str(k), str(v)) for k, v in pairs)
+    return tuple([(str(k), str(v)) for k, v in pairs])  # a list first: inlined, no generator
 
 
 def _request_dict(r: HttpRequest) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cached_property
 from typing import NamedTuple
 from urllib.parse import urlsplit
 
@@ -33,7 +34,13 @@ from harness.bindings import (
 )
 from harness.contract import Contract, Operation, ParamType
 from harness.errors import ClassificationError
-from harness.exchange import Exchange, HttpResponse, content_type_params, media_type
+from harness.exchange import (
+    Exchange,
+    HttpRequest,
+    HttpResponse,
+    content_type_params,
+    media_type,
+)
 from harness.findings import Finding, Verdict
 from harness.xmlsafe import element_children, local_name, namespace
 
@@ -93,7 +100,7 @@ class Case:
     sides: frozenset[Side]
 
     @property
-    def request(self):
+    def request(self) -> HttpRequest:
         return self.exchange.request
 
     @property
@@ -102,6 +109,20 @@ class Case:
 
     def judges(self, side: Side) -> bool:
         return side in self.sides
+
+    # Read once per exchange, on first use, and shared by the checks that need them.
+
+    @cached_property
+    def path(self) -> str:
+        """The request URL's path."""
+        return urlsplit(self.exchange.request.url).path
+
+    @cached_property
+    def payloads(self) -> list[etree._Element] | None:
+        """Elements inside the request's SOAP Body (None when there is no envelope)."""
+        envelope = self.classification.envelope if self.classification else None
+        body = soap_body(envelope) if envelope is not None else None
+        return element_children(body) if body is not None else None
 
 
 @dataclass(frozen=True)
@@ -142,13 +163,6 @@ def _http_only(case: Case) -> Outcome | None:
     return not_applicable(f"{case.binding.label} is SOAP") if case.binding.is_soap else None
 
 
-def _envelope_payloads(case: Case) -> list[etree._Element] | None:
-    """Elements inside the request's SOAP Body (None when there is no envelope)."""
-    envelope = case.classification.envelope if case.classification else None
-    body = soap_body(envelope) if envelope is not None else None
-    return element_children(body) if body is not None else None
-
-
 def _path_for(case: Case) -> str:
     path = case.operation.endpoint
     return path if case.binding.is_soap else f"{path}/{case.operation.name}"
@@ -185,7 +199,7 @@ def method_and_path(case: Case) -> Iterator[Outcome]:
     """4.1 table: method and path per binding; a binding the target does not serve fails too."""
     request, want_path = case.request, _path_for(case)
     expected = f"{case.binding.method} .../{want_path.lstrip('/')}"
-    path = urlsplit(request.url).path
+    path = case.path
     actual = f"{request.method} {path}"
     if request.method.upper() != case.binding.method:
         yield failed(expected, actual, "wrong method for the binding")
@@ -244,7 +258,7 @@ def operation_element(case: Case) -> Iterator[Outcome]:
         yield na
         return
     want = _qname(case.contract.namespace, case.operation.name)
-    payloads = _envelope_payloads(case)
+    payloads = case.payloads
     if not payloads:
         yield failed(want, "no element in the SOAP Body")
     elif len(payloads) > 1:
@@ -332,13 +346,17 @@ def _soap_parameters(case: Case, want: list[str], sent: list[str]) -> Iterator[O
     if sent != want:
         yield failed(expected, " > ".join(sent) or "no child elements")
         return
-    payloads = _envelope_payloads(case) or []
+    payloads = case.payloads or []
     stray = [_describe_element(c) for p in payloads[:1] for c in element_children(p)
              if namespace(c) != case.contract.namespace]
     if stray:
         yield failed(f"children in {case.contract.namespace}", ", ".join(stray))
     else:
         yield passed(expected, " > ".join(sent))
+
+
+_INTEGER = re.compile(r"\s*[+-]?\d+\s*")
+_VERSION_SEGMENT = re.compile(r"v\d+(\.\d+)*|version\d*", re.I)
 
 
 def integer_parameters(case: Case) -> Iterator[Outcome]:
@@ -355,7 +373,7 @@ def integer_parameters(case: Case) -> Iterator[Outcome]:
         value = args.get(name)
         if value is None:
             yield not_applicable(f"{name} not sent (see R9-PARAMETERS)")
-        elif re.fullmatch(r"\s*[+-]?\d+\s*", value) and -(2**31) <= int(value) < 2**31:
+        elif _INTEGER.fullmatch(value) and -(2**31) <= int(value) < 2**31:
             yield passed(f"{name}: an int", value)
         else:
             yield failed(f"{name}: an int", repr(value))
@@ -363,8 +381,8 @@ def integer_parameters(case: Case) -> Iterator[Outcome]:
 
 def no_version_segment(case: Case) -> Iterator[Outcome]:
     """9.2: no version segment in any path."""
-    path = urlsplit(case.request.url).path
-    segments = [s for s in path.split("/") if re.fullmatch(r"v\d+(\.\d+)*|version\d*", s, re.I)]
+    path = case.path
+    segments = [s for s in path.split("/") if _VERSION_SEGMENT.fullmatch(s)]
     if segments:
         yield failed("no version segment", path, f"version segment {segments[0]!r}")
     else:

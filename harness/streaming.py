@@ -20,7 +20,9 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from itertools import batched, islice
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
+
+import orjson
 
 from harness.errors import RecordingError
 from harness.exchange import Exchange
@@ -155,13 +157,31 @@ def _decode(chunk: Chunk, result: ChunkResult) -> list[Exchange]:
         if not item.strip():
             continue
         try:
-            data = json.loads(item)
+            data = _loads(item)
             exchanges.append(Exchange.from_dict(data, index=position, source=chunk.source))
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             number = chunk.first_line + offset
             result.broken.append(f"{chunk.source}:{number}: broken exchange line "
                                  f"({type(exc).__name__})")
     return exchanges
+
+
+def _loads(line: bytes) -> Any:
+    """A JSON line decoded by orjson (~3x faster than json), meaning exactly what json reads.
+
+    orjson refuses some lines json reads (UTF-16, a BOM, lone surrogates, NaN): json decides
+    them. It reads an integer beyond 64 bits as a float where json keeps it exact: a line with
+    19 digits in a row (anywhere, text included: cheap to test) goes to json too."""
+    if _LONG_NUMBER in line.translate(_DIGITS_TO_ZERO):
+        return json.loads(line)
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return json.loads(line)
+
+
+_DIGITS_TO_ZERO = bytes(0x30 if 0x30 <= c <= 0x39 else 0x78 for c in range(256))  # 0-9: "0"
+_LONG_NUMBER = b"0" * 19
 
 
 # ----------------------------------------------------------------------------- the parent

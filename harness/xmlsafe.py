@@ -33,9 +33,10 @@ def parse_xml(data: bytes | str, *, max_bytes: int = MAX_XML_BYTES) -> etree._El
         raise XMLRejected(f"XML document of {len(data)} bytes exceeds the {max_bytes}-byte limit")
     if not data.strip():
         raise XMLRejected("XML document is empty")
-    # Quick refusal before libxml2 reads a DTD at all; the docinfo check below catches
-    # encodings where the marker is not ASCII.
-    if b"<!DOCTYPE" in data[:4096].upper() or b"<!ENTITY" in data.upper():
+    # Quick refusal before libxml2 reads a DTD at all (both markers start with "<!", which most
+    # documents lack: no upper-cased copies then); the docinfo check below catches encodings
+    # where the marker is not ASCII.
+    if b"<!" in data and (b"<!DOCTYPE" in data[:4096].upper() or b"<!ENTITY" in data.upper()):
         raise XMLRejected("XML document has a DOCTYPE or entity declaration, which is refused")
     try:
         root = etree.fromstring(data, parser=_PARSER)
