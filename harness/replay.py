@@ -253,7 +253,8 @@ def replay(paths: Sequence[str | Path], contract: Contract, target: str, *,
     report = Report("replay", target, titles() | REPLAY_RULES,
                     recordings=[str(p) for p in paths], concurrency=concurrency, rate=rate,
                     processes=layout.processes, threads=layout.threads)
-    size = chunk_size or max(16, 8 * layout.threads)
+    # Big chunks: a chunk's answers are checked in one run, and a longer run keeps caches warm.
+    size = chunk_size or max(16, 32 * layout.threads)
     report.meta["broken_lines"] = run(job, paths, report, workers=layout.processes,
                                       chunk_size=size, on_broken=on_broken,
                                       on_progress=on_progress)
