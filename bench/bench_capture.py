@@ -1,12 +1,18 @@
 """Throughput and latency of capture: direct to the reference, through plain mitmproxy, through
 mitmproxy with the harness addon, and through ``harness capture``, in one run.
 
-    .venv/bin/python bench/bench_capture.py [--requests 1500] [--clients 4]
+    .venv/bin/python bench/bench_capture.py [--requests 3000] [--clients 4] [--rounds 3]
 
 Every setup gets the same load: ``--clients`` processes, each a keep-alive httpx client sending
 its share of requests over all 32 operation x binding pairs (sensitive values included, so
-redaction works). The reference runs in its own process (``harness serve``). Figures are noisy
-on a shared machine: compare the ratios, which are measured in the same run.
+redaction works). The reference runs in its own process (``harness serve``). The two mitmdump
+setups are the same command, with and without ``-s addon.py``, run back to back in every round.
+
+Besides throughput, it reads the CPU time the proxy process spent per exchange (from /proc), and
+that of the recording writer (the proxy's child process that classifies, redacts and writes):
+mitmproxy runs on one event-loop thread, so the proxy's CPU per exchange is what bounds its
+throughput, and it is far less noisy than req/s on a shared machine. Compare ratios measured in
+the same run.
 """
 
 from __future__ import annotations
@@ -74,17 +80,44 @@ def _client(args: tuple[str, int, int]) -> list[float]:
     return latencies
 
 
-def measure(base: str, total: int, clients: int) -> tuple[float, float, float]:
-    """(requests per second, p50 ms, p95 ms) for ``total`` requests over ``clients`` processes."""
+Figures = tuple[float, float, float, float, float]
+
+
+def measure(base: str, total: int, clients: int, proxy: int | None = None) -> Figures:
+    """(requests per second, p50 ms, p95 ms, proxy CPU us per exchange, writer CPU us per
+    exchange) for ``total`` requests over ``clients`` processes; CPU figures are 0 without a
+    ``proxy`` pid (the writer: the proxy's child processes)."""
     share = total // clients
     with multiprocessing.Pool(clients) as pool:
         pool.map(_client, [(base, 8, n) for n in range(clients)])  # warm-up, connections
+        pids = [proxy, *_children(proxy)] if proxy else []  # the proxy, then its writer
+        before = [_cpu(pid) for pid in pids]
         start = time.perf_counter()
         results = pool.map(_client, [(base, share, n * 7) for n in range(clients)])
         elapsed = time.perf_counter() - start
+        cpu = [_cpu(pid) - then for pid, then in zip(pids, before, strict=True)]
     latencies = sorted(x for r in results for x in r)
     p95 = latencies[int(len(latencies) * 0.95)]
-    return len(latencies) / elapsed, statistics.median(latencies) * 1000, p95 * 1000
+    per = 1e6 / len(latencies)
+    return (len(latencies) / elapsed, statistics.median(latencies) * 1000, p95 * 1000,
+            cpu[0] * per if cpu else 0.0, sum(cpu[1:]) * per)
+
+
+def _cpu(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` (all its threads) so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if stat.read_text().rsplit(")", 1)[1].split()[1] == str(pid):
+                found.append(int(stat.parent.name))
+        except (OSError, IndexError):
+            continue
+    return found
 
 
 class Proc:
@@ -103,10 +136,11 @@ class Proc:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--requests", type=int, default=1500)
+    parser.add_argument("--requests", type=int, default=3000)
     parser.add_argument("--clients", type=int, default=4)
-    parser.add_argument("--rounds", type=int, default=2,
-                        help="alternate the setups this many times; best round counts")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="alternate the setups this many times; best round (req/s) and "
+                             "median round (CPU) count")
     opts = parser.parse_args()
 
     ref_port = _free_port()
@@ -114,7 +148,7 @@ def main() -> None:
     upstream = f"http://127.0.0.1:{ref_port}"
     tmp = Path(tempfile.mkdtemp(prefix="bench-capture-"))
     addon = ROOT / "harness" / "capture" / "addon.py"
-    results: dict[str, list[tuple[float, float, float]]] = {}
+    results: dict[str, list[Figures]] = {}
     try:
         for round_ in range(opts.rounds):
             setups = {
@@ -129,7 +163,8 @@ def main() -> None:
                     figures = measure(upstream, opts.requests, opts.clients)
                 elif extra == "capture":
                     with CaptureProcess(upstream, tmp / f"capture-{round_}.jsonl") as cap:
-                        figures = measure(cap.url, opts.requests, opts.clients)
+                        assert cap.proc is not None
+                        figures = measure(cap.url, opts.requests, opts.clients, cap.proc.pid)
                 else:
                     port = _free_port()
                     proxy = Proc([str(BIN / "mitmdump"), "-q", "--mode", f"reverse:{upstream}",
@@ -137,7 +172,7 @@ def main() -> None:
                                   *extra], port)
                     try:
                         figures = measure(f"http://127.0.0.1:{port}", opts.requests,
-                                          opts.clients)
+                                          opts.clients, proxy.proc.pid)
                     finally:
                         proxy.stop()
                 results.setdefault(name, []).append(figures)
@@ -145,15 +180,26 @@ def main() -> None:
         reference.stop()
 
     print(f"capture benchmark: {opts.requests} requests x {opts.rounds} rounds, "
-          f"{opts.clients} client processes, {os.cpu_count()} CPUs (best round shown)")
-    print(f"{'setup':<28} {'req/s':>8} {'p50 ms':>8} {'p95 ms':>8}")
+          f"{opts.clients} client processes, {os.cpu_count()} CPUs, load average at the end "
+          f"{os.getloadavg()[0]:.1f} (req/s, p50, p95: best round; CPU: median round)")
+    print(f"{'setup':<28} {'req/s':>8} {'p50 ms':>8} {'p95 ms':>8} {'proxy CPU us/exch':>18} "
+          f"{'writer CPU us/exch':>19}")
     best = {name: max(rounds) for name, rounds in results.items()}
-    for name, (rps, p50, p95) in best.items():
-        print(f"{name:<28} {rps:>8.0f} {p50:>8.2f} {p95:>8.2f}")
+    cpu = {name: (statistics.median(r[3] for r in rounds), statistics.median(r[4] for r in rounds))
+           for name, rounds in results.items()}
+    for name, (rps, p50, p95, *_) in best.items():
+        proxy_cpu, writer_cpu = cpu[name]
+        print(f"{name:<28} {rps:>8.0f} {p50:>8.2f} {p95:>8.2f} "
+              f"{proxy_cpu or float('nan'):>18.0f} {writer_cpu or float('nan'):>19.0f}")
     plain = best["mitmdump (no addon)"][0]
     with_addon = best["mitmdump + harness addon"][0]
     print(f"addon throughput / mitmproxy's own: {with_addon / plain:.2f} "
           f"(cost {100 * (1 - with_addon / plain):.1f}%; target: at most 10%)")
+    plain_cpu, addon_cpu = cpu["mitmdump (no addon)"][0], cpu["mitmdump + harness addon"][0]
+    print(f"addon CPU on mitmproxy's process: +{addon_cpu - plain_cpu:.0f} us per exchange = "
+          f"{100 * (addon_cpu / plain_cpu - 1):.1f}% of mitmproxy's own "
+          f"(throughput bound {plain_cpu / addon_cpu:.2f}); the writer process adds "
+          f"{cpu['mitmdump + harness addon'][1]:.0f} us on another core")
     print(f"harness capture / mitmproxy's own: {best['harness capture'][0] / plain:.2f}")
     print(f"mitmproxy's own / direct: {plain / best['direct to the reference'][0]:.2f}")
     recorded = sum(1 for _ in (tmp / f"addon-{opts.rounds - 1}.jsonl").open()) - 1

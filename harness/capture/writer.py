@@ -232,13 +232,14 @@ class Transcriber:
         if meta.get("foreign") and not self.keep_foreign:
             self.console.left_out()
             return
-        line = self.console.line(exchange, meta)
+        line = self.console.describe(exchange, meta)  # before redaction: the user's console
         exchange.meta.update(meta)
         self.writer.write(self._redact(exchange, envelope))
-        self.console.recorded(self.writer.count, line)
+        self.console.recorded(self.writer.count, *line)
 
     def close(self) -> None:
-        self.writer.close()
+        with contextlib.suppress(OSError):  # a failed write was said already; its rest is lost
+            self.writer.close()
         self.console.done()
 
     def _classify(self, request: HttpRequest) -> tuple[dict[str, Any], Any]:
@@ -293,30 +294,31 @@ class Console:
     def left_out(self) -> None:
         self.counts["foreign left out"] += 1
 
-    def line(self, exchange: Exchange, meta: dict[str, Any]) -> str:
-        """The line for ``exchange`` (before redaction: the console is the user's own)."""
+    def describe(self, exchange: Exchange, meta: dict[str, Any]) -> tuple[str, list[str]]:
+        """The line for ``exchange`` and the counters it adds to once it is recorded."""
         request, response = exchange.request, exchange.response
+        counted = ["recorded"]
         if response is None:
             status = f"error: {exchange.meta.get('error') or 'no response'}"
-            self.counts["errors"] += 1
+            counted.append("errors")
         else:
             status = str(response.status)
         if "operation" in meta:
             what = f"{meta['binding']:<6} {meta['operation']}"
-            self.counts[what] += 1
+            counted.append(what)
         elif meta.get("foreign"):
             what = f"foreign {request.method} {request.url}"
-            self.counts["foreign"] += 1
+            counted.append("foreign")
         else:
             path = request.url.split("://", 1)[-1]
             path = path[path.find("/"):] if "/" in path else "/"
             what = f"unclassified {request.method} {path} ({meta['unclassified']})"
-            self.counts["unclassified"] += 1
+            counted.append("unclassified")
         elapsed = exchange.timings.get("duration", 0.0) * 1000
-        return f"{what} {status} {elapsed:.1f} ms"
+        return f"{what} {status} {elapsed:.1f} ms", counted
 
-    def recorded(self, index: int, line: str) -> None:
-        self.counts["recorded"] += 1
+    def recorded(self, index: int, line: str, counted: list[str]) -> None:
+        self.counts.update(counted)
         print(f"#{index:<5} {line}", file=self.out, flush=True)
 
     def done(self) -> None:
