@@ -30,7 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from varied import write_varied
 
 from harness.contract import school_mobile
+from harness.errors import TargetUnreachable
 from harness.replay import Layout, replay
+from harness.send import check_reachable
 
 HARNESS = str(Path(sys.executable).parent / "harness")
 TARGET_RATIO = 0.90
@@ -45,6 +47,12 @@ def start_server() -> tuple[subprocess.Popen, str]:
     if not found:
         server.kill()
         raise SystemExit(f"harness serve did not start: {line.strip()}")
+    for _ in range(100):  # the line may come before the socket accepts
+        try:
+            check_reachable(found.group(0), timeout=0.5)
+            break
+        except TargetUnreachable:
+            time.sleep(0.1)
     return server, found.group(0)
 
 
