@@ -5,7 +5,7 @@ Feature: HTTP GET binding
   Background:
     Given the service under test
 
-  @BIND-METHOD-PATH @BIND-REQUEST-CONTENT-TYPE @R3-LENGTH-HOST @R9-PARAMETERS @OP-ENDPOINT
+  @BIND-METHOD-PATH @BIND-REQUEST-CONTENT-TYPE @R3-LENGTH-HOST @R9-PARAMETERS @R9-INT @OP-ENDPOINT
   @R4-STATUS @R8-HTTP-EMPTY-BODY
   Scenario Outline: <operation> over HTTP GET
     When the client calls <operation> over HTTP GET
@@ -13,6 +13,7 @@ Feature: HTTP GET binding
     And the request carries no Content-Type (BIND-REQUEST-CONTENT-TYPE)
     And the request carries a Host header (R3-LENGTH-HOST)
     And every parameter is a query-string field named exactly as in the spec (R9-PARAMETERS)
+    And int parameters carry integer text (R9-INT)
     And the operation is served at its own endpoint (OP-ENDPOINT)
     And the call returns HTTP status 200 (R4-STATUS)
     And the response has no body unless the operation has a result (R8-HTTP-EMPTY-BODY)

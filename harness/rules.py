@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from functools import cached_property
 from typing import NamedTuple
@@ -118,6 +118,17 @@ class Case:
         return urlsplit(self.exchange.request.url).path
 
     @cached_property
+    def request_defect(self) -> str | None:
+        """The first request-side rule the request breaks ("RULE: expected .., actual .."),
+        or None for a valid call. Worked out only when an error answer asks for it."""
+        request_only = replace(self, sides=frozenset((Side.REQUEST,)))
+        for rule in _applicable(None, request_only.sides):
+            for outcome in rule.check(request_only):
+                if outcome.verdict is Verdict.FAILED and rule.level is Level.MANDATORY:
+                    return f"{rule.id}: expected {outcome.expected}, actual {outcome.actual}"
+        return None
+
+    @cached_property
     def payloads(self) -> list[etree._Element] | None:
         """Elements inside the request's SOAP Body (None when there is no envelope)."""
         envelope = self.classification.envelope if self.classification else None
@@ -177,6 +188,15 @@ def _response_outcome(case: Case) -> Outcome | None:
     return None
 
 
+def _success_expected(case: Case) -> Outcome | None:
+    """not applicable when an error answers a request that is not a valid call: refusing it
+    is right (the request's own rule reports the defect, e.g. a non-integer R9-INT)."""
+    response = case.response
+    if response is None or response.status < 400 or case.request_defect is None:
+        return None
+    return not_applicable(f"an error answers an invalid request ({case.request_defect})")
+
+
 def _unreadable(reading: ResponseReading) -> str:
     return f"unreadable body ({reading.problem})" if reading.problem else "empty body"
 
@@ -210,7 +230,8 @@ def method_and_path(case: Case) -> Iterator[Outcome]:
     else:
         yield failed(expected, actual, "path is not the binding's path")
     response = case.response
-    if case.judges(Side.RESPONSE) and response is not None and response.status in _NOT_SERVED:
+    if (case.judges(Side.RESPONSE) and response is not None and response.status in _NOT_SERVED
+            and _success_expected(case) is None):
         yield failed(f"{case.binding.label} served at {want_path}",
                      f"HTTP {response.status}", "the target does not serve this binding's path")
 
@@ -360,13 +381,11 @@ _VERSION_SEGMENT = re.compile(r"v\d+(\.\d+)*|version\d*", re.I)
 
 
 def integer_parameters(case: Case) -> Iterator[Outcome]:
-    """4.1 rule 9 / 4.3: an int parameter carries an integer in SOAP."""
+    """4.1 rule 9 / 4.3: an int parameter carries an integer: an xsd:int in SOAP, its decimal
+    text in GET/POST (where every parameter is text, and ASMX still converts it to Int32)."""
     ints = [p.name for p in case.operation.parameters if p.type is ParamType.INT]
     if not ints:
         yield not_applicable(f"{case.operation.name} has no int parameter")
-        return
-    if not case.binding.is_soap:
-        yield not_applicable("GET and POST carry every parameter as text")
         return
     args = case.classification.args if case.classification else {}
     for name in ints:
@@ -398,6 +417,8 @@ def status_ok(case: Case) -> Iterator[Outcome]:
         yield not_applicable("response side not judged")
     elif case.response is None:
         yield failed("HTTP 200", "no response")
+    elif (na := _success_expected(case)) is not None:
+        yield na
     elif case.response.status == 200:
         yield passed("HTTP 200", "HTTP 200")
     else:
@@ -443,6 +464,9 @@ def _envelope_version(case: Case, want: Binding, whose: str) -> Iterator[Outcome
 def response_element(case: Case) -> Iterator[Outcome]:
     """4.1 rule 5: the SOAP Body holds <Operation>Response in the service namespace."""
     if (na := _soap_only(case) or _response_outcome(case)) is not None:
+        yield na
+        return
+    if (na := _success_expected(case)) is not None:
         yield na
         return
     want = _qname(case.contract.namespace, case.operation.response_element)
@@ -511,6 +535,9 @@ def http_empty_body(case: Case) -> Iterator[Outcome]:
     if case.operation.result is not None:
         yield not_applicable(f"{case.operation.name} has a result (see OP-RESULT)")
         return
+    if (na := _success_expected(case)) is not None:
+        yield na
+        return
     response = case.response
     body = response.body.decode("utf-8", "replace")
     actual = f"HTTP {response.status}, " + (f"body {body[:80]!r}" if body else "no body")
@@ -531,7 +558,9 @@ def operation_endpoint(case: Case) -> Iterator[Outcome]:
     yield passed(f"{op.name} at {op.endpoint}", f"asked at {endpoint}")
     response = case.response
     if case.judges(Side.RESPONSE) and response is not None:
-        if _is_error_answer(response, case.reading):
+        if (na := _success_expected(case)) is not None:
+            yield na
+        elif _is_error_answer(response, case.reading):
             reason = case.reading.fault_reason if case.reading else None
             yield failed(f"{op.name} served at {op.endpoint}",
                          f"HTTP {response.status}" + (f" fault: {reason}" if reason else ""),
@@ -547,7 +576,7 @@ def operation_result(case: Case) -> Iterator[Outcome]:
     if op.result is None or op.result_element is None:
         yield not_applicable(f"{op.name} has no result")
         return
-    if (na := _response_outcome(case)) is not None:
+    if (na := _response_outcome(case) or _success_expected(case)) is not None:
         yield na
         return
     ns = case.contract.namespace
@@ -610,7 +639,7 @@ CATALOGUE: tuple[Rule, ...] = (
          Level.MANDATORY, Side.RESPONSE, http_empty_body),
     Rule("R9-PARAMETERS", "4.1 rule 9", "parameters named as the spec, SOAP in table order",
          Level.MANDATORY, Side.REQUEST, parameters),
-    Rule("R9-INT", "4.1 rule 9", "int parameters carry integers in SOAP",
+    Rule("R9-INT", "4.1 rule 9", "int parameters carry integers (as text in GET/POST)",
          Level.MANDATORY, Side.REQUEST, integer_parameters),
     Rule("OP-ENDPOINT", "4.2-4.9", "operation served at its own endpoint",
          Level.MANDATORY, Side.BOTH, operation_endpoint),

@@ -237,3 +237,39 @@ def test_sides_and_rule_selection(contract):
     assert {f.rule for f in judge(ex, contract, rules=["OP-RESULT"])} == {"OP-RESULT"}
     with pytest.raises(KeyError):
         judge(ex, contract, rules=["NOPE"])
+
+
+@pytest.mark.parametrize("binding", list(Binding))
+def test_error_answering_an_invalid_request_is_not_a_response_failure(contract, binding):
+    """The reference refuses a non-integer id_row_central: R9-INT reports the client's defect;
+    R4 and the other success shapes are not applicable to the refusal, while the fault's
+    envelope version is still judged."""
+    op = contract.operation("LogoutFromSchool")
+    args = {**sample_arguments(op), "id_row_central": "x"}
+    request = build_request(contract, op, args, binding, "http://school.example")
+    response = answer(contract, request)
+    assert response.status == 500
+    found = judge(Exchange(request, response), contract)
+    assert failures(found) == ["R9-INT: id_row_central: an int / 'x'"]
+    for rule in ("R4-STATUS", "R5-RESPONSE-ELEMENT", "R8-HTTP-EMPTY-BODY", "OP-ENDPOINT"):
+        assert Verdict.FAILED not in verdicts(found, rule), rule
+    if binding.is_soap:
+        assert verdicts(found, "R5-ENVELOPE") == {Verdict.PASSED}
+        other = Binding.SOAP12 if binding is Binding.SOAP11 else Binding.SOAP11
+        wrong_version = answer(contract, build_request(contract, op, args, other,
+                                                       "http://school.example"))
+        found = judge(Exchange(request, wrong_version), contract)
+        assert verdicts(found, "R5-ENVELOPE") == {Verdict.FAILED}
+
+
+def test_error_answering_a_valid_request_still_fails(contract):
+    op = contract.operation("LogoutFromSchool")
+    request = build_request(contract, op, sample_arguments(op), Binding.SOAP11,
+                            "http://school.example")
+    refused = answer(contract, request.with_header("SOAPAction", None).with_header(
+        "SOAPAction", contract.soap_action(op)))
+    fault = HttpResponse(500, refused.headers, answer(
+        contract, request.with_header("SOAPAction", '"urn:wrong"')).body)
+    found = judge(Exchange(request, fault), contract)
+    assert {"R4-STATUS", "R5-RESPONSE-ELEMENT", "OP-ENDPOINT"} <= {
+        f.rule for f in found if f.verdict is Verdict.FAILED}
