@@ -189,7 +189,7 @@ def test_changed_result_is_reported_per_binding(contract: Contract, tmp_path: Pa
     assert Exchange.from_dict(example["primary"]).request.body == \
         Exchange.from_dict(example["candidate"]).request.body
     assert "GetTokenDevice x SOAP 1.1" in proc.stdout and "DIFF-BODY x3" in proc.stdout
-    junit = etree.parse(str(tmp_path / "junit.xml")).getroot()
+    junit = parse_xml((tmp_path / "junit.xml").read_bytes())
     failed = [c.get("name") for c in junit.iter("testcase") if c.find("failure") is not None]
     assert "GetTokenDevice [HTTP GET] candidate's body equals the primary's (XML " \
            "structurally, fault code included)" in failed
