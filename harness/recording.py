@@ -19,6 +19,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
+import orjson
+
 from harness import __version__
 from harness.errors import RecordingError
 from harness.exchange import Exchange
@@ -28,7 +30,8 @@ FORMAT_VERSION = 1
 
 
 class RecordingWriter:
-    """Appends exchanges to a recording, one flushed line each.
+    """Appends exchanges to a recording, one flushed line each (``write(..., flush=False)``
+    leaves a batch of lines for one ``flush``).
 
     An existing recording is appended to, never truncated: recorded data is never lost.
     """
@@ -41,7 +44,7 @@ class RecordingWriter:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fresh = not self.path.exists() or self.path.stat().st_size == 0
-            self._file: IO[str] = self.path.open("a", encoding="utf-8")
+            self._file: IO[bytes] = self.path.open("ab")
         except OSError as exc:
             raise RecordingError(f"cannot write recording {path}: {exc.strerror or exc}") from None
         if fresh:
@@ -56,14 +59,21 @@ class RecordingWriter:
         with self.path.open("rb") as f:
             f.seek(-1, os.SEEK_END)
             if f.read(1) != b"\n":
-                self._file.write("\n")
+                self._file.write(b"\n")
 
-    def write(self, exchange: Exchange) -> None:
-        self._write_line(exchange.to_dict())
+    def write(self, exchange: Exchange, *, flush: bool = True) -> None:
+        self._write_line(exchange.to_dict(), flush)
         self.count += 1
 
-    def _write_line(self, data: dict[str, Any]) -> None:
-        self._file.write(json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n")
+    def _write_line(self, data: dict[str, Any], flush: bool = True) -> None:
+        # orjson: compact UTF-8 like json.dumps(ensure_ascii=False, separators=(",", ":")),
+        # several times faster (capture writes a line per exchange).
+        self._file.write(orjson.dumps(data, option=orjson.OPT_APPEND_NEWLINE))
+        if flush:
+            self.flush()
+
+    def flush(self) -> None:
+        """Hand every line written so far to the OS (and to the disk, with ``fsync``)."""
         self._file.flush()
         if self.fsync:
             os.fsync(self._file.fileno())

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import marshal
 import os
@@ -28,7 +29,7 @@ import struct
 import subprocess
 import sys
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
@@ -187,13 +188,16 @@ def main() -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, signal.SIG_IGN)  # stop only when the input ends: nothing is lost
     status = os.fdopen(int(sys.argv[1]), "w", encoding="utf-8")
-    source = sys.stdin.buffer
-    setup: WriterSetup = pickle.loads(_read_frame(source) or b"")
+    batches = _frames(sys.stdin.buffer.fileno())
+    first = next(batches, [b""])  # the setup, maybe with the first snapshots behind it
+    setup: WriterSetup = pickle.loads(first[0])
     transcriber = Transcriber(setup, Console(sys.stdout))
     code = 0
     try:
-        while (frame := _read_frame(source)) is not None:
-            transcriber.record(marshal.loads(frame))
+        for batch in itertools.chain([first[1:]], batches):
+            for frame in batch:
+                transcriber.record(marshal.loads(frame))
+            transcriber.flush()  # the pipe is drained: every line reaches the OS before we wait
     except OSError as exc:  # disk full, file gone: say so; the proxy stops visibly
         print(f"cannot write recording {setup.path}: {exc.strerror or exc}", file=status,
               flush=True)
@@ -203,13 +207,23 @@ def main() -> None:
     sys.exit(code)
 
 
-def _read_frame(source: IO[bytes]) -> bytes | None:
-    head = source.read(_LENGTH.size)
-    if len(head) < _LENGTH.size:
-        return None
-    (size,) = _LENGTH.unpack(head)
-    payload = source.read(size)
-    return payload if len(payload) == size else None
+def _frames(fd: int) -> Iterator[list[bytes]]:
+    """Batches of frames: every complete frame the pipe holds, read at once (a burst of
+    exchanges costs one read and, in the writer, one flush). Ends when the input ends."""
+    pending = bytearray()
+    while chunk := os.read(fd, 1 << 20):
+        pending += chunk
+        batch, start = [], 0
+        while len(pending) - start >= _LENGTH.size:
+            (size,) = _LENGTH.unpack_from(pending, start)
+            end = start + _LENGTH.size + size
+            if end > len(pending):
+                break
+            batch.append(bytes(pending[start + _LENGTH.size:end]))
+            start = end
+        del pending[:start]
+        if batch:
+            yield batch
 
 
 class Transcriber:
@@ -234,8 +248,13 @@ class Transcriber:
             return
         line = self.console.describe(exchange, meta)  # before redaction: the user's console
         exchange.meta.update(meta)
-        self.writer.write(self._redact(exchange, envelope))
+        self.writer.write(self._redact(exchange, envelope), flush=False)
         self.console.recorded(self.writer.count, *line)
+
+    def flush(self) -> None:
+        """Hand the lines recorded since the last flush to the OS (file and console)."""
+        self.writer.flush()
+        self.console.flush()
 
     def close(self) -> None:
         with contextlib.suppress(OSError):  # a failed write was said already; its rest is lost
@@ -319,7 +338,10 @@ class Console:
 
     def recorded(self, index: int, line: str, counted: list[str]) -> None:
         self.counts.update(counted)
-        print(f"#{index:<5} {line}", file=self.out, flush=True)
+        print(f"#{index:<5} {line}", file=self.out)
+
+    def flush(self) -> None:
+        self.out.flush()
 
     def done(self) -> None:
         print(summary(self.counts), file=self.out, flush=True)
@@ -356,7 +378,10 @@ def exchange_from(snapshot: Snapshot) -> Exchange:
 
 
 def _headers(fields: Sequence[tuple[bytes, bytes]]) -> tuple[tuple[str, str], ...]:
-    return tuple((_text(k), _text(v)) for k, v in fields)
+    try:  # the common case, at C speed
+        return tuple([(k.decode("utf-8"), v.decode("utf-8")) for k, v in fields])
+    except UnicodeDecodeError:
+        return tuple([(_text(k), _text(v)) for k, v in fields])
 
 
 def _text(raw: bytes) -> str:
