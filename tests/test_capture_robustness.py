@@ -103,3 +103,30 @@ def test_fifty_concurrent_clients_lose_nothing(contract, reference_url, tmp_path
     sent = sorted(e.request.url for e in exchanges)
     assert len(set(sent)) == answered  # each request exactly once
     assert f"captured {answered} exchange(s)" in stdout
+
+
+def test_hostile_request_bytes_do_not_stop_the_capture(contract, reference_url, tmp_path):
+    """A request target that is not UTF-8 is recorded (percent-encoded, unclassified) and the
+    exchanges after it are recorded too: the capture keeps going."""
+    import socket
+    from urllib.parse import urlsplit
+
+    out = tmp_path / "hostile.jsonl"
+    with CaptureProcess(reference_url, out, "--no-redact") as capture:
+        proxy = urlsplit(capture.url)
+        raw = (b"GET /AuthCodeSending.asmx/AuthCode?code=\xff\xfe&phone=1 HTTP/1.1\r\n"
+               b"Host: x\r\nX-Odd: \xff\r\nConnection: close\r\n\r\n")
+        with socket.create_connection((proxy.hostname, proxy.port)) as sock:
+            sock.sendall(raw)
+            assert sock.recv(100).startswith(b"HTTP/1.1 ")
+        op = contract.operation("GetTokenDevice")
+        answered = httpx.get(f"{capture.url}{op.endpoint}/{op.name}", params={"id": "5"},
+                             timeout=10)
+        assert answered.status_code == 200
+        capture.stop()
+    recorded = list(read_exchanges([out]))
+    assert len(recorded) == 2
+    first = recorded[0]
+    assert "code=%FF%FE&phone=1" in first.request.url  # the same URL, representable in JSON
+    assert "unclassified" in first.meta
+    assert recorded[1].meta["operation"] == op.name

@@ -205,7 +205,7 @@ def main() -> None:
     try:
         for batch in itertools.chain([first[1:]], batches):
             for frame in batch:
-                transcriber.record(marshal.loads(frame))
+                transcriber.record_safely(marshal.loads(frame))
             transcriber.flush()  # the pipe is drained: every line reaches the OS before we wait
     except OSError as exc:  # disk full, file gone: say so; the proxy stops visibly
         print(f"cannot write recording {setup.path}: {exc.strerror or exc}", file=status,
@@ -256,6 +256,7 @@ class Transcriber:
                          if setup.key is not None else None)
         self.writer = RecordingWriter(setup.path, **setup.header)  # appends: the header exists
         self.console = console
+        self.skipped = 0  # exchanges that could not be recorded (said on stderr)
 
     def record(self, snapshot: Snapshot) -> None:
         exchange = exchange_from(snapshot)
@@ -267,6 +268,18 @@ class Transcriber:
         exchange.meta.update(meta)
         self.writer.write(self._redact(exchange, envelope), flush=False)
         self.console.recorded(self.writer.count, *line)
+
+    def record_safely(self, snapshot: Snapshot) -> None:
+        """``record``, but one exchange the harness cannot represent is said on stderr and
+        skipped: hostile traffic must not stop the capture of the exchanges after it."""
+        try:
+            self.record(snapshot)
+        except OSError:
+            raise  # the recording itself cannot be written: stop visibly
+        except Exception as exc:
+            self.skipped += 1
+            print(f"harness capture: exchange {snapshot[0]} {snapshot[1]!r} not recorded: "
+                  f"{type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
 
     def flush(self) -> None:
         """Hand the lines recorded since the last flush to the OS (file and console)."""
@@ -380,7 +393,7 @@ def summary(counts: Counter[str]) -> str:
 def exchange_from(snapshot: Snapshot) -> Exchange:
     """The harness's Exchange of a snapshot: headers in order and case, bodies as on the wire."""
     (method, url, fields, body, version, started, sent, answer, error) = snapshot
-    request = HttpRequest(method, url, _headers(fields), body, version)
+    request = HttpRequest(method, _representable(url), _headers(fields), body, version)
     response = None
     received = None
     if answer is not None:
@@ -399,6 +412,17 @@ def _headers(fields: Sequence[tuple[bytes, bytes]]) -> tuple[tuple[str, str], ..
         return tuple([(k.decode("utf-8"), v.decode("utf-8")) for k, v in fields])
     except UnicodeDecodeError:
         return tuple([(_text(k), _text(v)) for k, v in fields])
+
+
+def _representable(url: str) -> str:
+    """mitmproxy keeps request-target bytes that are not UTF-8 as lone surrogates, which no JSON
+    holds: percent-encode the URL's non-ASCII bytes instead (the same URL to any server)."""
+    try:
+        url.encode("utf-8")
+    except UnicodeEncodeError:
+        raw = url.encode("utf-8", "surrogateescape")
+        return "".join(chr(b) if b < 0x80 else f"%{b:02X}" for b in raw)
+    return url
 
 
 def _text(raw: bytes) -> str:
