@@ -23,6 +23,14 @@ class ParamType(StrEnum):
     STRING = "string"
     INT = "int"
 
+    def accepts(self, text: str) -> bool:
+        """Whether ``text`` is a value of this type as ASMX reads it (xsd:int: Int32)."""
+        if self is ParamType.STRING:
+            return True
+        stripped = text.strip()
+        digits = stripped[1:] if stripped[:1] in "+-" else stripped
+        return digits.isascii() and digits.isdigit() and -(2**31) <= int(stripped) < 2**31
+
 
 @dataclass(frozen=True)
 class Parameter:

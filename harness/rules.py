@@ -376,7 +376,6 @@ def _soap_parameters(case: Case, want: list[str], sent: list[str]) -> Iterator[O
         yield passed(expected, " > ".join(sent))
 
 
-_INTEGER = re.compile(r"\s*[+-]?\d+\s*")
 _VERSION_SEGMENT = re.compile(r"v\d+(\.\d+)*|version\d*", re.I)
 
 
@@ -392,7 +391,7 @@ def integer_parameters(case: Case) -> Iterator[Outcome]:
         value = args.get(name)
         if value is None:
             yield not_applicable(f"{name} not sent (see R9-PARAMETERS)")
-        elif _INTEGER.fullmatch(value) and -(2**31) <= int(value) < 2**31:
+        elif ParamType.INT.accepts(value):
             yield passed(f"{name}: an int", value)
         else:
             yield failed(f"{name}: an int", repr(value))

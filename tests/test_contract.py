@@ -131,3 +131,14 @@ def test_reference_result(op) -> None:
 def test_get_token_device_result_is_sha256_of_id(contract: Contract) -> None:
     op = contract.operation("GetTokenDevice")
     assert reference_result(op, {"id": "7"}) == hashlib.sha256(b"7").hexdigest()
+
+
+@pytest.mark.parametrize(("text", "ok"), [("42", True), (" -7 ", True), ("+0", True),
+                                          ("2147483647", True), ("2147483648", False),
+                                          ("-2147483649", False), ("x", False), ("", False),
+                                          ("1_000", False), ("٣", False), ("4.0", False)])
+def test_int_parameters_accept_what_asmx_reads_as_int32(text, ok):
+    from harness.contract import ParamType
+
+    assert ParamType.INT.accepts(text) is ok
+    assert ParamType.STRING.accepts(text)

@@ -153,17 +153,9 @@ def _arguments(call: Classification) -> dict[str, str]:
             if p.type is ParamType.INT:
                 raise Refusal(f"parameter {p.name} (int) is missing")
             continue
-        if p.type is ParamType.INT and not _is_int(given[p.name]):
+        if not p.type.accepts(given[p.name]):
             raise Refusal(f"Cannot convert {given[p.name]!r} to System.Int32 ({p.name})")
     return {p.name: given.get(p.name, "") for p in op.parameters}
-
-
-def _is_int(text: str) -> bool:
-    try:
-        value = int(text.strip())
-    except ValueError:
-        return False
-    return -(2**31) <= value < 2**31
 
 
 def _describe(contract: Contract, endpoint: str, base: str, query: str) -> HttpResponse:
