@@ -20,7 +20,6 @@ from harness.errors import ClassificationError, UsageError, XMLRejected
 from harness.exchange import (
     HttpRequest,
     HttpResponse,
-    content_type_params,
     media_type,
 )
 from harness.xmlsafe import element_children, local_name, namespace, parse_xml
@@ -381,7 +380,3 @@ def _fault_fields(fault: etree._Element) -> tuple[str | None, str | None]:
     if code and ":" in code:
         code = code.split(":", 1)[1]
     return code, reason
-
-
-def charset_of(content_type: str | None) -> str | None:
-    return content_type_params(content_type).get("charset")

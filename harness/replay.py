@@ -184,6 +184,7 @@ def check_replayed(exchange: Exchange, response: HttpResponse, contract: Contrac
     """The response-side rules on the new ``response`` to ``exchange``'s request, and its
     comparison with the recorded response (``tally``: as in ``replay_exchange``)."""
     replayed = Exchange(exchange.request, response, exchange.index, exchange.source)
+    document = None  # the new body as the rules parsed it: compared without a second parse
     try:
         case = read_case(replayed, contract, _RESPONSE_SIDE)
     except ClassificationError:  # rare: judge reports it as UNCLASSIFIED
@@ -192,9 +193,11 @@ def check_replayed(exchange: Exchange, response: HttpResponse, contract: Contrac
     else:
         operation, binding = case.operation.name, case.binding.label
         judged = judge_case(case, tally=tally)
+        document = case.reading.document if case.reading else None
     compared: list[Finding] = []
     if exchange.response is not None:
-        diffs = compare_responses(exchange.response, response, ignore=ignore)
+        diffs = compare_responses(exchange.response, response, ignore=ignore,
+                                  actual_document=document)
         if tally is not None and not diffs:  # the usual case: count, build nothing
             for rule in _COMPARED:
                 tally[rule, operation, binding, Verdict.PASSED] += 1
