@@ -34,9 +34,9 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from harness.bindings import Binding, build_request  # noqa: E402
 from harness.capture.process import CaptureProcess  # noqa: E402
-from harness.contract import sample_arguments, school_mobile  # noqa: E402
+from harness.contract.bindings import Binding, build_request  # noqa: E402
+from harness.contract.model import sample_arguments, school_mobile  # noqa: E402
 
 BIN = Path(sys.executable).parent
 

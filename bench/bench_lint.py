@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from varied import write_varied
 
-from harness.contract import school_mobile
+from harness.contract.model import school_mobile
 
 HARNESS = str(Path(sys.executable).parent / "harness")
 TARGET = 20_000  # exchanges/s

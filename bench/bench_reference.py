@@ -30,9 +30,9 @@ from pathlib import Path
 
 import httpx
 
-from harness.bindings import Binding, build_request
-from harness.contract import Contract, sample_arguments, school_mobile
-from harness.exchange import HttpRequest
+from harness.contract.bindings import Binding, build_request
+from harness.contract.model import Contract, sample_arguments, school_mobile
+from harness.traffic.exchange import HttpRequest
 
 HARNESS = str(Path(sys.executable).parent / "harness")
 

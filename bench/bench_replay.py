@@ -29,10 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from varied import write_varied
 
-from harness.contract import school_mobile
+from harness.contract.model import school_mobile
 from harness.errors import TargetUnreachable
-from harness.replay import Layout, replay
-from harness.send import check_reachable
+from harness.traffic.replay import Layout, replay
+from harness.traffic.send import check_reachable
 
 HARNESS = str(Path(sys.executable).parent / "harness")
 TARGET_RATIO = 0.90

@@ -1,7 +1,8 @@
 """Recordings for the benchmarks in which no two exchanges are byte-identical.
 
 The 32 clean exchanges of every operation x binding (tests/traffic.py: built by
-harness.bindings, answered by the reference) are made once with a marker as the value of each
+harness.contract.bindings, answered by the reference) are made once with a marker as the value
+of each
 operation's first string parameter; exchange ``n`` of a recording is its template with the
 marker replaced by a fixed-width counter (``v000000007``), so Content-Length stays true, and
 the reference's result for that value put in place of the template's (GetTokenDevice's SHA-256
@@ -21,15 +22,15 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from traffic import BASE, CLIENT, exchange  # noqa: E402 (the tests' traffic builder)
 
-from harness.bindings import Binding, build_request  # noqa: E402
-from harness.contract import (  # noqa: E402
+from harness.contract.bindings import Binding, build_request  # noqa: E402
+from harness.contract.model import (  # noqa: E402
     Contract,
     Operation,
     ParamType,
     reference_result,
     sample_arguments,
 )
-from harness.recording import FORMAT, FORMAT_VERSION  # noqa: E402
+from harness.traffic.recording import FORMAT, FORMAT_VERSION  # noqa: E402
 
 MARKER = "v000000000"  # letters and digits only: the same in a URL, a form, XML and JSON
 

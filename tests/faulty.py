@@ -17,13 +17,13 @@ from dataclasses import dataclass, replace
 
 from lxml import etree
 
-from harness.bindings import Binding, build_response, classify
-from harness.contract import Contract, Operation, reference_result, school_mobile
+from harness.contract.bindings import Binding, build_response, classify
+from harness.contract.model import Contract, Operation, reference_result, school_mobile
+from harness.contract.xmlsafe import element_children, parse_xml
 from harness.errors import ClassificationError
-from harness.exchange import HttpRequest, HttpResponse, replace_header
 from harness.reference.app import answer, create_app
 from harness.reference.server import running
-from harness.xmlsafe import element_children, parse_xml
+from harness.traffic.exchange import HttpRequest, HttpResponse, replace_header
 
 Answer = Callable[[Contract, HttpRequest], HttpResponse]
 Change = Callable[[Contract, Operation, Binding, HttpResponse], HttpResponse]

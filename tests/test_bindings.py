@@ -8,7 +8,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
-from harness.bindings import (
+from harness.contract.bindings import (
     Binding,
     FaultCode,
     build_fault,
@@ -17,10 +17,10 @@ from harness.bindings import (
     classify,
     read_response,
 )
-from harness.contract import Contract, reference_result, sample_arguments, school_mobile
+from harness.contract.model import Contract, reference_result, sample_arguments, school_mobile
+from harness.contract.xmlsafe import element_children, local_name, namespace, parse_xml
 from harness.errors import ClassificationError, UsageError
-from harness.exchange import HttpRequest
-from harness.xmlsafe import element_children, local_name, namespace, parse_xml
+from harness.traffic.exchange import HttpRequest
 
 BASE = "http://school.example:8080"
 OPERATIONS = school_mobile().operations

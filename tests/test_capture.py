@@ -16,12 +16,12 @@ from urllib.parse import quote, quote_plus
 import httpx
 import pytest
 
-from harness.bindings import Binding, classify
 from harness.capture.process import CaptureProcess, run_harness
 from harness.capture.samples import drive
-from harness.contract import Operation, reference_result, sample_arguments
-from harness.recording import read_exchanges, read_header
-from harness.redaction import is_pseudonym
+from harness.contract.bindings import Binding, classify
+from harness.contract.model import Operation, reference_result, sample_arguments
+from harness.traffic.recording import read_exchanges, read_header
+from harness.traffic.redaction import is_pseudonym
 
 
 @pytest.fixture(scope="module")

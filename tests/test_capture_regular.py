@@ -17,14 +17,14 @@ from urllib.parse import quote, quote_plus, urlsplit
 import httpx
 import pytest
 
-from harness.bindings import Binding, build_request, classify
 from harness.capture.process import CaptureProcess, run_harness
 from harness.capture.proxy import parse_listen
 from harness.cli import build_parser
-from harness.contract import Contract, Operation, reference_result, sample_arguments
-from harness.recording import read_exchanges, read_header
-from harness.redaction import is_pseudonym
+from harness.contract.bindings import Binding, build_request, classify
+from harness.contract.model import Contract, Operation, reference_result, sample_arguments
 from harness.reference.server import running
+from harness.traffic.recording import read_exchanges, read_header
+from harness.traffic.redaction import is_pseudonym
 
 REGULAR = ("--mode", "regular")
 

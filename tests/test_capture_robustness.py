@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from harness.capture.process import CaptureProcess
-from harness.recording import read_exchanges
+from harness.traffic.recording import read_exchanges
 
 CONCURRENT_CLIENTS = 50
 REQUESTS_EACH = 6

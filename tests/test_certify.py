@@ -13,10 +13,11 @@ import pytest
 from faulty import FAULTS, Fault, harmless, serve_fault
 from pytest_bdd.parser import FeatureParser
 
-from harness import allure_report, rules
-from harness.certify import FEATURE_FILES, FEATURES
+from harness.certify.engine import FEATURE_FILES, FEATURES
+from harness.contract.xmlsafe import parse_xml
+from harness.judge import rules
 from harness.reference.server import running
-from harness.xmlsafe import parse_xml
+from harness.reports import allure_report
 
 ROOT = Path(__file__).resolve().parent.parent
 HAS_ALLURE = allure_report.ALLURE.exists()
@@ -148,7 +149,7 @@ def test_version_segment_in_the_deployment_path_fails(tmp_path):
 
 
 def test_other_namespace(tmp_path):
-    from harness.contract import school_mobile
+    from harness.contract.model import school_mobile
 
     with running(school_mobile("http://school.example/ws/")) as url:
         code, _, stdout, _ = certify(tmp_path, "--target", url,

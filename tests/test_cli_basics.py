@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.bindings import Binding, build_request
-from harness.contract import sample_arguments, school_mobile
+from harness.contract.bindings import Binding, build_request
+from harness.contract.model import sample_arguments, school_mobile
 
 HARNESS = str(Path(sys.executable).parent / "harness")
 

@@ -6,7 +6,7 @@ import hashlib
 
 import pytest
 
-from harness.contract import (
+from harness.contract.model import (
     DEFAULT_NAMESPACE,
     Contract,
     ParamType,
@@ -138,7 +138,7 @@ def test_get_token_device_result_is_sha256_of_id(contract: Contract) -> None:
                                           ("-2147483649", False), ("x", False), ("", False),
                                           ("1_000", False), ("٣", False), ("4.0", False)])
 def test_int_parameters_accept_what_asmx_reads_as_int32(text, ok):
-    from harness.contract import ParamType
+    from harness.contract.model import ParamType
 
     assert ParamType.INT.accepts(text) is ok
     assert ParamType.STRING.accepts(text)

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from lxml import etree
 
-from harness.bindings import (
+from harness.contract.bindings import (
     Binding,
     Classification,
     FaultCode,
@@ -25,13 +25,13 @@ from harness.bindings import (
     classify,
     soap_payload,
 )
-from harness.contract import Contract
+from harness.contract.model import Contract
+from harness.contract.xmlsafe import parse_xml
 from harness.errors import ClassificationError
-from harness.exchange import Exchange, HttpRequest, HttpResponse
-from harness.recording import RecordingWriter
 from harness.reference.app import answer, create_app
 from harness.reference.server import running
-from harness.xmlsafe import parse_xml
+from harness.traffic.exchange import Exchange, HttpRequest, HttpResponse
+from harness.traffic.recording import RecordingWriter
 
 HARNESS = str(Path(__file__).resolve().parents[1] / ".venv" / "bin" / "harness")
 Respond = Callable[[Contract, HttpRequest], HttpResponse]

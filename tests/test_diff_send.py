@@ -1,4 +1,4 @@
-"""The shared sender (harness.send) used by diff and replay: retargeting keeps the request,
+"""The shared sender (harness.traffic.send) used by diff and replay: retargeting keeps the request,
 sending adds nothing of its own, and an unreachable target is one clear error."""
 
 from __future__ import annotations
@@ -7,13 +7,13 @@ import socket
 
 import pytest
 
-from harness.bindings import Binding, build_request
-from harness.contract import Contract
+from harness.contract.bindings import Binding, build_request
+from harness.contract.model import Contract
 from harness.errors import TargetUnreachable, UsageError
-from harness.exchange import HttpRequest, HttpResponse
 from harness.reference.app import answer, create_app
 from harness.reference.server import running
-from harness.send import check_reachable, client, retarget, send
+from harness.traffic.exchange import HttpRequest, HttpResponse
+from harness.traffic.send import check_reachable, client, retarget, send
 
 
 def recorded(contract: Contract) -> HttpRequest:

@@ -7,12 +7,12 @@ import zlib
 
 import pytest
 
-from harness.bindings import Binding, build_request, build_response, classify
-from harness.contract import sample_arguments
+from harness.contract.bindings import Binding, build_request, build_response, classify
+from harness.contract.model import sample_arguments
 from harness.errors import RecordingError
-from harness.exchange import Exchange, HttpRequest, HttpResponse
-from harness.har import read_har, write_har
-from harness.recording import read_exchanges
+from harness.traffic.exchange import Exchange, HttpRequest, HttpResponse
+from harness.traffic.har import read_har, write_har
+from harness.traffic.recording import read_exchanges
 
 
 def _exchanges(contract) -> list[Exchange]:

@@ -1,5 +1,6 @@
 """harness lint: recorded client faults are found with the right rule, operation and position;
-clean traffic passes. Traffic is built by harness.bindings and answered by the reference; each
+clean traffic passes. Traffic is built by harness.contract.bindings and answered by the
+reference; each
 faulty recording breaks one request in one way among otherwise clean exchanges."""
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ from pathlib import Path
 import pytest
 from traffic import BASE, clean_exchanges, exchange, request, write_recording
 
-from harness.bindings import Binding, build_request
-from harness.contract import Contract, sample_arguments
-from harness.exchange import HttpRequest
-from harness.har import write_har
-from harness.lint import lint
+from harness.contract.bindings import Binding, build_request
+from harness.contract.model import Contract, sample_arguments
+from harness.judge.lint import lint
+from harness.traffic.exchange import HttpRequest
+from harness.traffic.har import write_har
 
 HARNESS = [sys.executable, "-m", "harness"]
 POSITION = 17  # where the faulty exchange sits (1-based), after 16 clean ones

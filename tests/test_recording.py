@@ -7,8 +7,8 @@ import json
 import pytest
 
 from harness.errors import RecordingError
-from harness.exchange import Exchange, HttpRequest, HttpResponse
-from harness.recording import FORMAT, RecordingWriter, read_exchanges, read_header
+from harness.traffic.exchange import Exchange, HttpRequest, HttpResponse
+from harness.traffic.recording import FORMAT, RecordingWriter, read_exchanges, read_header
 
 
 def _exchange(i: int, body: bytes = b"") -> Exchange:

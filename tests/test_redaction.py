@@ -10,17 +10,17 @@ from urllib.parse import quote, quote_plus
 
 import pytest
 
-from harness.bindings import Binding, build_request, build_response, classify
-from harness.contract import reference_result, sample_arguments
-from harness.exchange import HttpRequest, HttpResponse
-from harness.redaction import (
+from harness.contract.bindings import Binding, build_request, build_response, classify
+from harness.contract.model import reference_result, sample_arguments
+from harness.contract.xmlsafe import local_name, parse_xml
+from harness.traffic.exchange import HttpRequest, HttpResponse
+from harness.traffic.redaction import (
     Redactor,
     is_pseudonym,
     key_id,
     load_or_create_key,
     pseudonym,
 )
-from harness.xmlsafe import local_name, parse_xml
 
 KEY = b"k" * 32
 

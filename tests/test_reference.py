@@ -13,13 +13,13 @@ import pytest
 import zeep
 from zeep.plugins import HistoryPlugin
 
-from harness.bindings import Binding, build_request
-from harness.contract import Contract, ParamType, sample_arguments, school_mobile
-from harness.exchange import HttpRequest
+from harness.contract.bindings import Binding, build_request
+from harness.contract.model import Contract, ParamType, sample_arguments, school_mobile
+from harness.contract.xmlsafe import element_children, local_name, namespace, parse_xml
 from harness.reference.app import MAX_REQUEST_BYTES
 from harness.reference.server import running
 from harness.reference.wsdl import service_name
-from harness.xmlsafe import element_children, local_name, namespace, parse_xml
+from harness.traffic.exchange import HttpRequest
 
 OTHER_NAMESPACE = "urn:example:school"
 NAMESPACES = ("default", OTHER_NAMESPACE)

@@ -14,11 +14,11 @@ import pytest
 from faulty import FAULTS, serve_fault
 from traffic import clean_exchanges, write_recording
 
-from harness.bindings import build_response, classify
-from harness.contract import Contract
-from harness.exchange import Exchange
-from harness.har import write_har
-from harness.replay import Layout, Pace, replay
+from harness.contract.bindings import build_response, classify
+from harness.contract.model import Contract
+from harness.traffic.exchange import Exchange
+from harness.traffic.har import write_har
+from harness.traffic.replay import Layout, Pace, replay
 
 HARNESS = [sys.executable, "-m", "harness"]
 SAMPLES = sorted(Path(__file__).resolve().parent.parent.glob("recordings/*.jsonl"))

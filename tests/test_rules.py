@@ -8,14 +8,14 @@ import re
 import pytest
 from lxml import etree
 
-from harness import rules
-from harness.bindings import Binding, build_request
-from harness.contract import Contract, sample_arguments
-from harness.exchange import Exchange, HttpRequest, HttpResponse, replace_header
-from harness.findings import Verdict
+from harness.contract.bindings import Binding, build_request
+from harness.contract.model import Contract, sample_arguments
+from harness.contract.xmlsafe import parse_xml
+from harness.judge import rules
+from harness.judge.findings import Verdict
+from harness.judge.rules import RULES, Side, judge
 from harness.reference.app import answer
-from harness.rules import RULES, Side, judge
-from harness.xmlsafe import parse_xml
+from harness.traffic.exchange import Exchange, HttpRequest, HttpResponse, replace_header
 
 PAIRS = [(name, b) for name in ("AuthCode", "LogoutFromSchool", "GetTokenDevice",
                                 "SendMarkNotes") for b in Binding]

@@ -7,14 +7,14 @@ import time
 
 import pytest
 
-from harness.errors import HarnessError, XMLRejected
-from harness.xmlsafe import (
+from harness.contract.xmlsafe import (
     MAX_XML_BYTES,
     element_children,
     local_name,
     namespace,
     parse_xml,
 )
+from harness.errors import HarnessError, XMLRejected
 
 SECRET = "ENTITY-VALUE-MUST-NOT-APPEAR"
 BILLION_LAUGHS = b"""<?xml version="1.0"?>

@@ -1,5 +1,6 @@
 """Recorded traffic for the lint and replay tests and benchmarks: clean exchanges of every
-operation x binding (built by harness.bindings, answered by the reference's pure ``answer``),
+operation x binding (built by harness.contract.bindings, answered by the reference's pure
+``answer``),
 and a recording writer."""
 
 from __future__ import annotations
@@ -7,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from harness.bindings import Binding, build_request
-from harness.contract import Contract, sample_arguments
-from harness.exchange import Exchange, HttpRequest
-from harness.recording import RecordingWriter
+from harness.contract.bindings import Binding, build_request
+from harness.contract.model import Contract, sample_arguments
 from harness.reference.app import answer
+from harness.traffic.exchange import Exchange, HttpRequest
+from harness.traffic.recording import RecordingWriter
 
 BASE = "http://school.example:8080"
 CLIENT = "SchoolMobile/2.3 (Android 14)"

@@ -3,7 +3,8 @@
 ``Recorder`` records every exchange with the service as it completes (hook ``response``, and
 ``error`` for an exchange that got no response): it takes a snapshot of the flow (bytes and
 headers as on the wire) and hands it to the recording writer, a child process
-(``harness.capture.writer``) that classifies it with ``harness.bindings.classify``, redacts it
+(``harness.capture.writer``) that classifies it with
+``harness.contract.bindings.classify``, redacts it
 before it touches the disk, writes it as one flushed JSON line and prints one console line
 (and a summary when capture stops). The proxy's event loop does only the snapshot.
 
@@ -26,11 +27,11 @@ from urllib.parse import SplitResult, urlsplit
 from mitmproxy import ctx, exceptions, http
 
 from harness.capture.writer import Snapshot, WriterProcess, WriterSetup
-from harness.contract import Contract, school_mobile
+from harness.contract.model import Contract, school_mobile
 from harness.errors import HarnessError
-from harness.exchange import HttpRequest
-from harness.recording import RecordingWriter, read_header
-from harness.redaction import Redactor, key_id, load_or_create_key
+from harness.traffic.exchange import HttpRequest
+from harness.traffic.recording import RecordingWriter, read_header
+from harness.traffic.redaction import Redactor, key_id, load_or_create_key
 
 #: Marks a flow already handed to the writer (an error after its response adds nothing).
 METADATA_KEY = "harness"

@@ -13,7 +13,7 @@ from typing import IO
 from urllib.parse import urlsplit
 
 from harness.capture.addon import Recorder
-from harness.contract import Contract, school_mobile
+from harness.contract.model import Contract, school_mobile
 from harness.errors import HarnessError, TargetUnreachable, UsageError
 
 MODES = ("reverse", "regular")

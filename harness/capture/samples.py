@@ -16,8 +16,8 @@ from pathlib import Path
 
 import httpx
 
-from harness.bindings import Binding
-from harness.contract import Contract, Operation, ParamType, sample_arguments, school_mobile
+from harness.contract.bindings import Binding
+from harness.contract.model import Contract, Operation, ParamType, sample_arguments, school_mobile
 from harness.reference.wsdl import service_name
 
 SAMPLE = "sample-all-bindings"

@@ -4,7 +4,8 @@ Why a process: classifying, redacting, encoding and writing an exchange costs ab
 again as a fifth of what mitmproxy itself spends on it, and mitmproxy runs every hook on its one
 event-loop thread; a thread would not help (it holds the same GIL). So the proxy only takes a
 snapshot of each finished flow (its bytes and headers as on the wire, its timestamps) and hands
-it over a pipe; this process classifies it (``harness.bindings.classify``), redacts it, writes
+it over a pipe; this process classifies it (``harness.contract.bindings.classify``), redacts
+it, writes
 it as one JSON line and prints the console line. It reads every exchange waiting in the pipe at
 once, writes their lines and flushes them (file and console) once before it reads again; after a
 small batch it waits ``BATCH_PAUSE`` (5 ms) so the next exchanges gather in the pipe (waking up
@@ -39,8 +40,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
-from harness.contract import Contract
-from harness.exchange import Exchange, HttpRequest, HttpResponse
+from harness.contract.model import Contract
+from harness.traffic.exchange import Exchange, HttpRequest, HttpResponse
 
 logger = logging.getLogger(__name__)
 _LENGTH = struct.Struct("!I")
@@ -247,8 +248,8 @@ class Transcriber:
     """Classifies, redacts and writes each snapshot; tells the console."""
 
     def __init__(self, setup: WriterSetup, console: Console) -> None:
-        from harness.recording import RecordingWriter
-        from harness.redaction import Redactor
+        from harness.traffic.recording import RecordingWriter
+        from harness.traffic.redaction import Redactor
 
         self.contract = setup.contract
         self.upstream, self.keep_foreign = setup.upstream, setup.keep_foreign
@@ -292,8 +293,8 @@ class Transcriber:
         self.console.done()
 
     def _classify(self, request: HttpRequest) -> tuple[dict[str, Any], Any]:
-        from harness.bindings import classify
         from harness.capture.addon import is_for_service
+        from harness.contract.bindings import classify
         from harness.errors import ClassificationError
 
         if not is_for_service(self.contract, request, self.upstream):

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from harness.commands import add_command
-from harness.contract import DEFAULT_NAMESPACE
+from harness.contract.model import DEFAULT_NAMESPACE
 
 
 def register(sub) -> None:
@@ -35,12 +35,12 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness import rules
+    from harness.judge import rules
 
     if args.list_rules:
         print(rules.catalogue_table())
         return 0
-    from harness.certify import Outputs, certify
+    from harness.certify.engine import Outputs, certify
 
     outputs = Outputs(json=args.json, junit=args.junit, report_dir=args.report_dir,
                       html=not args.no_html)

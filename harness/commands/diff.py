@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from harness.commands import add_command
-from harness.contract import DEFAULT_NAMESPACE
+from harness.contract.model import DEFAULT_NAMESPACE
 
 
 def register(sub) -> None:
@@ -44,7 +44,7 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.contract import school_mobile
+    from harness.contract.model import school_mobile
     from harness.diff import (
         Diff,
         Targets,

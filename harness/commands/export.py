@@ -19,8 +19,8 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.har import write_har
-    from harness.recording import read_exchanges
+    from harness.traffic.har import write_har
+    from harness.traffic.recording import read_exchanges
 
     def broken(path, number, reason) -> None:
         print(f"harness export: warning: {reason} (skipped)", file=sys.stderr)

@@ -6,9 +6,9 @@ import argparse
 import sys
 
 from harness.commands import add_command
-from harness.contract import DEFAULT_NAMESPACE, school_mobile
+from harness.contract.model import DEFAULT_NAMESPACE, school_mobile
 from harness.errors import UsageError
-from harness.findings import Report
+from harness.judge.findings import Report
 
 
 def register(sub) -> None:
@@ -63,8 +63,8 @@ def write_outputs(report: Report, args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.lint import lint
-    from harness.streaming import progress_bar
+    from harness.judge.lint import lint
+    from harness.traffic.streaming import progress_bar
 
     if not args.namespace.strip():
         raise UsageError("--namespace is empty")

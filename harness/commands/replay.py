@@ -6,7 +6,7 @@ import argparse
 
 from harness.commands import add_command
 from harness.commands.lint import add_report_options, broken_line_printer, write_outputs
-from harness.contract import DEFAULT_NAMESPACE, school_mobile
+from harness.contract.model import DEFAULT_NAMESPACE, school_mobile
 
 
 def register(sub) -> None:
@@ -46,8 +46,8 @@ def _positive(kind):
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.replay import replay
-    from harness.streaming import progress_bar
+    from harness.traffic.replay import replay
+    from harness.traffic.streaming import progress_bar
 
     failing = 0
 

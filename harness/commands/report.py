@@ -28,7 +28,7 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.allure_report import render
+    from harness.reports.allure_report import render
 
     if args.out.suffix.lower() not in (".html", ".htm"):
         raise UsageError(f"--out {args.out} is not an .html file")

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from harness.commands import add_command
-from harness.contract import DEFAULT_NAMESPACE, school_mobile
+from harness.contract.model import DEFAULT_NAMESPACE, school_mobile
 
 
 def register(sub) -> None:

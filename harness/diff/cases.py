@@ -6,11 +6,11 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.bindings import Binding, build_request, classify
-from harness.contract import Contract, Operation, sample_arguments
+from harness.contract.bindings import Binding, build_request, classify
+from harness.contract.model import Contract, Operation, sample_arguments
 from harness.errors import ClassificationError
-from harness.exchange import HttpRequest
-from harness.recording import read_exchanges
+from harness.traffic.exchange import HttpRequest
+from harness.traffic.recording import read_exchanges
 
 #: Value sets per generated operation x binding: plain, non-ASCII, XML-special.
 VARIANTS = 3

@@ -13,11 +13,11 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from harness.bindings import Binding, read_response
-from harness.contract import Operation
-from harness.exchange import HttpResponse
-from harness.findings import Finding, Verdict
-from harness.xmlsafe import element_children, local_name
+from harness.contract.bindings import Binding, read_response
+from harness.contract.model import Operation
+from harness.contract.xmlsafe import element_children, local_name
+from harness.judge.findings import Finding, Verdict
+from harness.traffic.exchange import HttpResponse
 
 RULE = "CROSS-BINDING"
 #: (implementation, operation, arguments) groups kept; beyond them new argument sets are not

@@ -1,6 +1,6 @@
 """Send every case to primary, candidate (and secondary), compare the answers, judge at the end.
 
-Answers are compared with harness.compare (THE one comparison); differences are kept on disk
+Answers are compared with harness.judge.compare (THE one comparison); differences are kept on disk
 until the whole run is in, because noise learned late (primary vs secondary) still hides a
 candidate difference seen early.
 """
@@ -17,15 +17,15 @@ from typing import IO, Any
 
 import httpx
 
-from harness.compare import Difference, compare_responses, ignored_path
-from harness.contract import Contract
+from harness.contract.model import Contract
 from harness.diff.cases import Case
 from harness.diff.consistency import RULE as CROSS_BINDING
 from harness.diff.consistency import Consistency, outcome
 from harness.diff.noise import Noise, noise_key
-from harness.exchange import Exchange, HttpRequest, HttpResponse
-from harness.findings import Finding, Report, Verdict
-from harness.send import base_url, check_reachable, client, retarget, send
+from harness.judge.compare import Difference, compare_responses, ignored_path
+from harness.judge.findings import Finding, Report, Verdict
+from harness.traffic.exchange import Exchange, HttpRequest, HttpResponse
+from harness.traffic.send import base_url, check_reachable, client, retarget, send
 
 PRIMARY, SECONDARY, CANDIDATE = "primary", "secondary", "candidate"
 TITLES = {

@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.compare import Difference
+from harness.judge.compare import Difference
 
 #: Kinds that are one kind for noise: an element sometimes there, sometimes not.
 _FAMILY = {"missing": "presence", "extra": "presence"}

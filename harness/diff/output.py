@@ -7,11 +7,11 @@ from collections import defaultdict
 from pathlib import Path
 from typing import IO, Any
 
-from harness.allure_results import AllureResults, Attach, exchange_attachments
 from harness.diff.consistency import RULE as CROSS_BINDING
 from harness.diff.engine import CANDIDATE, PRIMARY, SECONDARY, TITLES, DiffResult
-from harness.exchange import Exchange
-from harness.findings import Verdict
+from harness.judge.findings import Verdict
+from harness.reports.allure_results import AllureResults, Attach, exchange_attachments
+from harness.traffic.exchange import Exchange
 
 
 def print_places(result: DiffResult, stream: IO[str]) -> None:

@@ -14,7 +14,7 @@ from urllib.parse import SplitResult, urlsplit
 
 from starlette.datastructures import URL
 
-from harness.bindings import (
+from harness.contract.bindings import (
     Binding,
     Classification,
     FaultCode,
@@ -23,11 +23,11 @@ from harness.bindings import (
     classify,
     soap_version,
 )
-from harness.contract import Contract, Operation, ParamType, reference_result, school_mobile
+from harness.contract.model import Contract, Operation, ParamType, reference_result, school_mobile
+from harness.contract.xmlsafe import namespace
 from harness.errors import ClassificationError
-from harness.exchange import HttpRequest, HttpResponse, content_type_params, media_type
 from harness.reference.wsdl import service_name, wsdl_document
-from harness.xmlsafe import namespace
+from harness.traffic.exchange import HttpRequest, HttpResponse, content_type_params, media_type
 
 Answer = Callable[[Contract, HttpRequest], HttpResponse]
 #: Largest request body the reference reads; beyond it the request is refused unread.

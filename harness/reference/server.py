@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 
 import uvicorn
 
-from harness.contract import Contract, school_mobile
+from harness.contract.model import Contract, school_mobile
 from harness.errors import UsageError
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from lxml import etree
 
-from harness.contract import Contract, Operation, ParamType
+from harness.contract.model import Contract, Operation, ParamType
 
 WSDL = "http://schemas.xmlsoap.org/wsdl/"
 XS = "http://www.w3.org/2001/XMLSchema"

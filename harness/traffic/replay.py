@@ -18,14 +18,14 @@ from pathlib import Path
 
 import httpx
 
-from harness.compare import Difference, compare_responses
-from harness.contract import Contract
+from harness.contract.model import Contract
 from harness.errors import ClassificationError, TargetUnreachable, UsageError
-from harness.exchange import Exchange, HttpResponse
-from harness.findings import Finding, Report, Verdict
-from harness.rules import Side, judge, judge_case, read_case, titles
-from harness.send import DEFAULT_TIMEOUT, base_url, check_reachable, client, retarget, send
-from harness.streaming import ChunkResult, Tally, run
+from harness.judge.compare import Difference, compare_responses
+from harness.judge.findings import Finding, Report, Verdict
+from harness.judge.rules import Side, judge, judge_case, read_case, titles
+from harness.traffic.exchange import Exchange, HttpResponse
+from harness.traffic.send import DEFAULT_TIMEOUT, base_url, check_reachable, client, retarget, send
+from harness.traffic.streaming import ChunkResult, Tally, run
 
 #: Replay's own rules: the new response differs from the recorded one (IDs from
 #: ``Difference.kind``: status and content-type have their own, every body kind is BODY).

@@ -9,9 +9,9 @@ within a recording (so replays stay consistent) and cannot be looked up without 
 - SOAP and XML bodies: the text of every element whose local name is sensitive (any prefix,
   any namespace), plus the root of a bare result document (GET/POST ``string``) of an operation
   whose result is sensitive. The rest of the body stays byte-exact: the document is parsed once
-  (``harness.xmlsafe.parse_xml``) to find the values, then only those text spans are replaced in
-  the raw text; when the raw text cannot be matched span for span against the parsed tree
-  (CDATA, mixed content, a non-UTF-8 encoding) the tree itself is rewritten and re-serialised.
+  (``harness.contract.xmlsafe.parse_xml``) to find the values, then only those text spans are
+  replaced in the raw text; when the raw text cannot be matched span for span against the parsed
+  tree (CDATA, mixed content, a non-UTF-8 encoding) the tree itself is rewritten and re-serialised.
 - query strings and form bodies: the value of every sensitive field, other fields untouched.
 - headers named in ``headers`` (Authorization, Cookie, Set-Cookie... by default): whole value.
 
@@ -38,10 +38,10 @@ from urllib.parse import quote_plus, unquote_plus
 from lxml import etree
 from mitmproxy.net import encoding as content_coding
 
-from harness.contract import Contract
+from harness.contract.model import Contract
+from harness.contract.xmlsafe import parse_xml
 from harness.errors import RecordingError, XMLRejected
-from harness.exchange import Exchange, Headers, HttpRequest, HttpResponse, media_type
-from harness.xmlsafe import parse_xml
+from harness.traffic.exchange import Exchange, Headers, HttpRequest, HttpResponse, media_type
 
 PSEUDONYM_PREFIX = "redacted-"
 _PSEUDONYM = re.compile(r"redacted-[0-9a-f]{16}")

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from harness.errors import TargetUnreachable, UsageError
-from harness.exchange import HttpRequest, HttpResponse, replace_header
+from harness.traffic.exchange import HttpRequest, HttpResponse, replace_header
 
 #: Headers that describe one connection, not the message: never forwarded (RFC 9110 7.6.1).
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization",

@@ -15,14 +15,14 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from lxml import etree
 
-from harness.contract import Contract, Operation
+from harness.contract.model import Contract, Operation
+from harness.contract.xmlsafe import element_children, local_name, namespace, parse_xml
 from harness.errors import ClassificationError, UsageError, XMLRejected
-from harness.exchange import (
+from harness.traffic.exchange import (
     HttpRequest,
     HttpResponse,
     media_type,
 )
-from harness.xmlsafe import element_children, local_name, namespace, parse_xml
 
 SOAP11_NS = "http://schemas.xmlsoap.org/soap/envelope/"
 SOAP12_NS = "http://www.w3.org/2003/05/soap-envelope"

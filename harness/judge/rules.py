@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 from lxml import etree
 
-from harness.bindings import (
+from harness.contract.bindings import (
     Binding,
     Classification,
     ResponseReading,
@@ -32,17 +32,17 @@ from harness.bindings import (
     soap_body,
     soap_version,
 )
-from harness.contract import Contract, Operation, ParamType
+from harness.contract.model import Contract, Operation, ParamType
+from harness.contract.xmlsafe import element_children, local_name, namespace
 from harness.errors import ClassificationError
-from harness.exchange import (
+from harness.judge.findings import Finding, Verdict
+from harness.traffic.exchange import (
     Exchange,
     HttpRequest,
     HttpResponse,
     content_type_params,
     media_type,
 )
-from harness.findings import Finding, Verdict
-from harness.xmlsafe import element_children, local_name, namespace
 
 
 class Level(StrEnum):

@@ -25,7 +25,7 @@ from allure_commons.model2 import (
 )
 
 from harness.errors import UsageError
-from harness.exchange import HttpRequest, HttpResponse
+from harness.traffic.exchange import HttpRequest, HttpResponse
 
 DEFAULT_DIR = "reports/allure-results"
 #: Allure statuses a harness verdict maps to.

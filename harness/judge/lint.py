@@ -13,11 +13,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.contract import Contract
-from harness.exchange import Exchange
-from harness.findings import Finding, Report
-from harness.rules import Side, judge, titles
-from harness.streaming import ChunkResult, Tally, default_workers, run
+from harness.contract.model import Contract
+from harness.judge.findings import Finding, Report
+from harness.judge.rules import Side, judge, titles
+from harness.traffic.exchange import Exchange
+from harness.traffic.streaming import ChunkResult, Tally, default_workers, run
 
 #: Exchanges per chunk handed to a worker: big enough to amortise the hand-over.
 CHUNK_SIZE = 2000

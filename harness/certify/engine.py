@@ -1,9 +1,10 @@
 """Certify a deployment: run the conformance features against it and judge every exchange.
 
-The features (``features/*.feature``) are the binding rules as a QA lead reads them; their steps
-(``steps/``) only glue words to this module: ``Service.call`` builds the spec's request, sends
-it, judges it with ``rules.judge`` (restricted to the rule IDs the scenario is tagged with) and
-hands the findings to the run's Report; ``expect`` turns one rule's findings into a step verdict.
+The features (``harness/certify/features/*.feature``) are the binding rules as a QA lead reads
+them; their steps (``harness/certify/steps/``) only glue words to this module: ``Service.call``
+builds the spec's request, sends it, judges it with ``rules.judge`` (restricted to the rule IDs
+the scenario is tagged with) and hands the findings to the run's Report; ``expect`` turns one
+rule's findings into a step verdict.
 ``certify`` runs pytest over the features in-process with a small plugin, so Gherkin, console,
 JSON, JUnit and Allure all come from the same run.
 """
@@ -19,16 +20,19 @@ from pathlib import Path
 
 import pytest
 
-from harness import __version__, rules, send
-from harness.bindings import Binding, build_request
-from harness.contract import Contract, Operation, sample_arguments, school_mobile
+from harness import __version__
+from harness.contract.bindings import Binding, build_request
+from harness.contract.model import Contract, Operation, sample_arguments, school_mobile
 from harness.errors import HarnessError, UsageError
-from harness.exchange import Exchange
-from harness.findings import Finding, Report, Verdict
+from harness.judge import rules
+from harness.judge.findings import Finding, Report, Verdict
+from harness.traffic import send
+from harness.traffic.exchange import Exchange
 
-ROOT = Path(__file__).resolve().parent.parent
-FEATURES = ROOT / "features"
-STEPS = ROOT / "steps"
+#: Everything certify reads at run time lives inside the package (it works from a wheel).
+PACKAGE = Path(__file__).resolve().parent
+FEATURES = PACKAGE / "features"
+STEPS = PACKAGE / "steps"
 #: The conformance scenarios certify runs (the replay engineer's recorded-traffic feature is not
 #: one: it needs a recording).
 FEATURE_FILES = ("soap11.feature", "soap12.feature", "http_get.feature", "http_post.feature",
@@ -177,7 +181,7 @@ def certify(target: str | None, namespace: str | None, outputs: Outputs,
         shown = url if target else f"embedded reference at {url}"
         report = Report("certify", shown, titles=rules.titles(), namespace=contract.namespace)
         plugin = CertifyPlugin(report)
-        args = [str(CONFORMANCE_TESTS), "--rootdir", str(ROOT), "-q", "--tb=no", "-rN",
+        args = [str(CONFORMANCE_TESTS), "--rootdir", str(PACKAGE), "-q", "--tb=no", "-rN",
                 "--no-header", "-p", "no:cacheprovider", "-W", "ignore",
                 "--target", url, "--namespace", contract.namespace,
                 "--alluredir", str(outputs.allure_results), "--clean-alluredir"]
@@ -230,7 +234,7 @@ def _properties_escape(value: str) -> str:
 
 
 def _render_html(outputs: Outputs, stream) -> None:
-    from harness import allure_report
+    from harness.reports import allure_report
 
     try:
         html = allure_report.render(outputs.allure_results, outputs.allure_report,

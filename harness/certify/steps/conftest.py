@@ -11,17 +11,17 @@ from collections.abc import Iterator
 
 import pytest
 
-from harness.allure_bridge import (  # noqa: F401 (pytest-bdd hooks: Gherkin steps as Allure steps)
+from harness.certify.engine import REPORT_KEY, Call, Service
+from harness.certify.steps.conformance_steps import *  # noqa: F403 (step definitions)
+from harness.certify.steps.recorded_traffic_steps import *  # noqa: F403 (step definitions)
+from harness.contract.model import DEFAULT_NAMESPACE, school_mobile
+from harness.reports.allure_bridge import (  # noqa: F401 (pytest-bdd hooks: Gherkin steps as Allure steps)
     pytest_bdd_after_step,
     pytest_bdd_apply_tag,
     pytest_bdd_before_scenario,
     pytest_bdd_before_step,
     pytest_bdd_step_error,
 )
-from harness.certify import REPORT_KEY, Call, Service
-from harness.contract import DEFAULT_NAMESPACE, school_mobile
-from steps.conformance_steps import *  # noqa: F403 (step definitions)
-from steps.recorded_traffic_steps import *  # noqa: F403 (step definitions)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

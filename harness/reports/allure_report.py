@@ -15,7 +15,8 @@ from pathlib import Path
 
 from harness.errors import HarnessError, UsageError
 
-ROOT = Path(__file__).resolve().parent.parent
+#: A clone's copy (scripts/setup installs it there); an installed harness uses one on the PATH.
+ROOT = Path(__file__).resolve().parents[2]
 ALLURE = ROOT / "tools" / "node_modules" / ".bin" / "allure"
 #: Marks of analytics code in an inline script.
 _ANALYTICS = re.compile(r"gtag\(|dataLayer|googletagmanager|google-analytics|\bga\(", re.I)
@@ -28,10 +29,16 @@ class AllureMissing(HarnessError):
 
 
 def allure_command() -> Path:
-    if not ALLURE.exists() or shutil.which("node") is None:
-        raise AllureMissing(f"Allure 3 is not installed at {ALLURE.relative_to(ROOT)} "
-                            "(scripts/setup installs it with npm)")
-    return ALLURE
+    if shutil.which("node") is None:
+        raise AllureMissing("Node.js is not installed; install Node 20+ and then Allure 3 "
+                            "(`npm install -g allure`, or scripts/setup in a clone)")
+    if ALLURE.exists():
+        return ALLURE
+    on_path = shutil.which("allure")
+    if on_path is None:
+        raise AllureMissing("Allure 3 is not installed (`npm install -g allure`, or "
+                            "scripts/setup in a clone installs it into tools/)")
+    return Path(on_path)
 
 
 def render(results: str | Path, out_dir: str | Path, *, name: str = "harness") -> Path:

@@ -1,7 +1,8 @@
 """pytest-bdd -> Allure: each Gherkin step an Allure step, rule-ID tags as Allure tags.
 
 allure-pytest records pytest tests but not pytest-bdd's steps, and allure-pytest-bdd cannot run
-beside it (both claim ``--alluredir``). These hooks, imported by ``steps/conftest.py``, open an
+beside it (both claim ``--alluredir``). These hooks, imported by
+``harness/certify/steps/conftest.py``, open an
 Allure step when pytest-bdd starts a step and close it when the step ends or fails, through
 allure_commons (a no-op when no Allure listener is active). ``attach_call`` attaches the HTTP
 request and response of a call, and labels the test: feature = binding, story = operation.
@@ -14,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 import allure
 import pytest
 
-from harness import rules
-from harness.allure_results import http_text
+from harness.judge import rules
+from harness.reports.allure_results import http_text
 
 if TYPE_CHECKING:
-    from harness.certify import Call
+    from harness.certify.engine import Call
 
 _OPEN_STEP = pytest.StashKey[Any]()
 

@@ -25,9 +25,9 @@ from typing import Any, Protocol
 import orjson
 
 from harness.errors import RecordingError
-from harness.exchange import Exchange
-from harness.findings import Finding, Report, Verdict
-from harness.recording import FORMAT_VERSION, read_exchanges, read_header
+from harness.judge.findings import Finding, Report, Verdict
+from harness.traffic.exchange import Exchange
+from harness.traffic.recording import FORMAT_VERSION, read_exchanges, read_header
 
 #: Inputs smaller than this are judged in the calling process: starting workers costs more.
 SMALL_INPUT_BYTES = 2 * 1024 * 1024
@@ -82,7 +82,7 @@ def chunks(paths: Iterable[str | Path], size: int) -> Iterator[Chunk]:
         if not path.is_file():
             raise RecordingError(f"recording {path} does not exist or is not a file")
         header = read_header(path)
-        if header is None:  # HAR: harness.har reads and checks it
+        if header is None:  # HAR: harness.traffic.har reads and checks it
             for batch in batched(read_exchanges([path]), size):
                 yield Chunk(str(path), 0, list(batch))
             continue

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 from lxml import etree
 
+from harness.contract.xmlsafe import element_children, parse_xml
 from harness.errors import XMLRejected
-from harness.exchange import HttpResponse, media_type, normalise_content_type
-from harness.redaction import is_pseudonym
-from harness.xmlsafe import element_children, parse_xml
+from harness.traffic.exchange import HttpResponse, media_type, normalise_content_type
+from harness.traffic.redaction import is_pseudonym
 
 #: Elements whose text is human prose: a difference there is a warning, never a failure.
 PROSE_ELEMENTS = frozenset({"faultstring", "Reason", "Text", "detail", "Detail", "faultactor"})

@@ -1,4 +1,4 @@
-"""Steps of the conformance features: words glued to harness.certify, nothing more.
+"""Steps of the conformance features: words glued to harness.certify.engine, nothing more.
 
 Imported with ``*`` by steps/conftest.py: pytest-bdd registers each step as a module-level
 fixture, so there is deliberately no ``__all__``.
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pytest_bdd import given, parsers, then, when
 
-from harness.allure_bridge import attach_call
-from harness.certify import Call, Service, expect
+from harness.certify.engine import Call, Service, expect
+from harness.reports.allure_bridge import attach_call
 
 RULE_ID = r"(?P<rule>[A-Z0-9]+(?:-[A-Z0-9]+)+)"
 

@@ -8,15 +8,16 @@ from pathlib import Path
 import pytest
 from pytest_bdd import scenario
 
-from harness.bindings import classify
-from harness.contract import school_mobile
+from harness.certify.engine import FEATURES
+from harness.contract.bindings import classify
+from harness.contract.model import school_mobile
 from harness.errors import HarnessError
-from harness.exchange import Exchange
-from harness.recording import read_exchanges
+from harness.traffic.exchange import Exchange
+from harness.traffic.recording import read_exchanges
 
-ROOT = Path(__file__).resolve().parent.parent
-FEATURE = ROOT / "features" / "recorded_traffic.feature"
-SAMPLES = ROOT / "recordings"
+FEATURE = FEATURES / "recorded_traffic.feature"
+#: The sample recordings of a clone (the default of ``--recording`` there).
+SAMPLES = Path(__file__).resolve().parents[3] / "recordings"
 
 
 @scenario(str(FEATURE), "A recorded exchange replays as recorded")

@@ -7,7 +7,7 @@ Line 1 is a header::
 
 and every further line is one exchange (``Exchange.to_dict``), written and flushed as the
 exchange completes, so a crash loses at most the exchange in flight. Readers stream: memory
-stays flat however long the recording. Every reader also accepts HAR 1.2 (``harness.har``).
+stays flat however long the recording. Every reader also accepts HAR 1.2 (``harness.traffic.har``).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import orjson
 
 from harness import __version__
 from harness.errors import RecordingError
-from harness.exchange import Exchange
+from harness.traffic.exchange import Exchange
 
 FORMAT = "asmx-harness-recording"
 FORMAT_VERSION = 1
@@ -118,7 +118,7 @@ def read_exchanges(paths: Iterable[str | Path], *, skip_broken: bool = True,
             raise RecordingError(f"recording {path} does not exist or is not a file")
         header = read_header(path)
         if header is None:
-            from harness.har import read_har
+            from harness.traffic.har import read_har
 
             yield from read_har(path)
         else:

@@ -31,7 +31,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from harness import __version__
 from harness.errors import RecordingError
-from harness.exchange import (
+from harness.traffic.exchange import (
     Exchange,
     Headers,
     HttpRequest,

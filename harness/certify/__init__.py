@@ -1,0 +1,1 @@
+"""Certify: the conformance features (Gherkin), their step glue and the engine that runs them."""

@@ -1,0 +1,1 @@
+"""Judging traffic: the rules catalogue, findings and reports, the response comparison, lint."""
