@@ -170,10 +170,14 @@ def _service_url(target: str | None, contract: Contract) -> Iterator[str]:
         yield url
 
 
-def certify(target: str | None, namespace: str | None, outputs: Outputs,
+def certify(target: str | None, contract: Contract | str | None, outputs: Outputs,
             stream=sys.stdout) -> int:
-    """Run the features against ``target`` (the embedded reference when None); exit status."""
-    contract = school_mobile(namespace)
+    """Run the features against ``target`` (the embedded reference when None); exit status.
+
+    ``contract``: the service's Contract (a namespace string, or None, means School Mobile
+    under that namespace)."""
+    if not isinstance(contract, Contract):
+        contract = school_mobile(contract)
     for name in FEATURE_FILES:
         if not (FEATURES / name).is_file():
             raise UsageError(f"feature file {FEATURES / name} is missing")
