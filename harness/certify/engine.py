@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +40,11 @@ FEATURE_FILES = ("soap11.feature", "soap12.feature", "http_get.feature", "http_p
                  "get_token_device.feature", "notification_notes.feature",
                  "versioning.feature")
 CONFORMANCE_TESTS = STEPS / "test_conformance.py"
+#: certify's pytest configuration (empty on purpose: see the file).
+PYTEST_INI = PACKAGE / "pytest.ini"
+#: The pytest plugins the features need, loaded by name: autoloading is off during certify, so
+#: plugins of the environment it is installed into (coverage, xdist, random order) stay out.
+PLUGINS = ("pytest_bdd.plugin", "allure_pytest.plugin")
 DEFAULT_REPORT_DIR = Path("reports")
 #: Names of the argument value sets of ``contract.sample_arguments`` (its ``variant``).
 VALUE_SETS = {"plain": 0, "non-ascii": 1, "xml-special": 2}
@@ -192,7 +198,8 @@ def certify(target: str | None, namespace: str | None, outputs: Outputs,
         shown = url if target else f"embedded reference at {url}"
         report = Report("certify", shown, titles=rules.titles(), namespace=contract.namespace)
         plugin = CertifyPlugin(report)
-        args = [str(CONFORMANCE_TESTS), "--rootdir", str(PACKAGE), "-q", "--tb=no", "-rN",
+        args = [str(CONFORMANCE_TESTS), "-c", str(PYTEST_INI), "--rootdir", str(PACKAGE),
+                *(a for name in PLUGINS for a in ("-p", name)), "-q", "--tb=no", "-rN",
                 "--no-header", "-p", "no:cacheprovider", "-W", "ignore",
                 "--target", url, "--namespace", contract.namespace,
                 "--alluredir", str(outputs.allure_results), "--clean-alluredir"]
@@ -224,12 +231,29 @@ def certify(target: str | None, namespace: str | None, outputs: Outputs,
 def _run_pytest(args: list[str], plugin: CertifyPlugin, stream) -> pytest.ExitCode:
     """pytest.main with its terminal output sent to ``stream``."""
     if stream is sys.stdout:
-        return pytest.ExitCode(pytest.main(args, plugins=[plugin]))
+        with _pytest_environment():
+            return pytest.ExitCode(pytest.main(args, plugins=[plugin]))
     buffer = io.StringIO()
-    with contextlib.redirect_stdout(buffer):
+    with contextlib.redirect_stdout(buffer), _pytest_environment():
         code = pytest.main(args, plugins=[plugin])
     stream.write(buffer.getvalue())
     return pytest.ExitCode(code)
+
+
+@contextlib.contextmanager
+def _pytest_environment() -> Iterator[None]:
+    """The user's PYTEST_* variables are for their own tests, not for certify's run."""
+    saved = {k: os.environ.pop(k) for k in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS") if k in os.environ}
+    autoload = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    try:
+        yield
+    finally:
+        os.environ.update(saved)
+        if autoload is None:
+            del os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"]
+        else:
+            os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = autoload
 
 
 def write_environment(results: Path, target: str, namespace: str) -> None:

@@ -29,7 +29,13 @@ class ParamType(StrEnum):
             return True
         stripped = text.strip()
         digits = stripped[1:] if stripped[:1] in "+-" else stripped
-        return digits.isascii() and digits.isdigit() and -(2**31) <= int(stripped) < 2**31
+        # Length first: int() of a very long digit string raises (Python's 4300-digit limit)
+        # and would cost time quadratic in its length; Int32 has at most 10 significant digits.
+        significant = digits.lstrip("0")
+        if not (digits.isascii() and digits.isdigit() and len(significant) <= 10):
+            return False
+        value = int(significant or "0")
+        return -(2**31) <= (-value if stripped[:1] == "-" else value) < 2**31
 
 
 @dataclass(frozen=True)
