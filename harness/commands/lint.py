@@ -7,6 +7,7 @@ import sys
 
 from harness.commands import add_command
 from harness.commands.options import add_contract_options, contract_from
+from harness.errors import RecordingError
 from harness.judge.findings import Report
 
 
@@ -48,8 +49,15 @@ def broken_line_printer(command: str):
 
 
 def write_outputs(report: Report, args: argparse.Namespace) -> int:
-    """Console summary, then the files asked for; the exit status (0 passed, 1 failed)."""
+    """Console summary, then the files asked for; the exit status (0 passed, 1 failed).
+
+    A run that read no exchange at all (an empty or truncated recording) is an error, not a
+    pass: RecordingError (one line, exit 2)."""
     broken = report.meta.get("broken_lines", 0)
+    if not report.exchanges:
+        files = ", ".join(report.meta.get("recordings", [])) or "the input"
+        raise RecordingError(f"no exchange to judge in {files}"
+                             + (f" ({broken} broken line(s) skipped)" if broken else ""))
     report.print_console(sys.stdout)
     if broken:
         print(f"harness {report.command}: {broken} broken line(s) skipped", file=sys.stderr)
