@@ -22,10 +22,11 @@ from pathlib import Path
 import pytest
 
 from harness import __version__
+from harness.certify.generate import WSDL_FEATURE, write_features
 from harness.contract.bindings import Binding, build_request
 from harness.contract.model import Contract, Operation, sample_arguments, school_mobile
 from harness.errors import HarnessError, UsageError
-from harness.judge import rules
+from harness.judge import rules, wsdl_rules
 from harness.judge.findings import Finding, Report, Verdict
 from harness.traffic import send
 from harness.traffic.exchange import Exchange
@@ -50,6 +51,10 @@ DEFAULT_REPORT_DIR = Path("reports")
 VALUE_SETS = {"plain": 0, "non-ascii": 1, "xml-special": 2}
 #: Where the run's Report lives while pytest runs (absent in a plain ``pytest`` run).
 REPORT_KEY = pytest.StashKey[Report]()
+#: The contract of the run (absent in a plain ``pytest`` run: then --contract/--namespace).
+CONTRACT_KEY = pytest.StashKey[Contract]()
+#: The folder of the feature files the conformance tests load (default: the shipped ones).
+FEATURES_ENV = "HARNESS_FEATURES_DIR"
 
 
 @dataclass
@@ -101,9 +106,33 @@ class Service:
         return Call(op, how, exchange, found, control)
 
     def _send(self, op: Operation, how: Binding, variant: int) -> Exchange:
-        request = build_request(self.contract, op, sample_arguments(op, variant), how,
+        request = build_request(self.contract, op, sample_arguments(op, variant, how.value), how,
                                 self.base_url)
         return Exchange(request, send.send(self._http, request), source=self.base_url)
+
+    def wsdl(self, endpoint: str) -> Call:
+        """GET ``endpoint``?WSDL and judge it with the WSDL-* rules."""
+        from harness.contract.wsdl_import import describe
+        from harness.traffic.exchange import HttpRequest
+
+        path = self.contract.endpoint(endpoint)
+        if path is None:
+            raise UsageError(f"the feature names {endpoint!r}, which is not an endpoint of the "
+                             f"{self.contract.name} contract")
+        url = f"{self.base_url.rstrip('/')}{path}?WSDL"
+        request = HttpRequest("GET", url, (("Host", url.split("/")[2]),))
+        exchange = Exchange(request, send.send(self._http, request), source=self.base_url)
+        described: object
+        if exchange.response.status != 200:
+            described = f"HTTP {exchange.response.status}"
+        else:
+            try:
+                described = describe(url, exchange.response.body)
+            except HarnessError as exc:
+                described = str(exc)
+        found = wsdl_rules.judge_endpoint(self.contract, path, described)  # type: ignore[arg-type]
+        self._record(exchange, found)
+        return Call(self.contract.endpoints[path][0], Binding.HTTP_GET, exchange, found)
 
     def _record(self, exchange: Exchange, findings: list[Finding]) -> None:
         """Into the run's Report; an identical finding on an identical request counts once
@@ -113,7 +142,8 @@ class Service:
         self.report.exchanges += 1
         sent = (exchange.request.method, exchange.request.url, exchange.request.body)
         for f in findings:
-            key = (sent, f.rule, f.verdict, f.expected, f.actual, f.message)
+            key = (sent, f.rule, f.operation, f.binding, f.verdict, f.expected, f.actual,
+                   f.message)
             if key not in self._seen:
                 self._seen.add(key)
                 self.report.add(f)
@@ -124,7 +154,7 @@ def expect(rule: str, calls: Sequence[Call], tagged: Iterable[str]) -> list[Find
 
     The scenario must carry the rule's tag (so the report and the Gherkin agree) and the rule
     must have judged something."""
-    if rule not in rules.RULES:
+    if rule not in rules.RULES and rule not in wsdl_rules.RULES:
         raise AssertionError(f"{rule} is not a rule of the catalogue")
     if rule not in set(tagged):
         raise AssertionError(f"the scenario checks {rule} but is not tagged @{rule}")
@@ -145,12 +175,15 @@ def expect(rule: str, calls: Sequence[Call], tagged: Iterable[str]) -> list[Find
 class CertifyPlugin:
     """Hands the run's Report to the steps and keeps pytest's own verdict."""
 
-    def __init__(self, report: Report) -> None:
+    def __init__(self, report: Report, contract: Contract | None = None) -> None:
         self.report = report
+        self.contract = contract
         self.scenarios = {"passed": 0, "failed": 0, "skipped": 0}
 
     def pytest_configure(self, config: pytest.Config) -> None:
         config.stash[REPORT_KEY] = self.report
+        if self.contract is not None:
+            config.stash[CONTRACT_KEY] = self.contract
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "call" or report.outcome != "passed":
@@ -171,6 +204,10 @@ class Outputs:
     @property
     def allure_report(self) -> Path:
         return self.report_dir / "allure-report"
+
+    @property
+    def features(self) -> Path:
+        return self.report_dir / "features"
 
 
 @contextlib.contextmanager
@@ -195,20 +232,27 @@ def certify(target: str | None, contract: Contract | str | None, outputs: Output
     under that namespace)."""
     if not isinstance(contract, Contract):
         contract = school_mobile(contract)
-    for name in FEATURE_FILES:
+    for name in (*FEATURE_FILES, WSDL_FEATURE):
         if not (FEATURES / name).is_file():
             raise UsageError(f"feature file {FEATURES / name} is missing")
+    try:
+        written = write_features(contract, FEATURES, FEATURE_FILES, outputs.features)
+    except OSError as exc:
+        raise UsageError(f"cannot write the features into {outputs.features}: "
+                         f"{exc.strerror or exc}") from None
     with _service_url(target, contract) as url:
         shown = url if target else f"embedded reference at {url}"
         report = Report("certify", shown, titles=rules.titles(), namespace=contract.namespace)
-        plugin = CertifyPlugin(report)
+        plugin = CertifyPlugin(report, contract)
         args = [str(CONFORMANCE_TESTS), "-c", str(PYTEST_INI), "--rootdir", str(PACKAGE),
                 *(a for name in PLUGINS for a in ("-p", name)), "-q", "--tb=no", "-rN",
                 "--no-header", "-p", "no:cacheprovider", "-W", "ignore",
                 "--target", url, "--namespace", contract.namespace,
                 "--alluredir", str(outputs.allure_results), "--clean-alluredir"]
-        print(f"certify: {shown}, namespace {contract.namespace}", file=stream, flush=True)
-        code = _run_pytest(args, plugin, stream)
+        print(f"certify: {contract.name}, {shown}, namespace {contract.namespace}; "
+              f"{len(written)} features in {outputs.features}", file=stream, flush=True)
+        with _features_from(outputs.features):
+            code = _run_pytest(args, plugin, stream)
     report.finish()
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
         raise HarnessError(f"the conformance features did not run (pytest exit {int(code)})")
@@ -230,6 +274,22 @@ def certify(target: str | None, contract: Contract | str | None, outputs: Output
               "failure (see the pytest lines above)", file=stream)
         status = 1
     return status
+
+
+@contextlib.contextmanager
+def _features_from(folder: Path) -> Iterator[None]:
+    """The conformance tests load the features in ``folder`` (fresh: not a previous run's)."""
+    saved = os.environ.get(FEATURES_ENV)
+    os.environ[FEATURES_ENV] = str(folder.resolve())
+    sys.modules.pop("harness.certify.steps.test_conformance", None)
+    try:
+        yield
+    finally:
+        sys.modules.pop("harness.certify.steps.test_conformance", None)
+        if saved is None:
+            del os.environ[FEATURES_ENV]
+        else:
+            os.environ[FEATURES_ENV] = saved
 
 
 def _run_pytest(args: list[str], plugin: CertifyPlugin, stream) -> pytest.ExitCode:

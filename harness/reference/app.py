@@ -117,6 +117,9 @@ def _check(contract: Contract, request: HttpRequest, endpoint: str, call: Classi
     op = call.operation
     if op.endpoint != endpoint:
         raise Refusal(f"{op.name} is not an operation of {endpoint}")
+    if call.binding.value not in contract.bindings_of(op):  # disabled, or not carried by HTTP
+        raise Refusal(f"{op.name} Web Service method name is not valid over "
+                      f"{call.binding.label}.")
     if not call.binding.is_soap:
         return
     if soap_version(media_type(request.content_type)) is None:
@@ -153,7 +156,7 @@ def _arguments(call: Classification) -> dict[str, str]:
             if p.type is ParamType.INT:
                 raise Refusal(f"parameter {p.name} (int) is missing")
             continue
-        if not p.accepts(given[p.name]):
+        if not p.accepts(given[p.name], http=not call.binding.is_soap):
             raise Refusal(f"Cannot convert {given[p.name]!r} to {p.type_name or p.type} "
                           f"({p.name})")
     return {p.name: given.get(p.name, "") for p in op.parameters}
