@@ -256,7 +256,7 @@ def _describe(data: dict[str, Any]) -> str:
     text = f"[{data['rule']}] {where}: expected {data.get('expected', '')!s}, " \
            f"actual {data.get('actual', '')!s}"
     if data.get("message"):
-        text += f" - {data['message']}"
+        text += f" ({data['message']})"
     if data.get("client"):
         text += f" (client {data['client']})"
     return text
