@@ -13,8 +13,8 @@ import sys
 
 from harness.commands import add_command
 from harness.commands.lint import _count, add_report_options
+from harness.commands.options import add_contract_options, contract_from
 from harness.commands.replay import _positive
-from harness.contract.model import DEFAULT_NAMESPACE
 from harness.errors import UsageError
 
 EXAMPLE = """harness load recordings/day.jsonl --target http://127.0.0.1:8000 --speed 200% \\
@@ -65,8 +65,7 @@ def register(sub) -> None:
     judge.add_argument("--insecure", action="store_true",
                        help="do not verify the target's TLS certificate")
     judge.add_argument("--cacert", metavar="FILE", help="verify TLS against this CA bundle")
-    judge.add_argument("--namespace", default=DEFAULT_NAMESPACE,
-                       help=f"service namespace (default {DEFAULT_NAMESPACE})")
+    add_contract_options(p)
     out = p.add_argument_group("output and exit status")
     add_report_options(out)
     out.add_argument("--csv", metavar="PREFIX", help="Locust's CSV stats: PREFIX_stats.csv, "
@@ -105,9 +104,14 @@ def run(args: argparse.Namespace) -> int:
         from harness.traffic.send import base_url
 
         args.target = base_url(args.target)
+    from harness.contract.model import to_dict
+
+    contract = contract_from(args)
     if args.dry_run:
-        return dry_run(args)
-    options = {k: v for k, v in vars(args).items() if k != "run"}
+        return dry_run(args, contract)
+    # The contract as data: the child (and every worker, from the master) judges with it.
+    options = {k: v for k, v in vars(args).items() if k != "run"} | {
+        "contract": to_dict(contract)}
     try:
         return subprocess.run([sys.executable, "-m", "harness.load", json.dumps(options)],
                               check=False).returncode
@@ -115,12 +119,11 @@ def run(args: argparse.Namespace) -> int:
         return 130
 
 
-def dry_run(args: argparse.Namespace) -> int:
-    from harness.contract.model import school_mobile
+def dry_run(args: argparse.Namespace, contract) -> int:
     from harness.load.schedule import Schedule, Timing
     from harness.load.slicing import read_slice
 
-    recordings = read_slice(args.recordings, school_mobile(args.namespace), keep=False)
+    recordings = read_slice(args.recordings, contract, keep=False)
     timing = Timing(args.speed, args.loop, args.max_wait, args.rate, args.users)
     print(f"load: {Schedule(recordings.started, timing).describe()}")
     return 0

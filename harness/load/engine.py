@@ -27,7 +27,7 @@ from locust import stats as locust_stats
 from locust.env import Environment
 from locust.html import get_html_report
 
-from harness.contract.model import school_mobile
+from harness.contract.model import from_dict
 from harness.errors import TargetUnreachable, UsageError
 from harness.judge.findings import Report
 from harness.load.schedule import Schedule, Timing
@@ -45,7 +45,7 @@ class Settings:
     """What decides how a run sends and judges: the master hands it to every worker."""
 
     target: str
-    namespace: str
+    contract: dict[str, Any]  # harness.contract.model.to_dict
     timing: Timing
     check_ratio: float = 1.0
     ignore: tuple[str, ...] = ()
@@ -83,7 +83,7 @@ class Outputs:
 
 def run_local(paths: list[str], settings: Settings, outputs: Outputs) -> int:
     check_reachable(settings.target)
-    recordings = read_slice(paths, school_mobile(settings.namespace))
+    recordings = read_slice(paths, from_dict(settings.contract))
     schedule = Schedule(recordings.started, settings.timing)
     env = _environment(settings)
     runner = env.create_local_runner()
@@ -108,7 +108,7 @@ def run_local(paths: list[str], settings: Settings, outputs: Outputs) -> int:
 def run_master(paths: list[str], settings: Settings, outputs: Outputs, *, workers: int,
                bind_host: str, port: int, wait_workers: float) -> int:
     check_reachable(settings.target)
-    recordings = read_slice(paths, school_mobile(settings.namespace), keep=False)
+    recordings = read_slice(paths, from_dict(settings.contract), keep=False)
     schedule = Schedule(recordings.started, settings.timing)
     if settings.timing.users and settings.timing.users < workers:
         raise UsageError(f"--users {settings.timing.users} is fewer than the {workers} workers")
@@ -183,7 +183,7 @@ def run_worker(paths: list[str], *, master_host: str, port: int) -> int:
         settings = Settings.from_data(msg.data["settings"])
         _configure(settings)
         environment.host = settings.target
-        recordings = read_slice(paths, school_mobile(settings.namespace), msg.data["index"],
+        recordings = read_slice(paths, from_dict(settings.contract), msg.data["index"],
                                 msg.data["workers"], pause=lambda: gevent.sleep(0))
         schedule = Schedule(recordings.started, settings.timing)
         feed = _feed(recordings.entries, schedule, settings, lambda: _report_done(runner, feed))
@@ -235,7 +235,7 @@ def _configure(settings: Settings) -> None:
 
 
 def _feed(entries, schedule: Schedule, settings: Settings, on_done: Callable[[], None]) -> Feed:
-    feed = Feed(entries, schedule, school_mobile(settings.namespace), settings.target,
+    feed = Feed(entries, schedule, from_dict(settings.contract), settings.target,
                 settings.check_ratio, settings.ignore, settings.timeout, settings.concurrency,
                 on_done)
     ReplayUser.feed = feed
@@ -377,7 +377,7 @@ def run_from_options(o: dict[str, Any]) -> int:
     if o["worker"]:
         return run_worker(o["recordings"], master_host=o["master_host"], port=o["master_port"])
     timing = Timing(o["speed"], o["loop"], o["max_wait"], o["rate"], o["users"])
-    settings = Settings(o["target"], o["namespace"], timing, o["check_ratio"],
+    settings = Settings(o["target"], o["contract"], timing, o["check_ratio"],
                         tuple(o["ignore"]), o["timeout"], o["concurrency"], o["insecure"],
                         o["cacert"])
     outputs = Outputs(o["json"], o["junit"], o["csv"], o["html"], o["quiet"], o["fail_ratio"],
