@@ -5,8 +5,10 @@ The shipped features (``features/*.feature``) are the templates: each binding fe
 tag and step become one per parameter type the contract uses, and ``wsdl.feature``'s
 ``| endpoint |`` table the contract's endpoints. Features about School Mobile operations
 (GetTokenDevice, NotificationNotes) are kept only when the contract has those operations;
-for the results of any other contract a ``results.feature`` is written. For the School Mobile
-contract the written files are the shipped ones, unchanged.
+for the results of any other contract a ``results.feature`` is written. Operations with an
+array or complex parameter or result are left to ``wsdl.feature`` (compared by structure):
+certify does not generate their values. For the School Mobile contract the written files are
+the shipped ones, unchanged.
 """
 
 from __future__ import annotations
@@ -57,8 +59,8 @@ def feature_text(contract: Contract, name: str, template: str) -> str | None:
         named = set(_CALLS.findall(template)) | _first_column_names(template)
         named.discard("<operation>")
         return template if all(contract.find(op) for op in named) else None
-    ops = [op for op in contract.operations
-           if all(b in contract.bindings_of(op) for b in bindings)]
+    ops = [op for op in contract.operations if op.is_simple
+           and all(b in contract.bindings_of(op) for b in bindings)]
     if not ops:
         return None
     text = _with_table(template, "operation", [op.name for op in ops])
@@ -120,7 +122,8 @@ def results_feature(contract: Contract, covered: set[str]) -> str | None:
     """A feature calling each operation with a result over each of its bindings, unless a
     feature names it already (School Mobile's GetTokenDevice has its own)."""
     rows = [(op.name, _LABELS[b], op.result or "")
-            for op in contract.operations if op.result and op.name not in covered
+            for op in contract.operations
+            if op.result and op.is_simple and op.name not in covered
             for b in ALL_BINDINGS if b in contract.bindings_of(op)]
     if not rows:
         return None

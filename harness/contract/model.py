@@ -63,6 +63,18 @@ class Operation:
     bindings: tuple[str, ...] = ()
 
     @property
+    def result_root(self) -> str | None:
+        """Root element of a GET/POST result document: the result type's name (a complex
+        type's name without its structure)."""
+        return self.result.split("{", 1)[0] if self.result else None
+
+    @property
+    def is_simple(self) -> bool:
+        """Every parameter and the result are simple types (certify can generate calls)."""
+        return all(p.type.is_simple for p in self.parameters) and (
+            self.result_type is None or self.result_type.is_simple)
+
+    @property
     def result_type(self) -> ParamType | None:
         """The kind of the result: an XSD built-in, an enumeration or a complex type."""
         if self.result is None:

@@ -692,7 +692,7 @@ def operation_result(case: Case) -> Iterator[Outcome]:
         return
     response, reading = case.response, case.reading
     yield _typed(response, "text/xml; charset=utf-8")
-    want = _qname(ns, op.result)
+    want = _qname(ns, op.result_root or "")
     root = reading.document if reading else None
     if root is None:
         yield failed(f"root {want}", _unreadable(reading or ResponseReading()))
