@@ -84,6 +84,19 @@ def test_reference_serves_inventory_and_certify_passes(tmp_path: Path) -> None:
     assert (tmp_path / "reports" / "features" / "results.feature").is_file()
 
 
+def test_diff_classifies_and_judges_by_the_contract(inventory: Contract, tmp_path: Path) -> None:
+    """diff generates each operation x binding the contract offers (Restock, which takes a
+    Guid, not over GET/POST) and two references of the same contract agree."""
+    out = tmp_path / "diff.json"
+    with running(inventory) as primary, running(inventory) as candidate:
+        done = harness("diff", "--primary", primary, "--candidate", candidate, "--contract",
+                       str(SAVED), "--json", str(out), "--allure-dir", "")
+    assert done.returncode == 0, done.stdout + done.stderr
+    offered = sum(len(inventory.bindings_of(op)) for op in inventory.operations)
+    assert json.loads(out.read_text())["exchanges"] == 3 * offered == 3 * 26
+    assert "WARNINGS" not in done.stdout
+
+
 def _swap(contract: Contract, operation: str, **changes) -> Contract:
     ops = tuple(replace(op, **changes) if op.name == operation else op
                 for op in contract.operations)
