@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import functools
 import gzip
 import socket
 import ssl
@@ -26,8 +27,12 @@ from pathlib import Path
 
 BLOCK = b"x" * (1 << 20)
 KINDS = ("silent", "trickle", "huge", "endless", "gzip-bomb", "html", "tls")
-#: One gzip member: 64 MiB of zeros, ~64 KB compressed. Reused as every chunk of the bomb.
-_BOMB_MEMBER = gzip.compress(b"\0" * (64 << 20), compresslevel=9)
+
+
+@functools.cache
+def _bomb_member() -> bytes:
+    """One gzip member: 64 MiB of zeros, ~64 KB compressed. Every chunk of the bomb."""
+    return gzip.compress(b"\0" * (64 << 20), compresslevel=9)
 
 
 def _read_request(conn: socket.socket) -> bool:
@@ -85,13 +90,13 @@ def _endless(conn: socket.socket, stop: threading.Event) -> None:
 
 def _gzip_bomb(conn: socket.socket, stop: threading.Event) -> None:
     while _read_request(conn):
-        members = 160  # 160 x 64 MiB = 10 GiB decoded
+        members, member = 160, _bomb_member()  # 160 x 64 MiB = 10 GiB decoded
         conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/xml\r\nContent-Encoding: gzip\r\n"
-                     b"Content-Length: %d\r\n\r\n" % (members * len(_BOMB_MEMBER)))
+                     b"Content-Length: %d\r\n\r\n" % (members * len(member)))
         for _ in range(members):
             if stop.is_set():
                 return
-            conn.sendall(_BOMB_MEMBER)
+            conn.sendall(member)
 
 
 def _html(conn: socket.socket, stop: threading.Event) -> None:
@@ -137,6 +142,8 @@ def serve(kind: str, cert: tuple[Path, Path] | None = None) -> Iterator[str]:
             conn.setblocking(True)
             threading.Thread(target=one, args=(conn,), daemon=True).start()
 
+    if kind == "gzip-bomb":
+        _bomb_member()  # made before the first request, not within its deadline
     thread = threading.Thread(target=accept, daemon=True)
     thread.start()
     scheme = "https" if cert else "http"

@@ -3,24 +3,30 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from harness.commands import add_command
-from harness.contract.model import DEFAULT_NAMESPACE
+from harness.commands.options import (
+    add_send_options,
+    check_outputs,
+    positive,
+    resolve_namespace,
+    selection,
+    send_options,
+)
 
 
 def register(sub) -> None:
     p = add_command(sub, "certify", "Certify a deployment against the binding rules (the "
                     "Gherkin features): every operation on every binding. Exit 0 when every "
-                    "mandatory rule holds, 1 when one fails, 2 for a usage error or an "
-                    "unreachable target.",
+                    "mandatory rule holds, 1 when one fails, 2 for a usage error, an "
+                    "unreachable or silent target or a TLS failure.",
                     "harness certify --target https://staging.example/School "
                     "--json reports/certify.json --junit reports/certify.xml")
     p.add_argument("--target", metavar="URL",
                    help="base URL of the deployment (default: start the embedded reference "
                         "on a free loopback port and certify it)")
-    p.add_argument("--namespace", default=DEFAULT_NAMESPACE,
-                   help=f"service namespace (default {DEFAULT_NAMESPACE})")
     p.add_argument("--json", metavar="FILE", type=Path,
                    help="write the verdict, counts and every failure and warning as JSON")
     p.add_argument("--junit", metavar="FILE", type=Path, help="write JUnit XML for CI")
@@ -31,6 +37,15 @@ def register(sub) -> None:
                    help="write Allure results but do not render the HTML report")
     p.add_argument("--list-rules", action="store_true",
                    help="print the rules catalogue (rule ID, clause, level, side) and exit")
+    add_send_options(p)
+    p.add_argument("--rule", action="append", default=[], metavar="RULE_ID",
+                   help="run only the scenarios tagged with this rule ID, e.g. R4-STATUS "
+                        "(repeatable; see --list-rules)")
+    p.add_argument("--maxfail", type=positive(int), metavar="N",
+                   help="stop after N failed scenarios")
+    p.add_argument("--values", metavar="FILE",
+                   help="real test data per operation (TOML: [Operation] param = value), used "
+                        "instead of generated values")
     p.set_defaults(run=run)
 
 
@@ -40,8 +55,17 @@ def run(args: argparse.Namespace) -> int:
     if args.list_rules:
         print(rules.catalogue_table())
         return 0
-    from harness.certify.engine import Outputs, certify
+    from harness.certify.engine import Outputs, Settings, certify
+    from harness.contract.model import school_mobile
+    from harness.contract.selection import Values
 
+    check_outputs(args.json, args.junit)
+    options = send_options(args)
+    contract = school_mobile()
+    settings = Settings(send=options, selection=selection(args, contract),
+                        values=Values.load(contract, args.values),
+                        rules=frozenset(args.rule), maxfail=args.maxfail)
+    namespace = resolve_namespace(args.namespace, args.target, options, sys.stdout, "certify")
     outputs = Outputs(json=args.json, junit=args.junit, report_dir=args.report_dir,
                       html=not args.no_html)
-    return certify(args.target, args.namespace, outputs)
+    return certify(args.target, namespace, outputs, settings=settings)

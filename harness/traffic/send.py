@@ -42,7 +42,7 @@ import threading
 import time
 import zlib
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -56,9 +56,10 @@ from harness.errors import (
     TargetUnreachable,
     TLSFailure,
     UsageError,
+    XMLRejected,
 )
 from harness.judge.findings import Finding, Verdict
-from harness.traffic.exchange import HttpRequest, HttpResponse, replace_header
+from harness.traffic.exchange import HttpRequest, HttpResponse, media_type, replace_header
 
 #: Headers that describe one connection, not the message: never forwarded (RFC 9110 7.6.1).
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization",
@@ -283,6 +284,47 @@ def transport_finding(exc: TargetUnreachable, operation: str | None, binding: st
     """The finding for a request that got no answer (the run goes on until RunStopped)."""
     return Finding(TRANSPORT_RULE, Verdict.FAILED, operation, binding, "a response", str(exc),
                    **where)
+
+
+def target_namespace(base: str, options: SendOptions | None = None) -> tuple[str | None, str]:
+    """The ``targetNamespace`` of the target's first endpoint's ?WSDL, or None and why not.
+    TLSFailure/RunStopped propagate: they would stop the run anyway."""
+    from harness.contract.model import school_mobile
+    from harness.contract.xmlsafe import parse_xml
+
+    endpoint = school_mobile().operations[0].endpoint
+    url = f"{base_url(base)}{endpoint}?WSDL"
+    options = replace(options or SendOptions(), max_response_mb=4, max_failures=2)
+    request = HttpRequest("GET", url, (("Host", urlsplit(url).netloc),))
+    with Sender(options, connections=1) as sender:
+        try:
+            response = sender.send(request)
+        except RunStopped as exc:
+            if isinstance(exc, TLSFailure):
+                raise
+            return None, f"{endpoint}?WSDL: {exc}"
+        except (TargetUnreachable, ResponseTooLarge) as exc:
+            return None, f"{endpoint}?WSDL: {exc}"
+    if response.status != 200:
+        return None, f"{endpoint}?WSDL answered HTTP {response.status}"
+    try:
+        found = parse_xml(response.body).get("targetNamespace")
+    except XMLRejected as exc:
+        return None, f"{endpoint}?WSDL is not a WSDL document ({exc})"
+    return (found, "") if found else (None, f"{endpoint}?WSDL has no targetNamespace")
+
+
+def looks_wrong(response: HttpResponse) -> bool:
+    """A sign that the target is not this service at all: 404, or an HTML page."""
+    return response.status == 404 or media_type(response.header("Content-Type")) == "text/html"
+
+
+def wrong_target_line(target: str, strange: int, answered: int) -> str | None:
+    """One line when most answers were 404/HTML (said besides the findings)."""
+    if not answered or strange * 2 <= answered:
+        return None
+    return (f"{strange} of {answered} calls got 404/HTML answers: is {target} this service "
+            "(the base URL of the folder holding its .asmx endpoints)?")
 
 
 # --------------------------------------------------------------------- the total deadline
