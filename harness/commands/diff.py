@@ -6,7 +6,15 @@ import argparse
 import sys
 
 from harness.commands import add_command
-from harness.contract.model import DEFAULT_NAMESPACE
+from harness.commands.options import (
+    add_send_options,
+    check_outputs,
+    positive,
+    require,
+    resolve_namespace,
+    selection,
+    send_options,
+)
 
 
 def register(sub) -> None:
@@ -21,15 +29,14 @@ def register(sub) -> None:
     p.add_argument("recordings", nargs="*", metavar="RECORDING",
                    help="recordings (native .jsonl or HAR) whose requests are sent; none: "
                         "requests generated from the contract for every operation x binding")
-    p.add_argument("--primary", required=True, metavar="URL",
-                   help="base URL of the implementation taken as right (e.g. the legacy one)")
-    p.add_argument("--candidate", required=True, metavar="URL",
-                   help="base URL of the implementation under test")
+    p.add_argument("--primary", metavar="URL",
+                   help="base URL of the implementation taken as right (e.g. the legacy one; "
+                        "required, as a flag or in the config file)")
+    p.add_argument("--candidate", metavar="URL",
+                   help="base URL of the implementation under test (required)")
     p.add_argument("--secondary", metavar="URL",
                    help="a second instance of the primary: what differs between it and the "
                         "primary is noise, not held against the candidate")
-    p.add_argument("--namespace", default=DEFAULT_NAMESPACE,
-                   help=f"service namespace (default {DEFAULT_NAMESPACE})")
     p.add_argument("--ignore", action="append", default=[], metavar="PATH_GLOB",
                    help="element path pattern not compared, e.g. '*/Header' (repeatable)")
     p.add_argument("--json", metavar="FILE", help="write the JSON report here")
@@ -37,9 +44,9 @@ def register(sub) -> None:
     p.add_argument("--allure-dir", default="reports/allure-results", metavar="DIR",
                    help="write Allure results here for `harness report` "
                         "(default reports/allure-results; '' to skip)")
-    p.add_argument("--jobs", type=int, default=8, help="requests in flight (default 8)")
-    p.add_argument("--timeout", type=float, default=30.0,
-                   help="seconds to wait for one answer (default 30)")
+    p.add_argument("--jobs", type=positive(int), default=8,
+                   help="requests in flight (default 8)")
+    add_send_options(p)
     p.set_defaults(run=run)
 
 
@@ -53,18 +60,25 @@ def run(args: argparse.Namespace) -> int:
         recorded_cases,
         write_allure,
     )
-    from harness.errors import UsageError
+    from harness.traffic.send import check_reachable
 
-    if args.jobs < 1 or args.timeout <= 0:
-        raise UsageError("--jobs must be at least 1 and --timeout above 0")
-    contract = school_mobile(args.namespace)
+    require(args, "primary", "candidate")
+    check_outputs(args.json, args.junit)
+    options = send_options(args)
+    for url in filter(None, (args.primary, args.candidate, args.secondary)):
+        check_reachable(url, options=options)  # every target up before the ?WSDL line
+    namespace = resolve_namespace(args.namespace, args.primary, options, sys.stderr, "diff")
+    contract = school_mobile(namespace)
     cases = (recorded_cases(contract, args.recordings, on_broken=_warn_broken)
              if args.recordings else generated_cases(contract))
     diff = Diff(contract, Targets(args.primary, args.candidate, args.secondary),
-                ignore=args.ignore, jobs=args.jobs, timeout=args.timeout)
+                ignore=args.ignore, jobs=args.jobs, options=options,
+                selection=selection(args, contract))
     result = diff.run(cases)
     print_places(result, sys.stdout)
     result.report.print_console(sys.stdout)
+    for line in result.report.meta.get("wrong_target", []):
+        print(f"diff: {line}", file=sys.stdout)
     if args.json:
         result.report.write_json(args.json)
     if args.junit:

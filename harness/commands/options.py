@@ -99,6 +99,7 @@ def resolve_namespace(given: str | None, url: str | None, options: send.SendOpti
         return given
     if not url:
         return DEFAULT_NAMESPACE
+    send.check_reachable(url, options=options)  # a down target: its one line, nothing else
     found, reason = send.target_namespace(url, options)
     if found:
         print(f"{command}: namespace {found} (from the target's ?WSDL; --namespace overrides)",
