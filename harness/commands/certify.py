@@ -8,10 +8,11 @@ from pathlib import Path
 
 from harness.commands import add_command
 from harness.commands.options import (
+    add_contract_options,
     add_send_options,
     check_outputs,
+    contract_for_target,
     positive,
-    resolve_namespace,
     selection,
     send_options,
 )
@@ -27,6 +28,7 @@ def register(sub) -> None:
     p.add_argument("--target", metavar="URL",
                    help="base URL of the deployment (default: start the embedded reference "
                         "on a free loopback port and certify it)")
+    add_contract_options(p)
     p.add_argument("--json", metavar="FILE", type=Path,
                    help="write the verdict, counts and every failure and warning as JSON")
     p.add_argument("--junit", metavar="FILE", type=Path, help="write JUnit XML for CI")
@@ -56,16 +58,14 @@ def run(args: argparse.Namespace) -> int:
         print(rules.catalogue_table())
         return 0
     from harness.certify.engine import Outputs, Settings, certify
-    from harness.contract.model import school_mobile
     from harness.contract.selection import Values
 
     check_outputs(args.json, args.junit)
     options = send_options(args)
-    contract = school_mobile()
+    contract = contract_for_target(args, args.target, options, sys.stdout, "certify")
     settings = Settings(send=options, selection=selection(args, contract),
                         values=Values.load(contract, args.values),
                         rules=frozenset(args.rule), maxfail=args.maxfail)
-    namespace = resolve_namespace(args.namespace, args.target, options, sys.stdout, "certify")
     outputs = Outputs(json=args.json, junit=args.junit, report_dir=args.report_dir,
                       html=not args.no_html)
-    return certify(args.target, namespace, outputs, settings=settings)
+    return certify(args.target, contract, outputs, settings=settings)

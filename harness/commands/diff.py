@@ -7,11 +7,12 @@ import sys
 
 from harness.commands import add_command
 from harness.commands.options import (
+    add_contract_options,
     add_send_options,
     check_outputs,
+    contract_for_target,
     positive,
     require,
-    resolve_namespace,
     selection,
     send_options,
 )
@@ -37,6 +38,7 @@ def register(sub) -> None:
     p.add_argument("--secondary", metavar="URL",
                    help="a second instance of the primary: what differs between it and the "
                         "primary is noise, not held against the candidate")
+    add_contract_options(p)
     p.add_argument("--ignore", action="append", default=[], metavar="PATH_GLOB",
                    help="element path pattern not compared, e.g. '*/Header' (repeatable)")
     p.add_argument("--json", metavar="FILE", help="write the JSON report here")
@@ -51,7 +53,6 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.contract.model import school_mobile
     from harness.diff import (
         Diff,
         Targets,
@@ -67,8 +68,7 @@ def run(args: argparse.Namespace) -> int:
     options = send_options(args)
     for url in filter(None, (args.primary, args.candidate, args.secondary)):
         check_reachable(url, options=options)  # every target up before the ?WSDL line
-    namespace = resolve_namespace(args.namespace, args.primary, options, sys.stderr, "diff")
-    contract = school_mobile(namespace)
+    contract = contract_for_target(args, args.primary, options, sys.stderr, "diff")
     cases = (recorded_cases(contract, args.recordings, on_broken=_warn_broken)
              if args.recordings else generated_cases(contract))
     diff = Diff(contract, Targets(args.primary, args.candidate, args.secondary),

@@ -3,10 +3,12 @@
 ``register`` and ``send_options(args)`` / ``selection(args, contract)`` in ``run``).
 
 Sending: ``--config FILE``, ``--timeout S`` (total per request), ``--max-response-mb N``,
-``--insecure``, ``--cacert FILE``, ``-H/--header 'Name: value'`` (repeatable),
-``--namespace`` (default: read from the target's ?WSDL). Selection: ``--operation NAME`` and
-``--binding LABEL`` (repeatable). Every one of them can also come from the config file
-(harness.config); a flag overrides it.
+``--insecure``, ``--cacert FILE``, ``-H/--header 'Name: value'`` (repeatable). Selection:
+``--operation NAME`` and ``--binding LABEL`` (repeatable). Every one of them can also come from
+the config file (harness.config); a flag overrides it.
+
+The contract options (``add_contract_options``: --contract, --wsdl, --namespace) are shared
+too; ``contract_for_target`` reads the namespace from the target's ?WSDL when none is given.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ def header(text: str) -> tuple[str, str]:
     return name.strip(), value.strip()
 
 
-def add_send_options(p: argparse.ArgumentParser, *, namespace: bool = True) -> None:
+def add_send_options(p: argparse.ArgumentParser) -> None:
     """The sending and selection options (see the module docstring)."""
     g = p.add_argument_group("sending (the same on every command that sends; README: "
                              "'Certify your staging')")
@@ -69,10 +71,6 @@ def add_send_options(p: argparse.ArgumentParser, *, namespace: bool = True) -> N
     g.add_argument("-H", "--header", action="append", type=header, default=[],
                    metavar="'NAME: VALUE'", help="add this header to every request, e.g. "
                    "'Authorization: Bearer ...' (repeatable; credentials never reach reports)")
-    if namespace:
-        g.add_argument("--namespace", default=None,
-                       help="service namespace (default: the target's ?WSDL targetNamespace, "
-                            f"else {DEFAULT_NAMESPACE})")
     s = p.add_argument_group("selection")
     s.add_argument("--operation", action="append", default=[], metavar="NAME",
                    help="send only this operation (repeatable; default all)")
@@ -89,6 +87,15 @@ def send_options(args: argparse.Namespace) -> send.SendOptions:
 
 def selection(args: argparse.Namespace, contract: Contract) -> Selection:
     return Selection.parse(contract, args.operation, args.binding)
+
+
+def contract_for_target(args: argparse.Namespace, url: str | None, options: send.SendOptions,
+                        stream: IO[str] = sys.stderr, command: str = "harness") -> Contract:
+    """``contract_from(args)``; without --namespace/--contract/--wsdl, School Mobile under
+    the namespace of ``url``'s ?WSDL (said in one line)."""
+    if args.namespace is None and not args.contract and not args.wsdl and url:
+        args.namespace = resolve_namespace(None, url, options, stream, command)
+    return contract_from(args)
 
 
 def resolve_namespace(given: str | None, url: str | None, options: send.SendOptions,
@@ -131,3 +138,36 @@ def require(args: argparse.Namespace, *names: str) -> None:
     missing = [f"--{n.replace('_', '-')}" for n in names if not getattr(args, n, None)]
     if missing:
         raise UsageError(f"{', '.join(missing)} required (as a flag or in the config file)")
+
+
+def add_contract_options(p: argparse.ArgumentParser) -> None:
+    """--contract FILE | --wsdl URL|FILE (repeatable) and --namespace: the service the command
+    works with (default: the School Mobile contract shipped with the harness)."""
+    group = p.add_argument_group("contract (default: the School Mobile contract)")
+    group.add_argument("--contract", metavar="FILE",
+                       help="contract file (JSON, as `harness contract` writes it)")
+    group.add_argument("--wsdl", metavar="URL|FILE", action="append", default=[],
+                       help="derive the contract from this WSDL (an endpoint URL gets ?WSDL); "
+                            "repeat for each .asmx endpoint of the service")
+    group.add_argument("--namespace", metavar="URI", default=None,
+                       help="service namespace (default: the contract's; for School Mobile "
+                            "with a target, its ?WSDL targetNamespace, else http://tempuri.org/)")
+
+
+def contract_from(args: argparse.Namespace) -> Contract:
+    """The contract the options name."""
+    from harness.contract.model import load, school_mobile
+
+    if args.contract and args.wsdl:
+        raise UsageError("give --contract FILE or --wsdl URL, not both")
+    if args.namespace is not None and not args.namespace.strip():
+        raise UsageError("--namespace is empty")
+    if args.contract:
+        contract = load(args.contract)
+    elif args.wsdl:
+        from harness.contract.wsdl_import import import_wsdls
+
+        contract = import_wsdls(args.wsdl)
+    else:
+        contract = school_mobile()
+    return contract.with_namespace(args.namespace)

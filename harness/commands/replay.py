@@ -8,15 +8,15 @@ import sys
 from harness.commands import add_command
 from harness.commands.lint import add_report_options, broken_line_printer, write_outputs
 from harness.commands.options import (
+    add_contract_options,
     add_send_options,
     check_outputs,
+    contract_for_target,
     positive,
     require,
-    resolve_namespace,
     selection,
     send_options,
 )
-from harness.contract.model import school_mobile
 
 
 def register(sub) -> None:
@@ -36,6 +36,7 @@ def register(sub) -> None:
                    help="at most R requests per second overall (default: no limit)")
     p.add_argument("--ignore", action="append", default=[], metavar="PATH_GLOB",
                    help="element path pattern not compared, e.g. '*/Timestamp' (repeatable)")
+    add_contract_options(p)
     add_send_options(p)
     add_report_options(p)
     p.set_defaults(run=run)
@@ -48,8 +49,7 @@ def run(args: argparse.Namespace) -> int:
     require(args, "target")
     check_outputs(args.json, args.junit)
     options = send_options(args)
-    namespace = resolve_namespace(args.namespace, args.target, options, sys.stderr, "replay")
-    contract = school_mobile(namespace)
+    contract = contract_for_target(args, args.target, options, sys.stderr, "replay")
     failing = 0
 
     def advance(result) -> None:

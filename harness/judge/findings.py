@@ -234,6 +234,8 @@ def _describe(data: dict[str, Any]) -> str:
         where += f" #{data['index']}" + (f" in {data['source']}" if "source" in data else "")
     text = f"[{data['rule']}] {where}: expected {data.get('expected', '')!s}, " \
            f"actual {data.get('actual', '')!s}"
+    if data.get("message"):
+        text += f" ({data['message']})"
     if data.get("client"):
         text += f" (client {data['client']})"
     return text
