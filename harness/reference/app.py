@@ -153,8 +153,9 @@ def _arguments(call: Classification) -> dict[str, str]:
             if p.type is ParamType.INT:
                 raise Refusal(f"parameter {p.name} (int) is missing")
             continue
-        if not p.type.accepts(given[p.name]):
-            raise Refusal(f"Cannot convert {given[p.name]!r} to System.Int32 ({p.name})")
+        if not p.accepts(given[p.name]):
+            raise Refusal(f"Cannot convert {given[p.name]!r} to {p.type_name or p.type} "
+                          f"({p.name})")
     return {p.name: given.get(p.name, "") for p in op.parameters}
 
 
