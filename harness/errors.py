@@ -51,3 +51,12 @@ class ResponseTooLarge(HarnessError):
 
     def __reduce__(self):  # picklable across replay's worker processes
         return (type(self), (self.method, self.url, self.limit))
+
+
+class ServiceDescription(ClassificationError):
+    """A request for a service description (WSDL, XSD, disco, help page, script proxy): traffic
+    to count, not a call to judge. ``kind`` names which."""
+
+    def __init__(self, kind: str, path: str) -> None:
+        super().__init__(f"service description ({kind}) at {path}")
+        self.kind = kind

@@ -34,8 +34,8 @@ from harness.contract.bindings import (
 )
 from harness.contract.model import Contract, Operation, ParamType
 from harness.contract.xmlsafe import element_children, local_name, namespace
-from harness.errors import ClassificationError
-from harness.judge.findings import Finding, Verdict
+from harness.errors import ClassificationError, ServiceDescription
+from harness.judge.findings import DESCRIPTION, Finding, Verdict
 from harness.traffic.exchange import (
     Exchange,
     HttpRequest,
@@ -185,6 +185,19 @@ def _http_only(case: Case) -> Outcome | None:
     return not_applicable(f"{case.binding.label} is SOAP") if case.binding.is_soap else None
 
 
+def _with(guess: str | None, message: str) -> str:
+    """``message``, led by the attribution's "did you mean" when the request was not exact."""
+    return f"{guess}: {message}" if guess else message
+
+
+def _no_envelope(case: Case) -> Outcome | None:
+    """not applicable when a SOAP body is no envelope at all (BIND-ENVELOPE reports it once)."""
+    classification = case.classification
+    if classification is not None and classification.envelope is None and case.binding.is_soap:
+        return not_applicable("no SOAP envelope (see BIND-ENVELOPE)")
+    return None
+
+
 def _path_for(case: Case) -> str:
     path = case.operation.endpoint
     return path if case.binding.is_soap else f"{path}/{case.operation.name}"
@@ -266,15 +279,19 @@ def method_and_path(case: Case) -> Iterator[Outcome]:
     expected = f"{case.binding.method} .../{want_path.lstrip('/')}"
     path = case.path
     actual = f"{request.method} {path}"
+    guess = case.classification.guess if case.classification else None
     if request.method.upper() != case.binding.method:
-        yield failed(expected, actual, "wrong method for the binding")
+        yield failed(expected, actual, _with(guess, "wrong method for the binding"))
     elif path.endswith(want_path):
         yield passed(expected, actual)
+    elif (path.lower().endswith(want_path.lower())
+          and path.endswith(want_path[len(case.operation.endpoint):])):
+        yield warning(expected, actual, "endpoint path differs in case only (IIS accepts it)")
     elif path.lower().endswith(want_path.lower()):
-        yield warning(expected, actual, "path differs in case only (IIS accepts it)")
+        yield failed(expected, actual, _with(guess, "operation names are case-sensitive "
+                                                    "(ASMX refuses another case)"))
     else:
-        yield failed(expected, actual, "path is not the binding's path")
-
+        yield failed(expected, actual, _with(guess, "path is not the binding's path"))
 
 
 def request_content_type(case: Case) -> Iterator[Outcome]:
@@ -306,7 +323,8 @@ def request_envelope(case: Case) -> Iterator[Outcome]:
     envelope = case.classification.envelope if case.classification else None
     want = _qname(case.binding.envelope_ns, "Envelope")
     if envelope is None:
-        yield failed(want, "no SOAP envelope")
+        problem = case.classification.problem if case.classification else None
+        yield failed(want, "no SOAP envelope" + (f" ({problem})" if problem else ""))
     elif namespace(envelope) == case.binding.envelope_ns and local_name(envelope) == "Envelope":
         yield passed(want, _describe_element(envelope))
     else:
@@ -316,11 +334,12 @@ def request_envelope(case: Case) -> Iterator[Outcome]:
 
 def operation_element(case: Case) -> Iterator[Outcome]:
     """4.1 table: the Body holds one element named <Operation> in the service namespace."""
-    if (na := _soap_only(case)) is not None:
+    if (na := _soap_only(case) or _no_envelope(case)) is not None:
         yield na
         return
     want = _qname(case.contract.namespace, case.operation.name)
     payloads = case.payloads
+    guess = case.classification.guess if case.classification else None
     if not payloads:
         yield failed(want, "no element in the SOAP Body")
     elif len(payloads) > 1:
@@ -329,7 +348,7 @@ def operation_element(case: Case) -> Iterator[Outcome]:
     elif _describe_element(payloads[0]) == want:
         yield passed(want, want)
     else:
-        yield failed(want, _describe_element(payloads[0]))
+        yield failed(want, _describe_element(payloads[0]), guess or "")
 
 
 def soap_action(case: Case) -> Iterator[Outcome]:
@@ -387,6 +406,9 @@ def parameters(case: Case) -> Iterator[Outcome]:
     want = list(case.operation.parameter_names)
     if case.classification is None:
         yield failed(", ".join(want), "request does not classify")
+        return
+    if (na := _no_envelope(case)) is not None:
+        yield na
         return
     sent = [name for name, _ in case.classification.arguments]
     if case.binding.is_soap:
@@ -757,10 +779,23 @@ def judge(exchange: Exchange, contract: Contract, *,
     chosen = _applicable(rules, side_set)  # an unknown rule ID fails before any reading
     try:
         case = read_case(exchange, contract, side_set, intended, control)
+    except ServiceDescription as exc:
+        return described(exchange, exc.kind, tally)
     except ClassificationError as exc:
         return [_finding(exchange, UNCLASSIFIED, None, None,
                          failed("an operation x binding of the contract", str(exc)))]
     return _judge_case(case, chosen, tally)
+
+
+def described(exchange: Exchange, kind: str, tally: Tally | None = None) -> list[Finding]:
+    """A service description request: counted by kind (``Report.descriptions``), judged by
+    no rule. With ``tally`` only counted there."""
+    if tally is not None:
+        tally[DESCRIPTION, kind, None, Verdict.NOT_APPLICABLE] += 1
+        return []
+    return [Finding(DESCRIPTION, Verdict.NOT_APPLICABLE, None, None, actual=kind,
+                    message="service description: counted, not judged", index=exchange.index,
+                    source=exchange.source or None, client=exchange.client)]
 
 
 def read_case(exchange: Exchange, contract: Contract, sides: frozenset[Side] = BOTH_SIDES,
