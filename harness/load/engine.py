@@ -151,10 +151,11 @@ def run_master(paths: list[str], settings: Settings, outputs: Outputs, *, worker
     _wait_for(lambda: list(state["ready"]), workers, wait_workers,
               "the workers did not read their recordings in time")
     extras = _start_outputs(env, outputs, schedule.total)
-    started = time.time()
+    started, cpu0 = time.time(), time.process_time()
     runner.send_message("harness_go", {"t0": started + START_DELAY})
     runner.start(settings.users(workers), spawn_rate=settings.users(workers))
     _watch(runner, finished, workers, state["errors"])
+    merged.report.meta["master_cpu_s"] = round(time.process_time() - cpu0, 3)
     runner.quit()
     return _finish(env, merged, outputs, extras, started, state["errors"])
 

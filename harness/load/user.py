@@ -58,6 +58,7 @@ class Feed:
     _items: Iterator[tuple[float, int, int]] | None = None
     _users: int = 0
     error: str | None = None
+    _cpu0: float = 0.0
 
     def __post_init__(self) -> None:
         self._requests = {e.position: (e, _wire(retarget(e.exchange.request, self.target)))
@@ -67,6 +68,7 @@ class Feed:
     def start(self, wall_t0: float) -> None:
         """Start the schedule at ``wall_t0`` (time.time(), sent by the master)."""
         self.t0 = time.monotonic() + (wall_t0 - time.time())
+        self._cpu0 = time.process_time()
         self.go.set()
 
     def serve(self, user: FastHttpUser) -> None:
@@ -91,6 +93,7 @@ class Feed:
         finally:
             self._users -= 1
             if self._users == 0:
+                self.gathered.cpu_s = time.process_time() - self._cpu0
                 self.on_done()
         raise StopUser
 
