@@ -96,7 +96,7 @@ def _fetch(url: str, timeout: float) -> tuple[str, bytes]:
     from harness.traffic.exchange import HttpRequest
 
     host = urlsplit(url).netloc
-    with send.client(timeout=timeout) as http:
+    with send.client(timeout) as http:
         response = send.send(http, HttpRequest("GET", url, (("Host", host),)))
     if response.status != 200:
         raise WsdlError(f"{url} answered HTTP {response.status}, not a WSDL")
