@@ -29,7 +29,11 @@ class ParamType(StrEnum):
             return True
         stripped = text.strip()
         digits = stripped[1:] if stripped[:1] in "+-" else stripped
-        return digits.isascii() and digits.isdigit() and -(2**31) <= int(stripped) < 2**31
+        # Length first: int() of a 5,000-digit text raises (Python's 4,300-digit limit)
+        # instead of answering "not an Int32".
+        if not (digits.isascii() and digits.isdigit()) or len(digits.lstrip("0")) > 10:
+            return False
+        return -(2**31) <= int(stripped) < 2**31
 
 
 @dataclass(frozen=True)
