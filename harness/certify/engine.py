@@ -84,7 +84,8 @@ class Service:
         request = build_request(self.contract, op, sample_arguments(op, variant), how,
                                 self.base_url)
         exchange = Exchange(request, send.send(self._http, request), source=self.base_url)
-        found = rules.judge(exchange, self.contract, intended=(op, how), rules=rules_)
+        found = rules.judge(exchange, self.contract, intended=(op, how),
+                            rules=rules.with_passive(rules_))
         self._record(exchange, found)
         return Call(op, how, exchange, found)
 
