@@ -13,7 +13,7 @@ from harness import __version__
 from harness.errors import HarnessError
 
 #: Subcommand modules, in the order ``--help`` lists them.
-COMMANDS = ("serve", "certify", "report", "capture", "export", "lint", "replay", "diff",
+COMMANDS = ("serve", "certify", "contract", "report", "capture", "export", "lint", "replay", "diff",
             "probe")
 
 DESCRIPTION = """\

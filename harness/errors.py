@@ -29,3 +29,12 @@ class RecordingError(HarnessError):
 
 class ClassificationError(HarnessError):
     """An HTTP request that is none of the contract's operation x binding pairs."""
+
+
+class ServiceDescription(ClassificationError):
+    """A request for a service description (WSDL, XSD, disco, help page, script proxy): traffic
+    to count, not a call to judge. ``kind`` names which."""
+
+    def __init__(self, kind: str, path: str) -> None:
+        super().__init__(f"service description ({kind}) at {path}")
+        self.kind = kind

@@ -12,6 +12,7 @@ what the spec allows to vary. Other engineers' tests may import this module:
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
@@ -23,7 +24,7 @@ from harness.contract.xmlsafe import element_children, parse_xml
 from harness.errors import ClassificationError
 from harness.reference.app import answer, create_app
 from harness.reference.server import running
-from harness.traffic.exchange import HttpRequest, HttpResponse, replace_header
+from harness.traffic.exchange import HttpRequest, HttpResponse, media_type, replace_header
 
 Answer = Callable[[Contract, HttpRequest], HttpResponse]
 Change = Callable[[Contract, Operation, Binding, HttpResponse], HttpResponse]
@@ -151,14 +152,16 @@ FAULTS: dict[str, Fault] = {f.name: f for f in (
     Fault("wrong-status", "LogoutFromSchool over HTTP POST answers 202",
           where(Binding.HTTP_POST, "LogoutFromSchool", _status(202)),
           "R4-STATUS", "LogoutFromSchool", "HTTP POST"),
+    # A call that fails is reported once, by R4-STATUS with its cause; OP-ENDPOINT's and
+    # BIND-METHOD-PATH's "served" checks presuppose success and are not applicable to it.
     Fault("missing-from-shared-endpoint", "SendMarkNotes served at its own /SendMarkNotes.asmx "
           "instead of the shared NotificationNotes.asmx", _serving(_MOVED),
-          "OP-ENDPOINT", "SendMarkNotes", None, _MOVED),
+          "R4-STATUS", "SendMarkNotes", None, _MOVED),
     Fault("name-corrected", "GetStudentsAudtiNote served only as the 'corrected' "
           "GetStudentsAuditNote", _serving(_CORRECTED),
-          "OP-ENDPOINT", "GetStudentsAudtiNote", None, _CORRECTED),
+          "R4-STATUS", "GetStudentsAudtiNote", None, _CORRECTED),
     Fault("get-not-served", "the HTTP GET binding is not served (404)",
-          where(Binding.HTTP_GET, change=_not_found), "BIND-METHOD-PATH", None, "HTTP GET"),
+          where(Binding.HTTP_GET, change=_not_found), "R4-STATUS", None, "HTTP GET"),
 )}
 
 
@@ -198,6 +201,43 @@ def harmless(contract: Contract, request: HttpRequest) -> HttpResponse:
     body = reprefixed(response.body) if response.body.strip() else response.body
     headers = replace_header(headers, "Content-Length", str(len(body)))
     return HttpResponse(response.status, headers, body, response.reason)
+
+
+def _has_markup(request: HttpRequest) -> bool:
+    """A GET/POST value with markup in it, as ASP.NET's request validation sees it."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    fields = parse_qsl(urlsplit(request.url).query)
+    if media_type(request.content_type) == "application/x-www-form-urlencoded":
+        fields += parse_qsl(request.body.decode("utf-8", "replace"))
+    return any(re.search(r"<[a-zA-Z!/?]|&#", value) for _, value in fields)
+
+
+def refuses_markup(contract: Contract, request: HttpRequest) -> HttpResponse:
+    """The reference behind ASP.NET's request validation (on by default): markup in a GET/POST
+    value gets 500 text/plain; everything else is the reference's answer. Not a fault: the
+    spec leaves allowed values open (4.10)."""
+    if _has_markup(request):
+        body = (b"System.Web.HttpRequestValidationException: A potentially dangerous "
+                b"Request.QueryString value was detected from the client\n  at System.Web")
+        return HttpResponse(500, (("Content-Type", "text/plain; charset=utf-8"),
+                                  ("Content-Length", str(len(body)))), body,
+                            "Internal Server Error")
+    return answer(contract, request)
+
+
+def refuses_everything_for(operation: str) -> Answer:
+    """``refuses_markup``, but ``operation`` is refused whatever its values: a real failure."""
+    def respond(contract: Contract, request: HttpRequest) -> HttpResponse:
+        try:
+            refused = classify(contract, request).operation.name == operation
+        except ClassificationError:
+            refused = False
+        if refused and request.method == "GET":
+            body = b"Object reference not set to an instance of an object."
+            return HttpResponse(500, (("Content-Type", "text/plain; charset=utf-8"),), body)
+        return refuses_markup(contract, request)
+    return respond
 
 
 @contextlib.contextmanager

@@ -48,7 +48,12 @@ def confdir(tmp_path) -> Path:
 
 @pytest.fixture(scope="module")
 def tls_files(tmp_path_factory) -> tuple[Path, Path]:
-    """A self-signed certificate for 127.0.0.1 and localhost (as a staging server has)."""
+    return self_signed(tmp_path_factory.mktemp("tls"))
+
+
+def self_signed(folder: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and localhost (as a staging server has): its
+    certificate and key files in ``folder``."""
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -72,7 +77,6 @@ def tls_files(tmp_path_factory) -> tuple[Path, Path]:
             .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(public),
                            critical=False)
             .sign(key, hashes.SHA256()))
-    folder = tmp_path_factory.mktemp("tls")
     certfile, keyfile = folder / "reference-cert.pem", folder / "reference-key.pem"
     certfile.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
     keyfile.write_bytes(key.private_bytes(serialization.Encoding.PEM,

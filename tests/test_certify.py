@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from faulty import FAULTS, Fault, harmless, serve_fault
+from faulty import FAULTS, Fault, harmless, refuses_everything_for, refuses_markup, serve_fault
 from pytest_bdd.parser import FeatureParser
 
 from harness.certify.engine import FEATURE_FILES, FEATURES
@@ -141,6 +141,32 @@ def test_harmless_variations_pass(tmp_path):
     assert data["counts"]["failed"] == 0 and data["counts"]["warning"] == 0
 
 
+def test_markup_refusal_is_a_warning_judged_by_behaviour(tmp_path):
+    """ASP.NET's request validation refuses markup in GET/POST values; the spec leaves allowed
+    values open (4.10), and the same calls with plain values succeed: warnings, exit 0."""
+    with serve_fault(refuses_markup) as url:
+        code, data, stdout, _ = certify(tmp_path, "--target", url)
+    assert code == 0, stdout
+    warned = [f for f in data["findings"] if f["verdict"] == "warning"]
+    assert {(f["rule"], f["operation"], f["binding"]) for f in warned} == {
+        ("GAP-VALUES", op, b) for op in ("SendNotificationType", "SendMarkNotes")
+        for b in ("HTTP GET", "HTTP POST")}
+    assert data["rules"]["R4-STATUS"]["not applicable"] == 4
+    assert "[GAP-VALUES] SendMarkNotes x HTTP GET: expected HTTP 200, actual HTTP 500: " \
+           "System.Web.HttpRequestValidationException: A potentially" in stdout
+    assert "allowed values are not shown (4.10)" in stdout and "certify: PASSED" in stdout
+
+
+def test_a_call_that_fails_with_plain_values_too_fails_once_with_its_cause(tmp_path):
+    with serve_fault(refuses_everything_for("SendMarkNotes")) as url:
+        code, data, stdout, _ = certify(tmp_path, "--target", url)
+    assert code == 1
+    bad = {(f["rule"], f["operation"], f["binding"]) for f in failed(data)}
+    assert bad == {("R4-STATUS", "SendMarkNotes", "HTTP GET")}  # one cause, one failure
+    assert data["counts"]["failed"] == 2  # the plain call and the call with markup
+    assert "actual HTTP 500: Object reference not set to an instance of an object." in stdout
+
+
 def test_version_segment_in_the_deployment_path_fails(tmp_path):
     with running() as url:
         code, data, _, _ = certify(tmp_path, "--target", url + "/api/v1")
@@ -156,8 +182,9 @@ def test_other_namespace(tmp_path):
                                      "--namespace", "http://school.example/ws/")
         assert code == 0, stdout
         code, data, _, _ = certify(tmp_path, "--target", url)  # the wrong namespace
-    assert code == 1 and {"R5-RESPONSE-ELEMENT", "R4-STATUS"} <= {f["rule"] for f in
-                                                                  failed(data)}
+    # SOAP calls fail (R4-STATUS, once each, with the fault); GET/POST results succeed in
+    # the wrong namespace (OP-RESULT)
+    assert code == 1 and {"R4-STATUS", "OP-RESULT"} == {f["rule"] for f in failed(data)}
 
 
 def test_unreachable_target_is_one_line_exit_2(tmp_path):

@@ -214,17 +214,20 @@ def test_void_get_with_body_and_wrong_status(contract):
     found = judge(Exchange(ex.request, HttpResponse(200, (), b"<ok/>")), contract)
     assert verdicts(found, "R8-HTTP-EMPTY-BODY") == {Verdict.FAILED}
     found = judge(Exchange(ex.request, HttpResponse(202, (), b"")), contract)
-    assert {f.rule for f in found if f.verdict is Verdict.FAILED} == {
-        "R4-STATUS", "R8-HTTP-EMPTY-BODY"}
+    # one cause, one failure: R8 presupposes success and is not applicable to a failed call
+    assert failures(found) == ["R4-STATUS: HTTP 200 / HTTP 202, empty body"]
+    assert verdicts(found, "R8-HTTP-EMPTY-BODY") == {Verdict.NOT_APPLICABLE}
 
 
 def test_intended_judges_a_request_that_is_not_served(contract):
     op = contract.operation("SendMarkNotes")
     req = build_request(contract, op, sample_arguments(op), Binding.HTTP_GET, "http://h")
-    found = judge(Exchange(req, HttpResponse(404, (), b"not found")), contract,
+    found = judge(Exchange(req, HttpResponse(404, (), b"\n The resource cannot be found.\n"
+                                                   b"Line two")), contract,
                   intended=(op, Binding.HTTP_GET))
-    failed = {f.rule for f in found if f.verdict is Verdict.FAILED}
-    assert {"BIND-METHOD-PATH", "OP-ENDPOINT", "R4-STATUS"} <= failed
+    # one cause, one failure, with its cause: the status and the body's first line
+    assert failures(found) == ["R4-STATUS: HTTP 200 / HTTP 404: The resource cannot be found."]
+    assert verdicts(found, "OP-ENDPOINT") == {Verdict.PASSED, Verdict.NOT_APPLICABLE}
     assert {f.operation for f in found} == {"SendMarkNotes"}
 
 
@@ -271,5 +274,52 @@ def test_error_answering_a_valid_request_still_fails(contract):
     fault = HttpResponse(500, refused.headers, answer(
         contract, request.with_header("SOAPAction", '"urn:wrong"')).body)
     found = judge(Exchange(request, fault), contract)
-    assert {"R4-STATUS", "R5-RESPONSE-ELEMENT", "OP-ENDPOINT"} <= {
-        f.rule for f in found if f.verdict is Verdict.FAILED}
+    # reported once, by R4-STATUS with the fault's code and the first line of its reason;
+    # the fault's own form (envelope version, Content-Type) is still judged
+    (only,) = failures(found)
+    assert re.fullmatch(r"R4-STATUS: HTTP 200 / HTTP 500: Client fault: [^\n]+", only), only
+    for rule in ("R5-RESPONSE-ELEMENT", "R6-EMPTY-RESPONSE", "OP-ENDPOINT"):
+        assert Verdict.NOT_APPLICABLE in verdicts(found, rule), rule
+    assert verdicts(found, "R5-ENVELOPE") == verdicts(found, "R7-SOAP-CONTENT-TYPE") == {
+        Verdict.PASSED}
+
+
+def test_an_error_page_on_a_soap_call_is_one_failure(contract):
+    """An HTML error page answering a SOAP call: not a fault, so the envelope and Content-Type
+    rules have nothing of their own to say; R4-STATUS names the cause, shortened."""
+    ex = exchange(contract, "AuthCode", Binding.SOAP12)
+    page = b"<html><head><title>Runtime Error</title></head>" + b"x" * 300 + b"</html>"
+    found = judge(Exchange(ex.request, HttpResponse(
+        503, (("Content-Type", "text/html"),), page)), contract)
+    (only,) = failures(found)
+    assert only.startswith("R4-STATUS: HTTP 200 / HTTP 503: <html><head><title>Runtime Error")
+    assert only.endswith("...") and len(only.split(" / ", 1)[1]) == 120
+
+
+def _refused(request: HttpRequest) -> HttpResponse:
+    """ASP.NET's request validation: markup in a GET/POST value gets 500 text/plain."""
+    return HttpResponse(500, (("Content-Type", "text/plain; charset=utf-8"),),
+                        b"A potentially dangerous Request.Form value was detected\n  at ...")
+
+
+@pytest.mark.parametrize("binding", [Binding.HTTP_GET, Binding.HTTP_POST])
+def test_values_refused_while_plain_ones_succeed_is_a_warning(contract, binding):
+    """4.10: allowed values are not shown. Judged from behaviour: the same call with plain
+    values (the control) succeeds, so the refusal is a GAP-VALUES warning and nothing fails."""
+    markup = exchange(contract, "SendMarkNotes", binding, variant=2)
+    refused = Exchange(markup.request, _refused(markup.request))
+    control = exchange(contract, "SendMarkNotes", binding)
+    found = judge(refused, contract, control=control)
+    assert failures(found) == []
+    (warned,) = [f for f in found if f.verdict is Verdict.WARNING]
+    assert warned.rule == "GAP-VALUES" and warned.actual.startswith("HTTP 500: A potentially")
+    assert "4.10" in warned.message and rules.RULES["GAP-VALUES"].clause == "4.10"
+    for rule in ("R4-STATUS", "R8-HTTP-EMPTY-BODY"):
+        assert verdicts(found, rule) == {Verdict.NOT_APPLICABLE}, rule
+    # the same refusal without a control call, or with a control that fails too, is a failure
+    for other in (None, Exchange(control.request, _refused(control.request))):
+        found = judge(refused, contract, control=other)
+        assert [f.split(":")[0] for f in failures(found)] == ["R4-STATUS"]
+        assert verdicts(found, "GAP-VALUES") == {Verdict.NOT_APPLICABLE}
+    # accepted values pass
+    assert verdicts(judge(markup, contract), "GAP-VALUES") == {Verdict.PASSED}

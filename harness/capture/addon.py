@@ -25,7 +25,9 @@ from typing import IO
 from urllib.parse import SplitResult, urlsplit
 
 from mitmproxy import ctx, exceptions, http
+from mitmproxy.proxy.mode_specs import ReverseMode
 
+from harness.capture import addresses
 from harness.capture.writer import Snapshot, WriterProcess, WriterSetup
 from harness.contract.model import Contract, school_mobile
 from harness.errors import HarnessError
@@ -64,6 +66,10 @@ class Recorder:
                           "stable pseudonyms before anything is written.")
         loader.add_option("redact_names", Sequence[str], [],
                           "More parameter, element or header names to redact.")
+        loader.add_option("rewrite_addresses", bool, True,
+                          "Rewrite the service's own address in the service descriptions it "
+                          "serves (WSDL, disco, help page) to the address the client used, so "
+                          "that clients keep calling through the proxy.")
         loader.add_option("redaction_key_file", str | None, None,
                           "Key file of the pseudonyms (default: <recording>.key, created 0600); "
                           "'-' for a random key kept in memory for this run only.")
@@ -117,7 +123,12 @@ class Recorder:
     # -- events ------------------------------------------------------------------------------
 
     def response(self, flow: http.HTTPFlow) -> None:
-        self._record(flow)
+        snapshot = self._snapshot(flow)  # what the upstream sent, before any rewriting
+        rewritten = keep_on_proxy(flow) if ctx.options.rewrite_addresses else None
+        if snapshot is not None:
+            if rewritten:
+                snapshot = (*snapshot[:-1], {"addresses_rewritten": rewritten})
+            self.writer.put(snapshot)  # type: ignore[union-attr]
 
     def error(self, flow: http.HTTPFlow) -> None:
         if flow.response is None:  # an error after the response was recorded adds nothing
@@ -136,11 +147,18 @@ class Recorder:
     # -- recording ---------------------------------------------------------------------------
 
     def _record(self, flow: http.HTTPFlow) -> None:
+        snapshot = self._snapshot(flow)
+        if snapshot is not None:
+            self.writer.put(snapshot)  # type: ignore[union-attr]
+
+    def _snapshot(self, flow: http.HTTPFlow) -> Snapshot | None:
+        """The flow's snapshot when it is still to be recorded (once per flow), else None."""
         if METADATA_KEY in flow.metadata or flow.websocket is not None:
-            return
+            return None
         flow.metadata[METADATA_KEY] = True
-        if self.writer is not None and not self.failed:
-            self.writer.put(snapshot_of(flow))
+        if self.writer is None or self.failed:
+            return None
+        return snapshot_of(flow)
 
     def _writer_failed(self, message: str) -> None:
         # Disk full, file gone: stop visibly, never go on passing traffic unrecorded.
@@ -158,7 +176,43 @@ def snapshot_of(flow: http.HTTPFlow) -> Snapshot:
         resp.http_version, resp.timestamp_start, resp.timestamp_end)
     return (req.method, req.url, req.headers.fields, req.raw_content or b"", req.http_version,
             req.timestamp_start, req.timestamp_end, answer,
-            None if error is None else (error.msg, error.timestamp))
+            None if error is None else (error.msg, error.timestamp), None)
+
+
+def keep_on_proxy(flow: http.HTTPFlow) -> dict[str, object] | None:
+    """Rewrite the service's own addresses in a service description on its way to the client
+    (see ``harness.capture.addresses``); what was rewritten, or None."""
+    req, resp = flow.request, flow.response
+    if resp is None or not addresses.is_description(req.method, req.path, resp.status_code):
+        return None
+    try:
+        body = resp.content or b""
+    except ValueError:  # a content coding mitmproxy cannot undo: leave it as it is
+        return None
+    served = {addresses.origin(req.scheme, req.host, req.port)}
+    if req.host_header:
+        served.add(f"{req.scheme}://{req.host_header}")
+    if "xml" in resp.headers.get("content-type", "xml").lower():
+        served |= addresses.named_origins(body)
+    to = client_origin(flow)
+    new, found = addresses.rewrite(body, served, to)
+    if not found:
+        return None
+    resp.content = new  # mitmproxy re-encodes it and sets Content-Length
+    return {"from": found, "to": to}
+
+
+def client_origin(flow: http.HTTPFlow) -> str:
+    """The origin the client addressed: in reverse mode the proxy as the client reached it (the
+    name it sent over TLS, else the socket address; mitmproxy has already replaced the Host
+    header by the upstream's), in regular mode the scheme and Host header it asked for."""
+    client, req = flow.client_conn, flow.request
+    if isinstance(client.proxy_mode, ReverseMode):
+        scheme = "https" if client.tls_established else "http"
+        host, port = client.sockname[:2]
+        return addresses.origin(scheme, client.sni or host, port)
+    return f"{req.scheme}://{req.host_header}" if req.host_header else (
+        addresses.origin(req.scheme, req.host, req.port))
 
 
 def is_for_service(contract: Contract, request: HttpRequest, upstream: str | None) -> bool:

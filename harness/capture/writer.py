@@ -393,7 +393,7 @@ def summary(counts: Counter[str]) -> str:
 
 def exchange_from(snapshot: Snapshot) -> Exchange:
     """The harness's Exchange of a snapshot: headers in order and case, bodies as on the wire."""
-    (method, url, fields, body, version, started, sent, answer, error) = snapshot
+    (method, url, fields, body, version, started, sent, answer, error, notes) = snapshot
     request = HttpRequest(method, _representable(url), _headers(fields), body, version)
     response = None
     received = None
@@ -401,7 +401,7 @@ def exchange_from(snapshot: Snapshot) -> Exchange:
         status, resp_fields, resp_body, reason, resp_version, first, last = answer
         response = HttpResponse(status, _headers(resp_fields), resp_body, reason, resp_version)
         received = (first, last)
-    meta: dict[str, Any] = {}
+    meta: dict[str, Any] = dict(notes or {})
     if error is not None and response is None:
         meta["error"] = error[0]
     timings = _timings(started, sent, received, error[1] if error else None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from harness.commands import add_command
+from harness.commands.options import add_contract_options, contract_from
 
 
 def register(sub) -> None:
@@ -41,6 +42,7 @@ def register(sub) -> None:
                    help="mitmproxy's configuration directory: its CA (mitmproxy-ca-cert.pem, "
                    "the certificate a phone installs for HTTPS) is created there on first "
                    "run and reused (default ~/.mitmproxy)")
+    add_contract_options(p)
     p.set_defaults(run=run)
 
 
@@ -53,4 +55,4 @@ def run(args: argparse.Namespace) -> int:
                                keep_foreign=args.keep_foreign, redact_names=args.redact_names,
                                key_file=args.key_file, confdir=args.confdir,
                                mitm_options={"ssl_insecure": True} if args.insecure else {})
-    return run_capture(settings)
+    return run_capture(settings, contract=contract_from(args))

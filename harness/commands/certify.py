@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from harness.commands import add_command
-from harness.contract.model import DEFAULT_NAMESPACE
+from harness.commands.options import add_contract_options, contract_from
 
 
 def register(sub) -> None:
@@ -19,8 +19,7 @@ def register(sub) -> None:
     p.add_argument("--target", metavar="URL",
                    help="base URL of the deployment (default: start the embedded reference "
                         "on a free loopback port and certify it)")
-    p.add_argument("--namespace", default=DEFAULT_NAMESPACE,
-                   help=f"service namespace (default {DEFAULT_NAMESPACE})")
+    add_contract_options(p)
     p.add_argument("--json", metavar="FILE", type=Path,
                    help="write the verdict, counts and every failure and warning as JSON")
     p.add_argument("--junit", metavar="FILE", type=Path, help="write JUnit XML for CI")
@@ -44,4 +43,4 @@ def run(args: argparse.Namespace) -> int:
 
     outputs = Outputs(json=args.json, junit=args.junit, report_dir=args.report_dir,
                       html=not args.no_html)
-    return certify(args.target, args.namespace, outputs)
+    return certify(args.target, contract_from(args), outputs)

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from harness.commands import add_command
-from harness.contract.model import DEFAULT_NAMESPACE
+from harness.commands.options import add_contract_options, contract_from
 
 
 def register(sub) -> None:
@@ -28,8 +28,7 @@ def register(sub) -> None:
     p.add_argument("--secondary", metavar="URL",
                    help="a second instance of the primary: what differs between it and the "
                         "primary is noise, not held against the candidate")
-    p.add_argument("--namespace", default=DEFAULT_NAMESPACE,
-                   help=f"service namespace (default {DEFAULT_NAMESPACE})")
+    add_contract_options(p)
     p.add_argument("--ignore", action="append", default=[], metavar="PATH_GLOB",
                    help="element path pattern not compared, e.g. '*/Header' (repeatable)")
     p.add_argument("--json", metavar="FILE", help="write the JSON report here")
@@ -44,7 +43,6 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.contract.model import school_mobile
     from harness.diff import (
         Diff,
         Targets,
@@ -57,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.jobs < 1 or args.timeout <= 0:
         raise UsageError("--jobs must be at least 1 and --timeout above 0")
-    contract = school_mobile(args.namespace)
+    contract = contract_from(args)
     cases = (recorded_cases(contract, args.recordings, on_broken=_warn_broken)
              if args.recordings else generated_cases(contract))
     diff = Diff(contract, Targets(args.primary, args.candidate, args.secondary),

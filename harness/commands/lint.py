@@ -6,8 +6,8 @@ import argparse
 import sys
 
 from harness.commands import add_command
-from harness.contract.model import DEFAULT_NAMESPACE, school_mobile
-from harness.errors import UsageError
+from harness.commands.options import add_contract_options, contract_from
+from harness.errors import RecordingError
 from harness.judge.findings import Report
 
 
@@ -17,8 +17,7 @@ def register(sub) -> None:
                     "harness lint recordings/app-1.4.jsonl traffic.har --json reports/lint.json")
     p.add_argument("recordings", nargs="+", metavar="RECORDING",
                    help="native recordings (.jsonl) or HAR 1.2 files, judged in the order given")
-    p.add_argument("--namespace", default=DEFAULT_NAMESPACE,
-                   help=f"service namespace (default {DEFAULT_NAMESPACE})")
+    add_contract_options(p)
     p.add_argument("--workers", type=_count, default=None,
                    help="worker processes (default: one per core for large inputs)")
     add_report_options(p)
@@ -50,8 +49,15 @@ def broken_line_printer(command: str):
 
 
 def write_outputs(report: Report, args: argparse.Namespace) -> int:
-    """Console summary, then the files asked for; the exit status (0 passed, 1 failed)."""
+    """Console summary, then the files asked for; the exit status (0 passed, 1 failed).
+
+    A run that read no exchange at all (an empty or truncated recording) is an error, not a
+    pass: RecordingError (one line, exit 2)."""
     broken = report.meta.get("broken_lines", 0)
+    if not report.exchanges:
+        files = ", ".join(report.meta.get("recordings", [])) or "the input"
+        raise RecordingError(f"no exchange to judge in {files}"
+                             + (f" ({broken} broken line(s) skipped)" if broken else ""))
     report.print_console(sys.stdout)
     if broken:
         print(f"harness {report.command}: {broken} broken line(s) skipped", file=sys.stderr)
@@ -66,10 +72,8 @@ def run(args: argparse.Namespace) -> int:
     from harness.judge.lint import lint
     from harness.traffic.streaming import progress_bar
 
-    if not args.namespace.strip():
-        raise UsageError("--namespace is empty")
     with progress_bar("lint", quiet=args.quiet) as bar:
-        report = lint(args.recordings, school_mobile(args.namespace), workers=args.workers,
+        report = lint(args.recordings, contract_from(args), workers=args.workers,
                       on_broken=broken_line_printer("lint"),
                       on_progress=lambda result: bar.update(result.exchanges))
     return write_outputs(report, args)

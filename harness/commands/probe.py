@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from harness.commands import add_command
-from harness.contract.model import DEFAULT_NAMESPACE
+from harness.commands.options import add_contract_options, contract_from
 
 
 def register(sub) -> None:
@@ -24,8 +24,7 @@ def register(sub) -> None:
     p.add_argument("--target", metavar="URL",
                    help="base URL of the deployment (default: start the embedded reference on a "
                         "free loopback port and probe it)")
-    p.add_argument("--namespace", default=DEFAULT_NAMESPACE,
-                   help=f"service namespace (default {DEFAULT_NAMESPACE})")
+    add_contract_options(p)
     p.add_argument("--max-requests", type=int, default=1500, metavar="N",
                    help="send at most N requests, plain calls included (default 1500)")
     p.add_argument("--max-time", type=float, default=60.0, metavar="SECONDS",
@@ -60,11 +59,10 @@ def run(args: argparse.Namespace) -> int:
     if args.list_rules:
         print(checks.rules_table())
         return 0
-    from harness.contract.model import school_mobile
     from harness.probe.runner import Budget, Outputs, probe
 
     budget = Budget(args.max_requests, args.max_time, args.rate, args.answer_within)
     outputs = Outputs(args.json, args.junit, Path(args.allure_dir) if args.allure_dir else None,
                       args.failures)
-    return probe(args.target, school_mobile(args.namespace), budget, outputs,
+    return probe(args.target, contract_from(args), budget, outputs,
                  replay=args.replay, seed=args.seed)

@@ -6,7 +6,7 @@ import argparse
 
 from harness.commands import add_command
 from harness.commands.lint import add_report_options, broken_line_printer, write_outputs
-from harness.contract.model import DEFAULT_NAMESPACE, school_mobile
+from harness.commands.options import add_contract_options, contract_from
 
 
 def register(sub) -> None:
@@ -27,8 +27,7 @@ def register(sub) -> None:
                    help="element path pattern not compared, e.g. '*/Timestamp' (repeatable)")
     p.add_argument("--timeout", type=_positive(float), default=30.0, metavar="S",
                    help="seconds to wait for each response (default 30)")
-    p.add_argument("--namespace", default=DEFAULT_NAMESPACE,
-                   help=f"service namespace (default {DEFAULT_NAMESPACE})")
+    add_contract_options(p)
     add_report_options(p)
     p.set_defaults(run=run)
 
@@ -58,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         bar.update(result.exchanges)
 
     with progress_bar("replay", quiet=args.quiet) as bar:
-        report = replay(args.recordings, school_mobile(args.namespace), args.target,
+        report = replay(args.recordings, contract_from(args), args.target,
                         concurrency=args.concurrency, rate=args.rate, ignore=args.ignore,
                         timeout=args.timeout, on_broken=broken_line_printer("replay"),
                         on_progress=advance)

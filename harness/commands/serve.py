@@ -6,30 +6,30 @@ import argparse
 import sys
 
 from harness.commands import add_command
-from harness.contract.model import DEFAULT_NAMESPACE, school_mobile
+from harness.commands.options import add_contract_options, contract_from
 
 
 def register(sub) -> None:
-    p = add_command(sub, "serve", "Serve the embedded reference implementation (all 8 "
-                    "operations, all 4 bindings, WSDL at <endpoint>?WSDL).",
+    p = add_command(sub, "serve", "Serve the embedded reference implementation of a "
+                    "contract (default School Mobile: all 8 operations), all 4 bindings, WSDL "
+                    "at <endpoint>?WSDL.",
                     "harness serve --port 8000   # then curl "
                     "'http://127.0.0.1:8000/PushNotificationMobile.asmx/GetTokenDevice?id=7'")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1; loopback unless you say so)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks one)")
-    p.add_argument("--namespace", default=DEFAULT_NAMESPACE,
-                   help=f"service namespace (default {DEFAULT_NAMESPACE})")
+    add_contract_options(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from harness.reference.server import serve
 
-    contract = school_mobile(args.namespace)
+    contract = contract_from(args)
 
     def announce(url: str) -> None:
-        print(f"harness serve: reference on {url} (namespace {contract.namespace}); "
-              "Ctrl-C stops it", file=sys.stderr, flush=True)
+        print(f"harness serve: reference of {contract.name} on {url} "
+              f"(namespace {contract.namespace}); Ctrl-C stops it", file=sys.stderr, flush=True)
 
     serve(contract, args.host, args.port, announce=announce)
     return 0

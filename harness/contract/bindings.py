@@ -17,7 +17,7 @@ from lxml import etree
 
 from harness.contract.model import Contract, Operation
 from harness.contract.xmlsafe import element_children, local_name, namespace, parse_xml
-from harness.errors import ClassificationError, UsageError, XMLRejected
+from harness.errors import ClassificationError, ServiceDescription, UsageError, XMLRejected
 from harness.traffic.exchange import (
     HttpRequest,
     HttpResponse,
@@ -154,53 +154,150 @@ class Classification:
     #: SOAP only: the parsed envelope and the namespace of the operation element.
     envelope: etree._Element | None = None
     operation_namespace: str | None = None
+    #: Set when the request is not exactly one of the contract's pairs but most likely meant
+    #: this one: why it was attributed (e.g. "did you mean SendMarkNotes? (asked SendMarkNote)").
+    guess: str | None = None
+    #: SOAP only, when the body is not a SOAP envelope: why not.
+    problem: str | None = None
 
     @property
     def args(self) -> dict[str, str]:
         return dict(self.arguments)
 
 
+#: Query words of the documentation ASMX serves at an endpoint (``?WSDL``, ``?disco``, ...).
+_DESCRIPTION_QUERIES = {"wsdl": "WSDL", "singlewsdl": "WSDL", "disco": "disco", "schema": "XSD",
+                        "xsd": "XSD", "op": "help page"}
+#: Path segments after the endpoint that ask for ASP.NET AJAX's JavaScript proxy.
+_SCRIPT_PROXIES = {"js", "jsdebug"}
+
+
+def service_description(contract: Contract, request: HttpRequest) -> str | None:
+    """The kind of service description ``request`` asks for (``WSDL``, ``XSD``, ``disco``,
+    ``help page``, ``script proxy``), or None when it is not a documentation request: a GET
+    (or HEAD) of a contract endpoint with no operation after it, or of its script proxy."""
+    if request.method.upper() not in ("GET", "HEAD"):
+        return None
+    parts = urlsplit(request.url)
+    segments = [s for s in parts.path.split("/") if s]
+    at = _endpoint_at(segments)
+    if at is None or contract.endpoint(segments[at]) is None:
+        return None
+    rest = segments[at + 1:]
+    if rest:
+        return "script proxy" if len(rest) == 1 and rest[0].lower() in _SCRIPT_PROXIES else None
+    word = parts.query.split("&", 1)[0].split("=", 1)[0].lower()
+    return _DESCRIPTION_QUERIES.get(word, "help page")  # ASMX answers any other with its help
+
+
+def _endpoint_at(segments: list[str]) -> int | None:
+    return next((i for i, s in enumerate(segments) if s.lower().endswith(".asmx")), None)
+
+
 def classify(contract: Contract, request: HttpRequest) -> Classification:
-    """(binding, operation, arguments) of ``request``, or ClassificationError saying why not.
+    """(binding, operation, arguments) of ``request``, or ClassificationError saying why not
+    (ServiceDescription for a request of the service's documentation).
 
     Lenient where a rule can judge the deviation (a wrong Content-Type, a SOAPAction that
-    names another operation, an operation asked at another endpoint): classification says what
-    the request *is*; the rules catalogue says whether it is right.
+    names another operation, an operation asked at another endpoint, a name one or two edits
+    away from the contract's, a body that is not an envelope): classification says what the
+    request most likely meant (``guess`` says why when it is not exact); the rules catalogue
+    says whether it is right.
     """
     parts = urlsplit(request.url)
     segments = [s for s in parts.path.split("/") if s]
-    at = next((i for i, s in enumerate(segments) if s.lower().endswith(".asmx")), None)
+    at = _endpoint_at(segments)
     if at is None:
         raise ClassificationError(f"path {parts.path or '/'} names no .asmx endpoint")
-    endpoint = contract.endpoint(segments[at])
-    if endpoint is None:
-        raise ClassificationError(f"endpoint /{segments[at]} is not in the contract")
+    endpoint, guess = _endpoint(contract, segments[at])
     rest = segments[at + 1:]
     method = request.method.upper()
-    if len(rest) > 1:
-        raise ClassificationError(f"path {parts.path} has segments after the operation")
     if rest:
-        return _classify_http(contract, request, endpoint, rest[0], method, parts.query)
+        if (kind := service_description(contract, request)) is not None:
+            raise ServiceDescription(kind, parts.path)
+        return _classify_http(contract, request, endpoint, rest[0], method, parts.query, guess)
     if method != "POST":
+        if (kind := service_description(contract, request)) is not None:
+            raise ServiceDescription(kind, parts.path)
         raise ClassificationError(
             f"{method} {parts.path} names no operation (a SOAP call is a POST to the endpoint;"
             " GET/POST calls add /<Operation>)")
-    return _classify_soap(contract, request, endpoint)
+    return _classify_soap(contract, request, endpoint, guess)
+
+
+def _endpoint(contract: Contract, segment: str) -> tuple[str, str | None]:
+    """The contract endpoint ``segment`` names, or the one it most likely meant (one or two
+    edits away, unique), with the guess; ClassificationError when there is none."""
+    endpoint = contract.endpoint(segment)
+    if endpoint is not None:
+        return endpoint, None
+    meant = closest(segment.lower(), {e.strip("/").lower(): e for e in contract.endpoints})
+    if meant is None:
+        raise ClassificationError(f"endpoint /{segment} is not in the contract (nor one or two "
+                                  "edits away from one of its endpoints)")
+    return meant, f"did you mean {meant}? (asked /{segment})"
+
+
+def closest(name: str, candidates: Mapping[str, str], limit: int = 2) -> str | None:
+    """The value of the one key of ``candidates`` at the fewest edits (at most ``limit``) from
+    ``name``; None when none is that close or two tie."""
+    scored = sorted(((edit_distance(name, key, limit), value)
+                     for key, value in candidates.items()), key=lambda pair: pair[0])
+    scored = [(d, v) for d, v in scored if d <= limit]
+    if not scored or (len(scored) > 1 and scored[1][0] == scored[0][0]):
+        return None
+    return scored[0][1]
+
+
+def edit_distance(a: str, b: str, limit: int) -> int:
+    """Levenshtein distance of ``a`` and ``b``, or ``limit + 1`` as soon as it exceeds
+    ``limit`` (names are short; the bound keeps a hostile long name cheap)."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i]
+        for j, cb in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1,
+                               previous[j - 1] + (ca != cb)))
+        if min(current) > limit:
+            return limit + 1
+        previous = current
+    return previous[-1]
+
+
+def _operation(contract: Contract, endpoint: str, name: str
+               ) -> tuple[Operation | None, str | None]:
+    """The operation ``name`` spells, or the one of ``endpoint`` it most likely meant (case
+    aside, or one or two edits away), with the guess."""
+    op = contract.find(name)
+    if op is not None:
+        return op, None
+    ops = contract.endpoints.get(endpoint, ())
+    meant = (next((o for o in ops if o.name.lower() == name.lower()), None)
+             or closest(name, {o.name: o for o in ops}))
+    return meant, (f"did you mean {meant.name}? (asked {name})" if meant else None)
 
 
 def _classify_http(contract: Contract, request: HttpRequest, endpoint: str, name: str,
-                   method: str, query: str) -> Classification:
-    op = contract.find(name)
+                   method: str, query: str, guess: str | None) -> Classification:
+    op, op_guess = _operation(contract, endpoint, name)
     if op is None:
-        raise ClassificationError(f"operation {name!r} in the path is not in the contract")
-    if method == "GET":
-        return Classification(Binding.HTTP_GET, op, _pairs(query), endpoint)
-    if method == "POST":
-        media = media_type(request.content_type)
-        if media not in (FORM_TYPE, None) and request.body:
-            raise ClassificationError(f"POST to /{name} has Content-Type {media}, not a form")
-        return Classification(Binding.HTTP_POST, op, _pairs(_form_text(request.body)), endpoint)
-    raise ClassificationError(f"method {method} is none of the bindings (GET or POST)")
+        serves = ", ".join(o.name for o in contract.endpoints.get(endpoint, ()))
+        raise ClassificationError(f"operation {name!r} in the path is not in the contract "
+                                  f"({endpoint} serves {serves})")
+    guess = op_guess or guess
+    if method in ("GET", "HEAD"):  # HEAD: a GET without the body; BIND-METHOD-PATH says so
+        return Classification(Binding.HTTP_GET, op, _pairs(query), endpoint, guess=guess)
+    # POST, or another method with a body: the form binding; BIND-METHOD-PATH judges the
+    # method and BIND-REQUEST-CONTENT-TYPE the type; fields are read when they are a form.
+    try:
+        arguments = _pairs(_form_text(request.body))
+    except ClassificationError:
+        if media_type(request.content_type) in (FORM_TYPE, None):
+            raise
+        arguments = ()
+    return Classification(Binding.HTTP_POST, op, arguments, endpoint, guess=guess)
 
 
 def _form_text(body: bytes) -> str:
@@ -218,26 +315,48 @@ def _pairs(encoded: str) -> tuple[tuple[str, str], ...]:
                                   ) from None
 
 
-def _classify_soap(contract: Contract, request: HttpRequest, endpoint: str) -> Classification:
+def _classify_soap(contract: Contract, request: HttpRequest, endpoint: str,
+                   guess: str | None) -> Classification:
+    by_media = _SOAP_BY_MEDIA.get(media_type(request.content_type) or "")
     try:
         envelope = parse_xml(request.body)
     except XMLRejected as exc:
-        raise ClassificationError(f"SOAP body rejected: {exc}") from None
-    binding = _SOAP_BY_MEDIA.get(media_type(request.content_type) or "")
-    binding = binding or _SOAP_BY_NS.get(namespace(envelope) or "")
+        return _unreadable_soap(contract, request, endpoint, by_media, f"{exc}", guess)
+    binding = by_media or _SOAP_BY_NS.get(namespace(envelope) or "")
     if binding is None:
         raise ClassificationError(
             f"POST {request.path} is neither SOAP 1.1 nor 1.2: Content-Type "
             f"{request.content_type!r} and root element {envelope.tag!r}")
     payload = soap_payload(envelope)
     if payload is None:
-        raise ClassificationError("SOAP envelope has no Body element with an operation in it")
-    op = contract.find(local_name(payload))
+        return _unreadable_soap(contract, request, endpoint, binding,
+                                "the SOAP envelope has no Body element with an operation in it",
+                                guess, envelope)
+    op, op_guess = _operation(contract, endpoint, local_name(payload))
     if op is None:
         raise ClassificationError(
-            f"SOAP body element {local_name(payload)!r} is not an operation of the contract")
+            f"SOAP body element {local_name(payload)!r} is not an operation of the contract "
+            f"(nor one or two edits away from one served at {endpoint})")
     arguments = tuple((local_name(c), c.text or "") for c in element_children(payload))
-    return Classification(binding, op, arguments, endpoint, envelope, namespace(payload))
+    return Classification(binding, op, arguments, endpoint, envelope, namespace(payload),
+                          guess=op_guess or guess)
+
+
+def _unreadable_soap(contract: Contract, request: HttpRequest, endpoint: str,
+                     binding: Binding | None, problem: str, guess: str | None,
+                     envelope: etree._Element | None = None) -> Classification:
+    """A SOAP POST whose body names no operation, attributed to the operation it most likely
+    meant: the one its SOAPAction names, else the endpoint's only one."""
+    action = (request.header("SOAPAction") or "").strip().strip('"')
+    op = contract.find(action.rsplit("/", 1)[-1]) if action else None
+    ops = contract.endpoints.get(endpoint, ())
+    if op is None and len(ops) == 1:
+        op = ops[0]
+    binding = binding or (Binding.SOAP11 if action else None)
+    if op is None or binding is None:
+        raise ClassificationError(f"SOAP body rejected: {problem}" if envelope is None
+                                  else problem[0].upper() + problem[1:])
+    return Classification(binding, op, (), endpoint, envelope, guess=guess, problem=problem)
 
 
 def soap_body(envelope: etree._Element) -> etree._Element | None:

@@ -1,39 +1,31 @@
-"""The School Mobile service contract, as data.
+"""An ASMX service contract, as data: operations on .asmx endpoints under one namespace.
 
-This is the only module that spells operation names, endpoints and parameter names. Everything
-else (bindings, reference implementation, rules, generators) reads this table, so a second ASMX
-service is a second table, not a second code path. Clause numbers refer to
-``shared/spec/school-mobile-service.md``. The spec's odd spellings are the contract: keep them.
+A contract is a JSON file a person reads and diffs (``load``/``dump``; ``harness contract``
+writes one from a deployment's WSDLs). The School Mobile contract is such a file shipped in the
+package (``school_mobile.json``): nothing else spells operation names, endpoints and parameter
+names, so a second ASMX service is a second file, not a second code path. Its clause numbers
+refer to ``shared/spec/school-mobile-service.md``; the spec's odd spellings are the contract.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass, field, replace
-from enum import StrEnum
-from functools import cached_property
+from functools import cache, cached_property
+from pathlib import Path
+from typing import Any
+
+from harness.contract.types import ParamType, sample_value, value_from_digest
+from harness.errors import UsageError
 
 DEFAULT_NAMESPACE = "http://tempuri.org/"
 SPEC_DOCUMENT = "school-mobile-service.md"
 
 
-class ParamType(StrEnum):
-    """XSD type of a parameter in the SOAP bindings (GET/POST always carry text)."""
-
-    STRING = "string"
-    INT = "int"
-
-    def accepts(self, text: str) -> bool:
-        """Whether ``text`` is a value of this type as ASMX reads it (xsd:int: Int32)."""
-        if self is ParamType.STRING:
-            return True
-        stripped = text.strip()
-        digits = stripped[1:] if stripped[:1] in "+-" else stripped
-        # Length first: int() of a 5,000-digit text raises (Python's 4,300-digit limit)
-        # instead of answering "not an Int32".
-        if not (digits.isascii() and digits.isdigit()) or len(digits.lstrip("0")) > 10:
-            return False
-        return -(2**31) <= int(stripped) < 2**31
+#: The four bindings by their contract names (``harness.contract.bindings.Binding`` values).
+ALL_BINDINGS = ("soap11", "soap12", "get", "post")
+SCHOOL_MOBILE_FILE = Path(__file__).resolve().parent / "school_mobile.json"
 
 
 @dataclass(frozen=True)
@@ -42,6 +34,13 @@ class Parameter:
     type: ParamType = ParamType.STRING
     #: Personal data (phone numbers, codes, device ids): redacted in recordings by default.
     sensitive: bool = False
+    #: Name of the schema type when it is not an XSD built-in (enumeration, complex type).
+    type_name: str | None = None
+    #: The members of an enumeration, in schema order.
+    values: tuple[str, ...] = ()
+
+    def accepts(self, text: str) -> bool:
+        return self.type.accepts(text, self.values)
 
 
 @dataclass(frozen=True)
@@ -49,10 +48,26 @@ class Operation:
     name: str
     endpoint: str  # path of the .asmx endpoint, with its leading slash
     parameters: tuple[Parameter, ...]
-    clause: str  # spec clause that describes the operation
-    #: XSD type of the result, or None when the response element is empty.
+    clause: str = ""  # spec clause that describes the operation
+    #: Schema type name of the result ("string", "int", an enumeration's name), or None when the
+    #: response element is empty. It is also the root element of a GET/POST result document.
     result: str | None = None
     result_sensitive: bool = False
+    #: The members of an enumeration result.
+    result_values: tuple[str, ...] = ()
+    #: The bindings offering this operation when not all of the contract's: ASMX leaves an
+    #: operation whose parameters HTTP cannot carry (a Guid, a complex type) out of HttpGet and
+    #: HttpPost.
+    bindings: tuple[str, ...] = ()
+
+    @property
+    def result_type(self) -> ParamType | None:
+        """The kind of the result: an XSD built-in, an enumeration or a complex type."""
+        if self.result is None:
+            return None
+        if self.result_values:
+            return ParamType.ENUM
+        return ParamType(self.result) if self.result in ParamType else ParamType.COMPLEX
 
     @property
     def response_element(self) -> str:
@@ -70,38 +85,16 @@ class Operation:
         return next((p for p in self.parameters if p.name == name), None)
 
 
-def _p(name: str, type_: ParamType = ParamType.STRING, *, sensitive: bool = False) -> Parameter:
-    return Parameter(name, type_, sensitive)
-
-
-OPERATIONS: tuple[Operation, ...] = (
-    Operation("AuthCode", "/AuthCodeSending.asmx",
-              (_p("code", sensitive=True), _p("phone", sensitive=True)), "4.2"),
-    Operation("LogoutFromSchool", "/CenterlogOut.asmx",
-              (_p("PhoneNumber", sensitive=True), _p("UuId", sensitive=True),
-               _p("id_row_central", ParamType.INT)), "4.3"),
-    Operation("GetStudentsAudtiNote", "/GetStudentsAudit.asmx",
-              (_p("SubjectID"), _p("Class_id")), "4.4"),
-    Operation("GetTeacherSubjectsByID", "/GetTeacherSubjects.asmx",
-              (_p("Tid"), _p("TClassid")), "4.5"),
-    Operation("GetTeacherGrpupsByID", "/GetTeacherGroups.asmx", (_p("Tid"),), "4.6"),
-    Operation("GetTokenDevice", "/PushNotificationMobile.asmx", (_p("id"),), "4.7",
-              result="string", result_sensitive=True),
-    Operation("SendNotificationType", "/NotificationNotes.asmx",
-              (_p("id"), _p("baseUrlSchool"), _p("TypeNotfication")), "4.8"),
-    Operation("SendMarkNotes", "/NotificationNotes.asmx",
-              (_p("id"), _p("id_class"), _p("baseUrlSchool")), "4.9"),
-)
-
-
 @dataclass(frozen=True)
 class Contract:
     """A set of operations on .asmx endpoints under one service namespace."""
 
-    operations: tuple[Operation, ...] = OPERATIONS
+    operations: tuple[Operation, ...] = ()
     namespace: str = DEFAULT_NAMESPACE
     name: str = "School Mobile"
     spec: str = SPEC_DOCUMENT
+    #: The bindings every endpoint serves (``ALL_BINDINGS`` names).
+    bindings: tuple[str, ...] = ALL_BINDINGS
     _by_name: dict[str, Operation] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -136,6 +129,11 @@ class Contract:
     def _endpoints_by_lower(self) -> dict[str, str]:
         return {path.lower(): path for path in reversed(self.endpoints)}  # first one wins
 
+    def bindings_of(self, op: Operation) -> tuple[str, ...]:
+        """The bindings (``ALL_BINDINGS`` names) offering ``op``."""
+        return tuple(b for b in self.bindings if b in op.bindings) if op.bindings \
+            else self.bindings
+
     def soap_action(self, op: Operation) -> str:
         """The quoted SOAPAction header value of rule 4.1.1, joined the way ASMX joins it."""
         return f'"{self.namespace.rstrip("/")}/{op.name}"'
@@ -148,42 +146,128 @@ class Contract:
         return frozenset(names)
 
 
-SCHOOL_MOBILE = Contract()
+@cache
+def _school_mobile() -> Contract:
+    return load(SCHOOL_MOBILE_FILE)
 
 
 def school_mobile(namespace: str | None = None) -> Contract:
     """The School Mobile contract, under ``namespace`` (default ``http://tempuri.org/``)."""
-    return SCHOOL_MOBILE.with_namespace(namespace)
+    return _school_mobile().with_namespace(namespace)
 
 
 def reference_result(op: Operation, arguments: dict[str, str]) -> str | None:
     """The embedded reference's result for ``op`` (None for operations with an empty response).
 
-    Deterministic by rule, so every implementation of the reference agrees: the lowercase hex
-    SHA-256 of the argument values in table order joined by U+001F. For GetTokenDevice, whose
-    only parameter is ``id``, that is ``sha256(id)``.
+    Deterministic by rule, so every implementation of the reference agrees: the SHA-256 of the
+    argument values in table order joined by U+001F, rendered in the result's type by
+    ``types.value_from_digest`` (a string: the lowercase hex digest; for GetTokenDevice, whose
+    only parameter is ``id``, that is ``sha256(id)``).
     """
     if op.result is None:
         return None
     joined = "\x1f".join(arguments.get(name, "") for name in op.parameter_names)
-    return hashlib.sha256(joined.encode("utf-8")).hexdigest()
-
-
-#: Values the generators use per parameter type: plain, non-ASCII and XML-special text.
-SAMPLE_VALUES: dict[ParamType, tuple[str, ...]] = {
-    ParamType.STRING: ("A1", "طالب-ملاحظة Ünïcødé", "<a&b>\"'ok'"),
-    ParamType.INT: ("42", "0", "-7"),
-}
+    digest = hashlib.sha256(joined.encode("utf-8")).digest()
+    return value_from_digest(op.result_type or ParamType.STRING, digest, op.result_values)
 
 
 def sample_arguments(op: Operation, variant: int = 0) -> dict[str, str]:
-    """Arguments for ``op`` built from the parameter types; ``variant`` picks the value set.
+    """Arguments for ``op`` built from the parameter types; ``variant`` picks the value set
+    (plain, non-ASCII, XML-special).
 
-    Each parameter gets a value distinct from its siblings so that a swapped order shows.
+    Each string parameter gets a value distinct from its siblings so that a swapped order shows.
     """
     args = {}
     for i, p in enumerate(op.parameters):
-        values = SAMPLE_VALUES[p.type]
-        value = values[variant % len(values)]
-        args[p.name] = value if p.type is ParamType.INT else f"{value}{i}"
+        value = sample_value(p.type, variant, p.values)
+        args[p.name] = f"{value}{i}" if p.type is ParamType.STRING else value
     return args
+
+
+# ------------------------------------------------------------------------ the contract file
+
+#: Version of the file format; a file of another version is refused, not misread.
+FORMAT = 1
+
+
+def to_dict(contract: Contract) -> dict[str, Any]:
+    """The contract as the JSON document ``dump`` writes (defaults left out, order kept)."""
+    return {"format": FORMAT, "name": contract.name, "namespace": contract.namespace,
+            "spec": contract.spec, "bindings": list(contract.bindings),
+            "operations": [_operation_dict(op) for op in contract.operations]}
+
+
+def _operation_dict(op: Operation) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": op.name, "endpoint": op.endpoint}
+    if op.clause:
+        out["clause"] = op.clause
+    out["parameters"] = [_drop_defaults({"name": p.name, "type": p.type.value,
+                                         "type_name": p.type_name, "values": list(p.values),
+                                         "sensitive": p.sensitive}) for p in op.parameters]
+    out["result"] = op.result
+    return out | _drop_defaults({"result_values": list(op.result_values),
+                                 "result_sensitive": op.result_sensitive,
+                                 "bindings": list(op.bindings)})
+
+
+def _drop_defaults(fields: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in fields.items() if v not in (None, False, [])}
+
+
+def from_dict(data: Any, source: str = "contract") -> Contract:
+    """The contract of a ``to_dict`` document; UsageError naming what is wrong otherwise."""
+    try:
+        if data.get("format") != FORMAT:
+            raise UsageError(f"{source}: format {data.get('format')!r} is not {FORMAT}")
+        ops = tuple(_operation(o) for o in data["operations"])
+        bindings = tuple(data.get("bindings", ALL_BINDINGS))
+        if set(bindings) - set(ALL_BINDINGS):
+            raise ValueError(f"bindings {bindings} (known: {', '.join(ALL_BINDINGS)})")
+        return Contract(ops, data.get("namespace", DEFAULT_NAMESPACE), data.get("name", ""),
+                        data.get("spec", ""), bindings)
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        raise UsageError(f"{source} is not a contract file: {type(exc).__name__} {exc}") from None
+
+
+def _operation(o: dict[str, Any]) -> Operation:
+    params = tuple(Parameter(p["name"], ParamType(p.get("type", "string")),
+                             bool(p.get("sensitive", False)), p.get("type_name"),
+                             tuple(p.get("values", ()))) for p in o["parameters"])
+    return Operation(o["name"], o["endpoint"], params, o.get("clause", ""), o.get("result"),
+                     bool(o.get("result_sensitive", False)), tuple(o.get("result_values", ())),
+                     tuple(o.get("bindings", ())))
+
+
+def dumps(contract: Contract) -> str:
+    """The contract file's text: one line per field and per parameter, so a diff of two
+    contracts shows one changed line per changed parameter."""
+    def field_lines(fields: dict[str, Any], indent: str) -> str:
+        return ",\n".join(f"{indent}{_json(k)}: {_value(v, indent)}" for k, v in fields.items())
+
+    def _value(value: Any, indent: str) -> str:
+        if isinstance(value, list) and value and isinstance(value[0], dict):
+            inner = indent + "  "
+            items = ",\n".join(inner + (_json(v) if "parameters" not in v
+                                        else "{\n" + field_lines(v, inner + "  ")
+                                        + f"\n{inner}}}") for v in value)
+            return f"[\n{items}\n{indent}]"
+        return _json(value)
+
+    return "{\n" + field_lines(to_dict(contract), "  ") + "\n}\n"
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def load(path: str | Path) -> Contract:
+    """The contract in JSON file ``path``."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read contract {path}: {exc}") from None
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise UsageError(f"contract {path} is not JSON: {exc}") from None
+    return from_dict(data, str(path))

@@ -23,6 +23,11 @@ from lxml import etree
 from harness import __version__
 from harness.errors import UsageError
 
+#: Not a rule: the pseudo-rule under which service description requests (WSDL, disco, help
+#: page) reach a Report, which counts them by kind (the finding's ``actual``; in a tally key,
+#: the operation slot) apart from the findings.
+DESCRIPTION = "SERVICE-DESCRIPTION"
+
 
 class Verdict(StrEnum):
     PASSED = "passed"
@@ -51,11 +56,14 @@ class Finding:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        """The finding as JSON data; ``operation`` and ``binding`` always present (null when
+        truly unknown), other empty fields left out."""
         data = asdict(self)
         data["verdict"] = self.verdict.value
         extra = data.pop("extra")
         data.update(extra)
-        return {k: v for k, v in data.items() if v is not None}
+        return {k: v for k, v in data.items()
+                if v is not None or k in ("operation", "binding")}
 
     @property
     def where(self) -> str:
@@ -78,12 +86,17 @@ class Report:
         self.by_rule: dict[str, Counter[Verdict]] = {}
         self.by_case: dict[tuple[str, str, str], Counter[Verdict]] = {}
         self.exchanges = 0
+        #: Service description requests by kind ("WSDL": 7): traffic counted, not judged.
+        self.descriptions: Counter[str] = Counter()
         self.started = time.time()
         self.finished: float | None = None
         self._kept = 0
         self._spill: IO[str] | None = None
 
     def add(self, finding: Finding) -> None:
+        if finding.rule == DESCRIPTION:
+            self.descriptions[finding.actual] += 1
+            return
         self.counts[finding.verdict] += 1
         self.by_rule.setdefault(finding.rule, Counter())[finding.verdict] += 1
         case = (finding.rule, finding.operation or "(unclassified)", finding.binding or "-")
@@ -104,6 +117,9 @@ class Report:
         verdict) -> n``, without keeping them: for passed and not-applicable findings only;
         failures and warnings go through ``add`` so that they are kept."""
         for (rule, operation, binding, verdict), n in counts.items():
+            if rule == DESCRIPTION:
+                self.descriptions[operation or "?"] += n
+                continue
             self.counts[verdict] += n
             self.by_rule.setdefault(rule, Counter())[verdict] += n
             case = (rule, operation or "(unclassified)", binding or "-")
@@ -148,6 +164,7 @@ class Report:
             "exchanges": self.exchanges,
             "duration_s": round((self.finished or time.time()) - self.started, 3),
             "counts": {v.value: self.counts[v] for v in Verdict},
+            "service_descriptions": dict(sorted(self.descriptions.items())),
             "rules": {rule: {v.value: c[v] for v in Verdict if c[v]}
                       for rule, c in sorted(self.by_rule.items())},
             **self.meta,
@@ -167,7 +184,8 @@ class Report:
         suites = etree.Element("testsuites", name=f"harness {self.command}")
         examples: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
         for data in self.kept(Verdict.FAILED):
-            case = (data["rule"], data.get("operation", "(unclassified)"), data.get("binding", "-"))
+            case = (data["rule"], data.get("operation") or "(unclassified)",
+                    data.get("binding") or "-")
             bucket = examples.setdefault(case, [])
             if len(bucket) < 20:
                 bucket.append(data)
@@ -220,6 +238,9 @@ class Report:
                     print(f"  ... and {total - limit} more (see --json)", file=stream)
                     break
                 print(f"  {_describe(data)}", file=stream)
+        if self.descriptions:
+            kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(self.descriptions.items()))
+            print(f"\nservice descriptions (counted, not judged): {kinds}", file=stream)
         c = self.counts
         print(f"\n{self.command}: {self.verdict.upper()} - {c[Verdict.PASSED]} passed, "
               f"{c[Verdict.FAILED]} failed, {c[Verdict.WARNING]} warnings, "
@@ -229,11 +250,13 @@ class Report:
 
 
 def _describe(data: dict[str, Any]) -> str:
-    where = f"{data.get('operation', '(unclassified)')} x {data.get('binding', '-')}"
+    where = f"{data.get('operation') or '(unclassified)'} x {data.get('binding') or '-'}"
     if "index" in data:
         where += f" #{data['index']}" + (f" in {data['source']}" if "source" in data else "")
     text = f"[{data['rule']}] {where}: expected {data.get('expected', '')!s}, " \
            f"actual {data.get('actual', '')!s}"
+    if data.get("message"):
+        text += f" ({data['message']})"
     if data.get("client"):
         text += f" (client {data['client']})"
     return text

@@ -34,8 +34,8 @@ from harness.contract.bindings import (
 )
 from harness.contract.model import Contract, Operation, ParamType
 from harness.contract.xmlsafe import element_children, local_name, namespace
-from harness.errors import ClassificationError
-from harness.judge.findings import Finding, Verdict
+from harness.errors import ClassificationError, ServiceDescription
+from harness.judge.findings import DESCRIPTION, Finding, Verdict
 from harness.judge.security import describe, find_leaks
 from harness.traffic.exchange import (
     Exchange,
@@ -99,6 +99,9 @@ class Case:
     #: None when there is no response.
     reading: ResponseReading | None
     sides: frozenset[Side]
+    #: The same operation x binding sent again with the spec's plain values, when certify made
+    #: such a call because this one failed (GAP-VALUES judges the refusal by it).
+    control: Exchange | None = None
 
     @property
     def request(self) -> HttpRequest:
@@ -128,6 +131,14 @@ class Case:
                 if outcome.verdict is Verdict.FAILED and rule.level is Level.MANDATORY:
                     return f"{rule.id}: expected {outcome.expected}, actual {outcome.actual}"
         return None
+
+    @cached_property
+    def values_refused(self) -> bool:
+        """This call failed while the same call with plain values succeeded: the target
+        refuses these values, which the spec leaves open (4.10). Judged from behaviour."""
+        response, control = self.response, self.control
+        return (response is not None and response.status != 200 and control is not None
+                and control.response is not None and control.response.status == 200)
 
     @cached_property
     def payloads(self) -> list[etree._Element] | None:
@@ -175,6 +186,19 @@ def _http_only(case: Case) -> Outcome | None:
     return not_applicable(f"{case.binding.label} is SOAP") if case.binding.is_soap else None
 
 
+def _with(guess: str | None, message: str) -> str:
+    """``message``, led by the attribution's "did you mean" when the request was not exact."""
+    return f"{guess}: {message}" if guess else message
+
+
+def _no_envelope(case: Case) -> Outcome | None:
+    """not applicable when a SOAP body is no envelope at all (BIND-ENVELOPE reports it once)."""
+    classification = case.classification
+    if classification is not None and classification.envelope is None and case.binding.is_soap:
+        return not_applicable("no SOAP envelope (see BIND-ENVELOPE)")
+    return None
+
+
 def _path_for(case: Case) -> str:
     path = case.operation.endpoint
     return path if case.binding.is_soap else f"{path}/{case.operation.name}"
@@ -189,52 +213,86 @@ def _response_outcome(case: Case) -> Outcome | None:
     return None
 
 
-def _success_expected(case: Case) -> Outcome | None:
-    """not applicable when an error answers a request that is not a valid call: refusing it
-    is right (the request's own rule reports the defect, e.g. a non-integer R9-INT)."""
+def _refusal_permitted(case: Case) -> Outcome | None:
+    """not applicable when an error answers a request that is not a valid call (refusing it
+    is right: its request rule reports the defect, e.g. a non-integer R9-INT) or refuses
+    values the spec leaves open (GAP-VALUES reports it)."""
     response = case.response
-    if response is None or response.status < 400 or case.request_defect is None:
+    if response is None or response.status == 200:
         return None
-    return not_applicable(f"an error answers an invalid request ({case.request_defect})")
+    if response.status >= 400 and case.request_defect is not None:
+        return not_applicable(f"an error answers an invalid request ({case.request_defect})")
+    if case.values_refused:
+        return not_applicable(f"HTTP {response.status}: the target refuses these values "
+                              "(see GAP-VALUES)")
+    return None
+
+
+def _presupposes_success(case: Case) -> Outcome | None:
+    """The one gate of every rule that presupposes a successful call: not applicable when the
+    call did not succeed. R4-STATUS reports that once, with its cause (one cause, one
+    failure)."""
+    response = case.response
+    if response is None or response.status == 200:
+        return None
+    return _refusal_permitted(case) or not_applicable(
+        f"the call failed with HTTP {response.status} (see R4-STATUS)")
+
+
+def _fault_expected(case: Case) -> Outcome | None:
+    """The SOAP form rules (envelope version, Content-Type) judge a failed call only when it
+    answers with a SOAP envelope, a fault; any other error body is R4-STATUS's one failure."""
+    response, reading = case.response, case.reading
+    if response is None or response.status == 200:
+        return None
+    if reading is not None and reading.envelope_binding is not None:
+        return None
+    return _presupposes_success(case)
+
+
+def failure_cause(response: HttpResponse, reading: ResponseReading | None,
+                  width: int = 120) -> str:
+    """Why a call failed, in one line: the status, then the fault code and the first line of
+    its reason, or the first line of the body, shortened to ``width``."""
+    head = f"HTTP {response.status}"
+    if reading is not None and (reading.fault_code or reading.fault_reason):
+        detail = f"{reading.fault_code or 'no code'} fault: {reading.fault_reason or ''}"
+    else:
+        text = response.body[:4096].decode("utf-8", "replace")
+        detail = next((line.strip() for line in text.splitlines() if line.strip()), "")
+        if not detail:
+            return f"{head}, empty body"
+    line = f"{head}: {detail.splitlines()[0].strip() if detail.strip() else detail}"
+    return line if len(line) <= width else line[:width - 3].rstrip() + "..."
 
 
 def _unreadable(reading: ResponseReading) -> str:
     return f"unreadable body ({reading.problem})" if reading.problem else "empty body"
 
 
-_NOT_SERVED = (404, 405)
-
-
-def _is_error_answer(response: HttpResponse, reading: ResponseReading | None) -> bool:
-    """A refusal: not found, or a server/client error answered with a fault or plain text."""
-    if response.status in _NOT_SERVED:
-        return True
-    return response.status >= 400 and (reading is None or reading.fault_code is not None
-                                       or reading.payload is None)
-
-
 # ------------------------------------------------------------------------ request-side checks
 
 
 def method_and_path(case: Case) -> Iterator[Outcome]:
-    """4.1 table: method and path per binding; a binding the target does not serve fails too."""
+    """4.1 table: method and path per binding (a binding the target does not serve is a
+    failed call: R4-STATUS reports it with its cause)."""
     request, want_path = case.request, _path_for(case)
     expected = f"{case.binding.method} .../{want_path.lstrip('/')}"
     path = case.path
     actual = f"{request.method} {path}"
+    guess = case.classification.guess if case.classification else None
     if request.method.upper() != case.binding.method:
-        yield failed(expected, actual, "wrong method for the binding")
+        yield failed(expected, actual, _with(guess, "wrong method for the binding"))
     elif path.endswith(want_path):
         yield passed(expected, actual)
+    elif (path.lower().endswith(want_path.lower())
+          and path.endswith(want_path[len(case.operation.endpoint):])):
+        yield warning(expected, actual, "endpoint path differs in case only (IIS accepts it)")
     elif path.lower().endswith(want_path.lower()):
-        yield warning(expected, actual, "path differs in case only (IIS accepts it)")
+        yield failed(expected, actual, _with(guess, "operation names are case-sensitive "
+                                                    "(ASMX refuses another case)"))
     else:
-        yield failed(expected, actual, "path is not the binding's path")
-    response = case.response
-    if (case.judges(Side.RESPONSE) and response is not None and response.status in _NOT_SERVED
-            and _success_expected(case) is None):
-        yield failed(f"{case.binding.label} served at {want_path}",
-                     f"HTTP {response.status}", "the target does not serve this binding's path")
+        yield failed(expected, actual, _with(guess, "path is not the binding's path"))
 
 
 def request_content_type(case: Case) -> Iterator[Outcome]:
@@ -266,7 +324,8 @@ def request_envelope(case: Case) -> Iterator[Outcome]:
     envelope = case.classification.envelope if case.classification else None
     want = _qname(case.binding.envelope_ns, "Envelope")
     if envelope is None:
-        yield failed(want, "no SOAP envelope")
+        problem = case.classification.problem if case.classification else None
+        yield failed(want, "no SOAP envelope" + (f" ({problem})" if problem else ""))
     elif namespace(envelope) == case.binding.envelope_ns and local_name(envelope) == "Envelope":
         yield passed(want, _describe_element(envelope))
     else:
@@ -276,11 +335,12 @@ def request_envelope(case: Case) -> Iterator[Outcome]:
 
 def operation_element(case: Case) -> Iterator[Outcome]:
     """4.1 table: the Body holds one element named <Operation> in the service namespace."""
-    if (na := _soap_only(case)) is not None:
+    if (na := _soap_only(case) or _no_envelope(case)) is not None:
         yield na
         return
     want = _qname(case.contract.namespace, case.operation.name)
     payloads = case.payloads
+    guess = case.classification.guess if case.classification else None
     if not payloads:
         yield failed(want, "no element in the SOAP Body")
     elif len(payloads) > 1:
@@ -289,7 +349,7 @@ def operation_element(case: Case) -> Iterator[Outcome]:
     elif _describe_element(payloads[0]) == want:
         yield passed(want, want)
     else:
-        yield failed(want, _describe_element(payloads[0]))
+        yield failed(want, _describe_element(payloads[0]), guess or "")
 
 
 def soap_action(case: Case) -> Iterator[Outcome]:
@@ -347,6 +407,9 @@ def parameters(case: Case) -> Iterator[Outcome]:
     want = list(case.operation.parameter_names)
     if case.classification is None:
         yield failed(", ".join(want), "request does not classify")
+        return
+    if (na := _no_envelope(case)) is not None:
+        yield na
         return
     sent = [name for name, _ in case.classification.arguments]
     if case.binding.is_soap:
@@ -412,19 +475,40 @@ def no_version_segment(case: Case) -> Iterator[Outcome]:
 
 
 def status_ok(case: Case) -> Iterator[Outcome]:
-    """4.1 rule 4: a successful call returns 200."""
+    """4.1 rule 4: a successful call returns 200. A failed call is reported here, once, with
+    its cause; the rules that presuppose success are not applicable to it."""
+    response = case.response
     if not case.judges(Side.RESPONSE):
         yield not_applicable("response side not judged")
-    elif case.response is None:
+    elif response is None:
         yield failed("HTTP 200", "no response")
-    elif (na := _success_expected(case)) is not None:
-        yield na
-    elif case.response.status == 200:
+    elif response.status == 200:
         yield passed("HTTP 200", "HTTP 200")
+    elif (na := _refusal_permitted(case)) is not None:
+        yield na
     else:
-        detail = case.reading.fault_reason if case.reading else None
-        yield failed("HTTP 200", f"HTTP {case.response.status}",
-                     f"fault: {detail}" if detail else "")
+        yield failed("HTTP 200", failure_cause(response, case.reading))
+
+
+def allowed_values(case: Case) -> Iterator[Outcome]:
+    """4.10: allowed values are not shown. A target may refuse values (ASP.NET's request
+    validation refuses markup in GET/POST values) as long as the same call with the spec's
+    plain values succeeds: certify makes that call, and the refusal is a permitted deviation."""
+    if (na := _response_outcome(case)) is not None:
+        yield na
+        return
+    response = case.response
+    assert response is not None
+    if response.status == 200:
+        yield passed("HTTP 200", "HTTP 200")
+    elif case.values_refused:
+        yield warning("HTTP 200", failure_cause(response, case.reading, width=100),
+                      "these values are refused while the same call with plain values succeeds;"
+                      " allowed values are not shown (4.10)")
+    elif case.control is None:
+        yield not_applicable("no call with plain values to compare (see R4-STATUS)")
+    else:
+        yield not_applicable("the call fails with plain values too (see R4-STATUS)")
 
 
 def response_envelope(case: Case) -> Iterator[Outcome]:
@@ -445,7 +529,7 @@ def version_by_content_type(case: Case) -> Iterator[Outcome]:
 
 
 def _envelope_version(case: Case, want: Binding, whose: str) -> Iterator[Outcome]:
-    if (na := _soap_only(case) or _response_outcome(case)) is not None:
+    if (na := _soap_only(case) or _response_outcome(case) or _fault_expected(case)) is not None:
         yield na
         return
     reading = case.reading
@@ -466,7 +550,7 @@ def response_element(case: Case) -> Iterator[Outcome]:
     if (na := _soap_only(case) or _response_outcome(case)) is not None:
         yield na
         return
-    if (na := _success_expected(case)) is not None:
+    if (na := _presupposes_success(case)) is not None:
         yield na
         return
     want = _qname(case.contract.namespace, case.operation.response_element)
@@ -496,6 +580,9 @@ def empty_response(case: Case) -> Iterator[Outcome]:
     if case.operation.result is not None:
         yield not_applicable(f"{case.operation.name} has a result (see OP-RESULT)")
         return
+    if (na := _presupposes_success(case)) is not None:
+        yield na
+        return
     payload = _response_payload(case)
     if payload is None:
         yield not_applicable("no response element (see R5-RESPONSE-ELEMENT)")
@@ -511,7 +598,7 @@ def empty_response(case: Case) -> Iterator[Outcome]:
 
 def soap_content_type(case: Case) -> Iterator[Outcome]:
     """4.1 rule 7: SOAP responses are text/xml or application/soap+xml, charset=utf-8."""
-    if (na := _soap_only(case) or _response_outcome(case)) is not None:
+    if (na := _soap_only(case) or _response_outcome(case) or _fault_expected(case)) is not None:
         yield na
         return
     yield _typed(case.response, case.binding.soap_content_type or "")
@@ -535,7 +622,7 @@ def http_empty_body(case: Case) -> Iterator[Outcome]:
     if case.operation.result is not None:
         yield not_applicable(f"{case.operation.name} has a result (see OP-RESULT)")
         return
-    if (na := _success_expected(case)) is not None:
+    if (na := _presupposes_success(case)) is not None:
         yield na
         return
     response = case.response
@@ -556,17 +643,12 @@ def operation_endpoint(case: Case) -> Iterator[Outcome]:
                      f"clause {op.clause}")
         return
     yield passed(f"{op.name} at {op.endpoint}", f"asked at {endpoint}")
-    response = case.response
-    if case.judges(Side.RESPONSE) and response is not None:
-        if (na := _success_expected(case)) is not None:
-            yield na
-        elif _is_error_answer(response, case.reading):
-            reason = case.reading.fault_reason if case.reading else None
-            yield failed(f"{op.name} served at {op.endpoint}",
-                         f"HTTP {response.status}" + (f" fault: {reason}" if reason else ""),
-                         f"clause {op.clause}")
-        else:
-            yield passed(f"{op.name} served at {op.endpoint}", f"HTTP {response.status}")
+    if not case.judges(Side.RESPONSE) or case.response is None:
+        return
+    if (na := _presupposes_success(case)) is not None:
+        yield na
+    else:
+        yield passed(f"{op.name} served at {op.endpoint}", f"HTTP {case.response.status}")
 
 
 def operation_result(case: Case) -> Iterator[Outcome]:
@@ -576,7 +658,7 @@ def operation_result(case: Case) -> Iterator[Outcome]:
     if op.result is None or op.result_element is None:
         yield not_applicable(f"{op.name} has no result")
         return
-    if (na := _response_outcome(case) or _success_expected(case)) is not None:
+    if (na := _response_outcome(case) or _presupposes_success(case)) is not None:
         yield na
         return
     ns = case.contract.namespace
@@ -663,6 +745,8 @@ CATALOGUE: tuple[Rule, ...] = (
          Level.MANDATORY, Side.REQUEST, parameters),
     Rule("R9-INT", "4.1 rule 9", "int parameters carry integers (as text in GET/POST)",
          Level.MANDATORY, Side.REQUEST, integer_parameters),
+    Rule("GAP-VALUES", "4.10", "values the spec leaves open: refused only where plain ones "
+         "succeed", Level.PERMITTED, Side.RESPONSE, allowed_values),
     Rule("OP-ENDPOINT", "4.2-4.9", "operation served at its own endpoint",
          Level.MANDATORY, Side.BOTH, operation_endpoint),
     Rule("OP-RESULT", "4.7", "result element / result document of the operation",
@@ -714,6 +798,7 @@ def judge(exchange: Exchange, contract: Contract, *,
           intended: tuple[Operation, Binding] | None = None,
           rules: Iterable[str] | None = None,
           tally: Tally | None = None,
+          control: Exchange | None = None,
           ) -> list[Finding]:
     """Judge one exchange against the catalogue (or the chosen rule IDs).
 
@@ -722,19 +807,34 @@ def judge(exchange: Exchange, contract: Contract, *,
     judged against what was asked. With ``tally``, passed and not-applicable outcomes are only
     counted there, as ``(rule, operation, binding label, verdict)``, and the Findings returned
     are the failures and warnings (lint over a million exchanges builds no Finding it drops).
+    ``control`` is the same call made with the spec's plain values (see ``Case.control``).
     """
     side_set = sides if type(sides) is frozenset else frozenset(sides)
     chosen = _applicable(rules, side_set)  # an unknown rule ID fails before any reading
     try:
-        case = read_case(exchange, contract, side_set, intended)
+        case = read_case(exchange, contract, side_set, intended, control)
+    except ServiceDescription as exc:
+        return described(exchange, exc.kind, tally)
     except ClassificationError as exc:
         return [_finding(exchange, UNCLASSIFIED, None, None,
                          failed("an operation x binding of the contract", str(exc)))]
     return _judge_case(case, chosen, tally)
 
 
+def described(exchange: Exchange, kind: str, tally: Tally | None = None) -> list[Finding]:
+    """A service description request: counted by kind (``Report.descriptions``), judged by
+    no rule. With ``tally`` only counted there."""
+    if tally is not None:
+        tally[DESCRIPTION, kind, None, Verdict.NOT_APPLICABLE] += 1
+        return []
+    return [Finding(DESCRIPTION, Verdict.NOT_APPLICABLE, None, None, actual=kind,
+                    message="service description: counted, not judged", index=exchange.index,
+                    source=exchange.source or None, client=exchange.client)]
+
+
 def read_case(exchange: Exchange, contract: Contract, sides: frozenset[Side] = BOTH_SIDES,
-              intended: tuple[Operation, Binding] | None = None) -> Case:
+              intended: tuple[Operation, Binding] | None = None,
+              control: Exchange | None = None) -> Case:
     """``exchange`` read once in the contract's terms: the request classified, the response
     read when its side is judged. ClassificationError when the request is none of the
     contract's pairs and no ``intended`` (operation, binding) says what it meant to be."""
@@ -752,7 +852,7 @@ def read_case(exchange: Exchange, contract: Contract, sides: frozenset[Side] = B
     reading = None
     if exchange.response is not None and Side.RESPONSE in sides:
         reading = read_response(op, binding, exchange.response)
-    return Case(exchange, contract, op, binding, classification, reading, sides)
+    return Case(exchange, contract, op, binding, classification, reading, sides, control)
 
 
 def judge_case(case: Case, *, rules: Iterable[str] | None = None,

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from harness.contract.bindings import Binding
-from harness.contract.model import Contract, Operation, sample_arguments
+from harness.contract.model import Contract, Operation, ParamType, sample_arguments
 from harness.probe.cases import (
     CANARY_HEAD,
     CANARY_TAIL,
@@ -113,7 +113,7 @@ def attacked_operations(contract: Contract) -> list[Operation]:
 def _target_parameter(op: Operation) -> str:
     """The parameter the attack goes in: an int one if any (its fault may quote it), or the
     first (GetTokenDevice echoes it in its result)."""
-    ints = [p.name for p in op.parameters if p.type.value == "int"]
+    ints = [p.name for p in op.parameters if p.type is ParamType.INT]
     return ints[0] if ints else op.parameters[0].name
 
 

@@ -189,9 +189,10 @@ def run_values(prober: Prober, seed: int | None = None) -> None:
     for target in found:
         if not prober.left(2):
             return
-        # an int parameter gets at least a few inputs even on a small budget: its refusals
+        # a typed parameter gets at least a few inputs even on a small budget: its refusals
         # (ROB-REJECT) are what a small run must not miss
-        examples = max(per_target, 8) if target.parameter.type is ParamType.INT else per_target
+        typed = target.parameter.type is not ParamType.STRING
+        examples = max(per_target, 8) if typed else per_target
         _search(prober, target, examples, seed)
         if prober.left():
             prober.record_alive(target)

@@ -67,14 +67,22 @@ class Generated:
         return f"{self.shape} {text!r}" if self.shape != "missing" else "missing"
 
 
+_INTEGERS = frozenset({ParamType.INT, ParamType.LONG, ParamType.SHORT, ParamType.BYTE,
+                       ParamType.UNSIGNED_BYTE, ParamType.UNSIGNED_SHORT, ParamType.UNSIGNED_INT,
+                       ParamType.UNSIGNED_LONG, ParamType.CHAR})
+
+
 def strategy(param: Parameter) -> st.SearchStrategy[Generated]:
     """Hypothesis strategy of inputs for ``param``, from its type."""
-    if param.type is ParamType.INT:
+    if param.type in _INTEGERS:
         values = st.one_of(st.sampled_from(_INT_EDGES),
                            st.integers(-(2**70), 2**70).map(str),
                            st.text(max_size=20))
-    else:
+    elif param.type is ParamType.STRING:
         values = st.one_of(st.sampled_from(_TEXT_EDGES), st.text(max_size=MAX_TEXT))
+    else:  # another simple type: edges of both kinds, the enumeration's members, any text
+        values = st.one_of(st.sampled_from([*_INT_EDGES[:8], *param.values, "true", "1.5"]),
+                           st.text(max_size=40))
     return st.builds(Generated, st.sampled_from(SHAPES), values)
 
 
@@ -87,13 +95,13 @@ def expectation(param: Parameter, binding: Binding, given: Generated) -> Expect:
         return Expect.ANY if binding.is_soap else Expect.REFUSAL
     if binding.is_soap and _XML_ILLEGAL.search(given.value):
         return Expect.REFUSAL  # the document is not well-formed XML
-    if param.type is not ParamType.INT:
+    if param.type is ParamType.STRING:
         return Expect.ANY
     value = given.value
     if given.shape == "duplicated" and not binding.is_soap:
         value = f"{value},{value}"
-    # .NET's Int32.Parse also takes trailing NULs: never count on refusing those.
-    return Expect.ANY if ParamType.INT.accepts(value.rstrip("\x00")) else Expect.REFUSAL
+    # .NET's number parsing also takes trailing NULs: never count on refusing those.
+    return Expect.ANY if param.accepts(value.rstrip("\x00")) else Expect.REFUSAL
 
 
 def value_case(contract: Contract, op: Operation, binding: Binding, param: Parameter,
@@ -135,10 +143,12 @@ class Target:
 
 
 def targets(contract: Contract) -> list[Target]:
-    """Every parameter of every operation over every binding, int parameters first."""
-    found = [Target(op, binding, p) for op in contract.operations for binding in Binding
-             for p in op.parameters]
-    return sorted(found, key=lambda t: t.parameter.type is not ParamType.INT)
+    """Every simple parameter of every operation over each binding offering it, typed
+    parameters (int, ...) first."""
+    found = [Target(op, Binding(binding), p) for op in contract.operations
+             for binding in contract.bindings_of(op) for p in op.parameters
+             if p.type.is_simple]
+    return sorted(found, key=lambda t: t.parameter.type is ParamType.STRING)
 
 
 def search(target: Target, try_case: Callable[[Generated], bool], examples: int,

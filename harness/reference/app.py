@@ -124,6 +124,9 @@ def _check(contract: Contract, request: HttpRequest, endpoint: str, call: Classi
     op = call.operation
     if op.endpoint != endpoint:
         raise Refusal(f"{op.name} is not an operation of {endpoint}")
+    if request.method.upper() != call.binding.method:  # PUT, PATCH, HEAD: ASMX answers 500
+        raise Refusal("Request format is unrecognized for URL unexpectedly ending in "
+                      f"'/{op.name}'.")
     if not call.binding.is_soap:
         return
     if soap_version(media_type(request.content_type)) is None:
@@ -160,8 +163,9 @@ def _arguments(call: Classification) -> dict[str, str]:
             if p.type is ParamType.INT:
                 raise Refusal(f"parameter {p.name} (int) is missing")
             continue
-        if not p.type.accepts(given[p.name]):
-            raise Refusal(f"Cannot convert {given[p.name]!r} to System.Int32 ({p.name})")
+        if not p.accepts(given[p.name]):
+            raise Refusal(f"Cannot convert {given[p.name]!r} to {p.type_name or p.type} "
+                          f"({p.name})")
     return {p.name: given.get(p.name, "") for p in op.parameters}
 
 

@@ -80,6 +80,10 @@ def attach_call(call: Call) -> None:
     if response is not None:
         allure.attach(http_text(response), name=f"{label} response",
                       attachment_type=allure.attachment_type.TEXT)
+    if call.control is not None and call.control.response is not None:
+        allure.attach(http_text(call.control.request) + "\n\n" + http_text(call.control.response),
+                      name=f"{label} with plain values (GAP-VALUES)",
+                      attachment_type=allure.attachment_type.TEXT)
     judged = [f"{f.rule}: {f.verdict}" + (f" - expected {f.expected}, actual {f.actual}"
                                           if f.verdict in ("failed", "warning") else "")
               for f in call.findings]

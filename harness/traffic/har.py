@@ -214,14 +214,15 @@ def _load_entries(path: Path) -> list[Any]:
         raw = path.read_bytes()
     except OSError as exc:
         raise RecordingError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if raw[:1] == b"\x78":  # mitmproxy's .zhar: zlib-compressed HAR
-        with contextlib.suppress(zlib.error):
-            raw = zlib.decompress(raw)
+    if raw[:1] == b"\x78" or path.suffix.lower() == ".zhar":  # mitmproxy's zlib-compressed HAR
+        raw = _inflate(path, raw)
     try:
         data = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise RecordingError(f"{path} is neither a harness recording nor a HAR file "
                              f"(not JSON: {_first_line(str(exc))})") from None
+    except RecursionError:
+        raise RecordingError(f"{path}: JSON nested too deeply to read") from None
     log = data.get("log") if isinstance(data, dict) else None
     if not isinstance(log, dict) or not isinstance(log.get("entries"), list):
         raise RecordingError(f"{path} is neither a harness recording nor a HAR file "
@@ -230,6 +231,22 @@ def _load_entries(path: Path) -> list[Any]:
     if not version.startswith("1."):
         raise RecordingError(f"{path}: HAR version {version} is not supported (1.x is)")
     return log["entries"]
+
+
+#: A .zhar inflates to at most this much: a small file must not become unbounded memory.
+MAX_INFLATED = 1 << 30
+
+
+def _inflate(path: Path, raw: bytes) -> bytes:
+    """A .zhar's HAR text; raw bytes that are not zlib data are returned as they are."""
+    inflater = zlib.decompressobj()
+    try:
+        data = inflater.decompress(raw, MAX_INFLATED)
+    except zlib.error:
+        return raw
+    if inflater.unconsumed_tail:
+        raise RecordingError(f"{path} inflates to more than {MAX_INFLATED >> 20} MiB")
+    return data
 
 
 def exchange_from_entry(entry: Mapping[str, Any], *, index: int | None = None,

@@ -88,17 +88,22 @@ class RecordingWriter:
         self.close()
 
 
+#: A header line is a few hundred bytes; a longer first line is not one (a one-line HAR).
+_HEADER_LIMIT = 64 * 1024
+
+
 def read_header(path: str | Path) -> dict[str, Any] | None:
-    """The header of a native recording, or None when ``path`` is not one (e.g. HAR)."""
+    """The header of a native recording, or None when ``path`` is not one (e.g. HAR, .zhar).
+
+    Only the first line is read and decoded: a bad byte further on is that line's problem."""
     try:
-        with Path(path).open("r", encoding="utf-8") as f:
-            first = f.readline()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RecordingError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") \
-            from None
+        with Path(path).open("rb") as f:
+            first = f.readline(_HEADER_LIMIT)
+    except OSError as exc:
+        raise RecordingError(f"cannot read {path}: {exc.strerror or exc}") from None
     try:
-        data = json.loads(first)
-    except json.JSONDecodeError:
+        data = json.loads(first.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         return None
     if isinstance(data, dict) and data.get("format") == FORMAT:
         return data
@@ -130,7 +135,7 @@ def read_exchanges(paths: Iterable[str | Path], *, skip_broken: bool = True,
 
 def _read_lines(path: Path, skip_broken: bool, on_broken) -> Iterator[Exchange]:
     index = 0
-    with path.open("r", encoding="utf-8", errors="replace") as f:
+    with path.open("rb") as f:  # decoded line by line: one bad byte costs its line only
         next(f)  # header
         for number, line in enumerate(f, start=2):
             if not line.strip():
@@ -138,7 +143,7 @@ def _read_lines(path: Path, skip_broken: bool, on_broken) -> Iterator[Exchange]:
             try:
                 data = json.loads(line)
                 exchange = Exchange.from_dict(data, index=index + 1, source=str(path))
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+            except (ValueError, KeyError, TypeError, RecursionError) as exc:
                 reason = f"{path}:{number}: broken exchange line ({type(exc).__name__})"
                 if not skip_broken:
                     raise RecordingError(reason) from None

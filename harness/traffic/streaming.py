@@ -159,7 +159,7 @@ def _decode(chunk: Chunk, result: ChunkResult) -> list[Exchange]:
         try:
             data = _loads(item)
             exchanges.append(Exchange.from_dict(data, index=position, source=chunk.source))
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
             number = chunk.first_line + offset
             result.broken.append(f"{chunk.source}:{number}: broken exchange line "
                                  f"({type(exc).__name__})")
@@ -170,13 +170,16 @@ def _loads(line: bytes) -> Any:
     """A JSON line decoded by orjson (~3x faster than json), meaning exactly what json reads.
 
     orjson refuses some lines json reads (UTF-16, a BOM, lone surrogates, NaN): json decides
-    them. It reads an integer beyond 64 bits as a float where json keeps it exact: a line with
-    19 digits in a row (anywhere, text included: cheap to test) goes to json too."""
+    them, except a line nested deeper than orjson's limit (1024), which is broken. It reads an
+    integer beyond 64 bits as a float where json keeps it exact: a line with 19 digits in a
+    row (anywhere, text included: cheap to test) goes to json too."""
     if _LONG_NUMBER in line.translate(_DIGITS_TO_ZERO):
         return json.loads(line)
     try:
         return orjson.loads(line)
-    except orjson.JSONDecodeError:
+    except orjson.JSONDecodeError as exc:
+        if str(exc).startswith("depth limit"):  # json would only recurse deeper and fail
+            raise ValueError("JSON nested too deeply") from None
         return json.loads(line)
 
 

@@ -1,0 +1,197 @@
+"""The XSD simple types ASMX publishes for parameters and results, each with ONE lexical check.
+
+``ParamType.accepts`` is the single check per type: the reference refuses what it rejects and the
+R9-<TYPE> rules judge requests with it, so the two never disagree. The checks follow what ASMX
+(XmlConvert / XmlSerializer) reads: surrounding whitespace is ignored, integers are range-checked,
+``guid`` and ``char`` are the types ASMX publishes in ``http://microsoft.com/wsdl/types/``
+(a ``char`` travels as its UTF-16 code, an integer 0-65535).
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import uuid
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+
+#: Namespace of the types ASMX adds to a schema for System.Guid and System.Char.
+MS_TYPES_NS = "http://microsoft.com/wsdl/types/"
+
+
+class ParamType(StrEnum):
+    """XSD type of a parameter or result (GET/POST carry every one of them as text)."""
+
+    STRING = "string"
+    INT = "int"
+    LONG = "long"
+    SHORT = "short"
+    BYTE = "byte"  # C# sbyte
+    UNSIGNED_BYTE = "unsignedByte"  # C# byte
+    UNSIGNED_SHORT = "unsignedShort"
+    UNSIGNED_INT = "unsignedInt"
+    UNSIGNED_LONG = "unsignedLong"
+    BOOLEAN = "boolean"
+    DECIMAL = "decimal"
+    DOUBLE = "double"
+    FLOAT = "float"
+    DATETIME = "dateTime"
+    DATE = "date"
+    TIME = "time"
+    GUID = "guid"
+    CHAR = "char"
+    BASE64 = "base64Binary"
+    #: A named simpleType restricting string to listed values (a C# enum).
+    ENUM = "enumeration"
+    #: An array or complex type: recognised and compared by its structure, not generated.
+    COMPLEX = "complex"
+
+    @property
+    def rule_id(self) -> str:
+        """The R9 rule judging this type's lexical form (R9-INT, R9-DATETIME, ...)."""
+        return "R9-" + self.name.replace("_", "")
+
+    @property
+    def is_value_type(self) -> bool:
+        """A .NET value type: never omitted (minOccurs=1) and bound as 0/false when missing."""
+        return self not in (ParamType.STRING, ParamType.BASE64, ParamType.COMPLEX)
+
+    @property
+    def is_simple(self) -> bool:
+        return self is not ParamType.COMPLEX
+
+    def accepts(self, text: str, values: tuple[str, ...] = ()) -> bool:
+        """Whether ``text`` is a value of this type as ASMX reads it (``values``: the
+        enumeration's members)."""
+        if self is ParamType.ENUM:
+            return text.strip() in values
+        check = _CHECKS.get(self)
+        return True if check is None else check(text.strip())
+
+
+_INT_RANGES = {
+    ParamType.INT: (-(2**31), 2**31), ParamType.LONG: (-(2**63), 2**63),
+    ParamType.SHORT: (-(2**15), 2**15), ParamType.BYTE: (-128, 128),
+    ParamType.UNSIGNED_BYTE: (0, 256), ParamType.UNSIGNED_SHORT: (0, 2**16),
+    ParamType.UNSIGNED_INT: (0, 2**32), ParamType.UNSIGNED_LONG: (0, 2**64),
+    ParamType.CHAR: (0, 2**16),
+}
+#: Longest integer text worth converting: int() of 5,000 digits raises in Python 3.11+, and no
+#: range above has more than 20 digits (leading zeros aside).
+_MAX_INT_DIGITS = 64
+
+
+def _integer(lo: int, hi: int):
+    def check(text: str) -> bool:
+        sign = text[:1] if text[:1] in "+-" else ""
+        digits = text[len(sign):]
+        if not (digits.isascii() and digits.isdigit()):
+            return False
+        digits = digits.lstrip("0") or "0"
+        if len(digits) > _MAX_INT_DIGITS:
+            return False
+        value = -int(digits) if sign == "-" else int(digits)
+        return lo <= value < hi
+    return check
+
+
+_DECIMAL = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)")
+_FLOATING = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?|-?INF|NaN")
+_TZ = r"(Z|[+-]\d\d:\d\d)?"
+_DATE = r"-?\d{4,}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])"
+_TIME = r"([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d+)?"
+_DATETIME_RE = re.compile(f"{_DATE}T{_TIME}{_TZ}")
+_DATE_RE = re.compile(f"{_DATE}{_TZ}")
+_TIME_RE = re.compile(f"{_TIME}{_TZ}")
+_GUID_RE = re.compile(r"[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
+_BASE64_RE = re.compile(r"([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
+
+
+def _full(pattern: re.Pattern[str]):
+    return lambda text: pattern.fullmatch(text) is not None
+
+
+_CHECKS = {
+    **{t: _integer(lo, hi) for t, (lo, hi) in _INT_RANGES.items()},
+    ParamType.BOOLEAN: lambda text: text in ("true", "false", "1", "0"),
+    ParamType.DECIMAL: _full(_DECIMAL),
+    ParamType.DOUBLE: _full(_FLOATING),
+    ParamType.FLOAT: _full(_FLOATING),
+    # ASMX reads a DateTime with XmlConvert's round-trip mode, which also takes a bare date.
+    ParamType.DATETIME: lambda text: bool(_DATETIME_RE.fullmatch(text)
+                                          or _DATE_RE.fullmatch(text)),
+    ParamType.DATE: _full(_DATE_RE),
+    ParamType.TIME: _full(_TIME_RE),
+    ParamType.GUID: _full(_GUID_RE),
+    ParamType.BASE64: lambda text: _BASE64_RE.fullmatch("".join(text.split())) is not None,
+}
+
+#: Values the generators use per type, by value set (plain, non-ASCII, XML-special): edges of
+#: each type's range, so an implementation that narrows a type shows.
+SAMPLE_VALUES: dict[ParamType, tuple[str, ...]] = {
+    ParamType.STRING: ("A1", "طالب-ملاحظة Ünïcødé", "<a&b>\"'ok'"),
+    ParamType.INT: ("42", "0", "-7"),
+    ParamType.LONG: ("9007199254740993", "0", "-9223372036854775808"),
+    ParamType.SHORT: ("12", "-32768", "32767"),
+    ParamType.BYTE: ("7", "-128", "127"),
+    ParamType.UNSIGNED_BYTE: ("7", "0", "255"),
+    ParamType.UNSIGNED_SHORT: ("8", "0", "65535"),
+    ParamType.UNSIGNED_INT: ("9", "0", "4294967295"),
+    ParamType.UNSIGNED_LONG: ("10", "0", "18446744073709551615"),
+    ParamType.BOOLEAN: ("true", "false", "true"),
+    ParamType.DECIMAL: ("12.5", "0", "-79228162514264337593543950335"),
+    ParamType.DOUBLE: ("1.5", "-0.25", "1E+300"),
+    ParamType.FLOAT: ("1.5", "-2", "3.25"),
+    ParamType.DATETIME: ("2024-01-31T12:34:56", "2000-02-29T00:00:00Z",
+                         "1999-12-31T23:59:59.5+02:00"),
+    ParamType.DATE: ("2024-01-31", "2000-02-29", "1999-12-31"),
+    ParamType.TIME: ("12:34:56", "00:00:00", "23:59:59.5"),
+    ParamType.GUID: ("0f8fad5b-d9cb-469f-a165-70867728950e",
+                     "00000000-0000-0000-0000-000000000000",
+                     "7c9e6679-7425-40de-944b-e07fc1f90ae7"),
+    ParamType.CHAR: ("65", "1605", "38"),  # 'A', 'م', '&' as ASMX sends a char
+    ParamType.BASE64: ("AQID", "", "3q2+7w=="),
+}
+
+
+def sample_value(type_: ParamType, variant: int, values: tuple[str, ...] = ()) -> str:
+    """The value set ``variant``'s value of ``type_`` (an enumeration cycles its members)."""
+    if type_ is ParamType.ENUM:
+        return values[variant % len(values)] if values else ""
+    samples = SAMPLE_VALUES.get(type_, ("",))
+    return samples[variant % len(samples)]
+
+
+_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
+
+
+def value_from_digest(type_: ParamType, digest: bytes, values: tuple[str, ...] = ()) -> str:
+    """The reference's result of ``type_`` derived from a SHA-256 ``digest``.
+
+    The documented rule (every implementation of the reference agrees on it): with ``n`` the
+    first 8 bytes of the digest as an unsigned big-endian integer, a string is the digest's
+    lowercase hex; an integer type is ``lo + n mod (hi - lo)`` over its range; a boolean is
+    ``n`` odd; a decimal is ``n mod 10^8 / 100`` with two decimals; double and float are
+    ``n mod 10^6 / 4``; dateTime/date/time is 2000-01-01T00:00:00Z plus ``n mod 10^9``
+    seconds (in UTC, ``Z``; date and time its parts); a guid is the first 16 bytes as a UUID;
+    base64Binary the first 12 bytes in base64; an enumeration the member ``n mod count``.
+    """
+    n = int.from_bytes(digest[:8], "big")
+    if type_ in _INT_RANGES:
+        lo, hi = _INT_RANGES[type_]
+        return str(lo + n % (hi - lo))
+    moment = _EPOCH + timedelta(seconds=n % 10**9)
+    derived = {
+        ParamType.BOOLEAN: lambda: "true" if n % 2 else "false",
+        ParamType.DECIMAL: lambda: f"{n % 10**8 / 100:.2f}",
+        ParamType.DOUBLE: lambda: repr(n % 10**6 / 4),
+        ParamType.FLOAT: lambda: repr(n % 10**6 / 4),
+        ParamType.DATETIME: lambda: moment.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        ParamType.DATE: lambda: moment.strftime("%Y-%m-%d"),
+        ParamType.TIME: lambda: moment.strftime("%H:%M:%S"),
+        ParamType.GUID: lambda: str(uuid.UUID(bytes=digest[:16])),
+        ParamType.BASE64: lambda: base64.b64encode(digest[:12]).decode("ascii"),
+        ParamType.ENUM: lambda: values[n % len(values)] if values else "",
+    }
+    make = derived.get(type_)
+    return make() if make else digest.hex()

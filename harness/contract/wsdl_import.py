@@ -1,0 +1,286 @@
+"""A contract from ASMX WSDLs, read with zeep's WSDL/XSD parser (parsing only: nothing called).
+
+ASMX publishes one WSDL per .asmx endpoint; ``describe`` reads one into a ``Description`` (what
+the WSDL says: operations with their parameter and result types, and per binding the SOAPAction
+or location of each operation and the port's address), ``to_contract`` merges descriptions into
+a Contract, and ``differences`` names what a description changes from a contract (the WSDL-*
+rules and ``harness contract --check`` read it).
+
+Hardened: every document is first read by the ONE hardened parser (no DTD, no entities, size
+cap), zeep gets Settings(forbid_dtd, forbid_entities, forbid_external) and a transport that
+only hands back the document given, so a WSDL that imports anything else is refused, not
+fetched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from harness.contract.model import ALL_BINDINGS, Contract, Operation, Parameter
+from harness.contract.types import MS_TYPES_NS, ParamType
+from harness.contract.xmlsafe import parse_xml
+from harness.errors import HarnessError, UsageError
+
+XS = "http://www.w3.org/2001/XMLSchema"
+#: Largest WSDL read from a URL or file.
+MAX_WSDL_BYTES = 4 * 1024 * 1024
+_MS_TYPES = {"guid": ParamType.GUID, "char": ParamType.CHAR}
+_XS_TYPES = {t.value: t for t in ParamType if t not in (ParamType.ENUM, ParamType.COMPLEX)} | {
+    "guid": None, "char": None}
+
+
+class WsdlError(HarnessError):
+    """A WSDL that cannot be read as an ASMX service description."""
+
+
+@dataclass(frozen=True)
+class Port:
+    """One port of the service: its binding (a contract binding name) and address."""
+
+    binding: str
+    address: str
+    #: Operation name -> its SOAPAction (SOAP bindings) or location (HTTP bindings).
+    actions: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Description:
+    """What one endpoint's WSDL says."""
+
+    source: str
+    namespace: str
+    service: str
+    endpoint: str
+    operations: tuple[Operation, ...]
+    ports: tuple[Port, ...]
+
+    @property
+    def bindings(self) -> tuple[str, ...]:
+        return tuple(b for b in ALL_BINDINGS if any(p.binding == b for p in self.ports))
+
+    def port(self, binding: str) -> Port | None:
+        return next((p for p in self.ports if p.binding == binding), None)
+
+
+# ------------------------------------------------------------------------------ reading
+
+
+def read_source(source: str, timeout: float = 30.0) -> tuple[str, bytes]:
+    """(location, bytes) of a WSDL given as a URL (``?WSDL`` added when missing) or a file."""
+    if source.lower().startswith(("http://", "https://")):
+        return _fetch(source if "?" in source else f"{source}?WSDL", timeout)
+    path = Path(source)
+    try:
+        if path.stat().st_size > MAX_WSDL_BYTES:
+            raise UsageError(f"WSDL {source} is larger than {MAX_WSDL_BYTES} bytes")
+        return path.resolve().as_uri(), path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read WSDL {source}: {exc.strerror or exc}") from None
+
+
+def _fetch(url: str, timeout: float) -> tuple[str, bytes]:
+    from harness.traffic import send
+    from harness.traffic.exchange import HttpRequest
+
+    host = urlsplit(url).netloc
+    with send.client(timeout=timeout) as http:
+        response = send.send(http, HttpRequest("GET", url, (("Host", host),)))
+    if response.status != 200:
+        raise WsdlError(f"{url} answered HTTP {response.status}, not a WSDL")
+    if len(response.body) > MAX_WSDL_BYTES:
+        raise WsdlError(f"{url} answered more than {MAX_WSDL_BYTES} bytes")
+    return url, response.body
+
+
+def describe(source: str, document: bytes | None = None) -> Description:
+    """The Description of the WSDL at ``source`` (``document``: its bytes, already read)."""
+    location, data = (source, document) if document is not None else read_source(source)
+    try:
+        root = parse_xml(data, max_bytes=MAX_WSDL_BYTES)
+    except HarnessError as exc:
+        raise WsdlError(f"{source}: {exc}") from None
+    wsdl = _zeep_document(location, data)
+    services = list(wsdl.services.values())
+    if len(services) != 1:
+        raise WsdlError(f"{source}: {len(services)} services; an ASMX WSDL has one")
+    service = services[0]
+    namespace = root.get("targetNamespace", "")
+    enums = _enumerations(root)
+    ports = tuple(p for p in (_port(port) for port in service.ports.values()) if p)
+    if not ports:
+        raise WsdlError(f"{source}: the service has no SOAP or HTTP port")
+    endpoint = _endpoint(ports[0].address, source)
+    soap = next((port for port in service.ports.values()
+                 if _binding_name(port.binding) in ("soap11", "soap12")), None)
+    if soap is None:
+        raise WsdlError(f"{source}: no SOAP port; the parameter types come from its messages")
+    operations = tuple(_offered(_operation(op, endpoint, enums), ports)
+                       for op in soap.binding._operations.values())
+    return Description(source, namespace, service.name, endpoint, operations, ports)
+
+
+def _zeep_document(location: str, data: bytes):
+    from zeep.exceptions import Error as ZeepError
+    from zeep.exceptions import ExternalReferenceForbidden
+    from zeep.settings import Settings
+    from zeep.transports import Transport
+    from zeep.wsdl.wsdl import Document
+
+    class OnlyThis(Transport):
+        """Hands zeep the one document given; any other reference is refused."""
+
+        def load(self, url: str) -> bytes:
+            if url == location:
+                return data
+            raise WsdlError(f"{location} refers to {url}: external references are not loaded")
+
+    settings = Settings(strict=False, forbid_dtd=True, forbid_entities=True,
+                        forbid_external=True)
+    try:
+        return Document(location, OnlyThis(), settings=settings)
+    except HarnessError:
+        raise
+    except ExternalReferenceForbidden as exc:
+        raise WsdlError(f"{location} refers to {exc.url}: external references are not "
+                        "loaded") from None
+    except (ZeepError, ValueError, KeyError, AttributeError, TypeError) as exc:
+        raise WsdlError(f"{location}: not a WSDL zeep can read: {type(exc).__name__} "
+                        f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
+
+
+def _binding_name(binding) -> str | None:
+    from zeep.wsdl.bindings import http, soap
+
+    kinds = ((soap.Soap12Binding, "soap12"), (soap.Soap11Binding, "soap11"),
+             (http.HttpGetBinding, "get"), (http.HttpPostBinding, "post"))
+    return next((name for kind, name in kinds if isinstance(binding, kind)), None)
+
+
+def _port(port) -> Port | None:
+    name = _binding_name(port.binding)
+    if name is None:
+        return None
+    ops = port.binding._operations.values()
+    if name in ("soap11", "soap12"):
+        actions = {op.name: op.soapaction or "" for op in ops}
+    else:
+        actions = {op.name: op.location or "" for op in ops}
+    return Port(name, port.binding_options.get("address", ""), actions)
+
+
+def _offered(op: Operation, ports: tuple[Port, ...]) -> Operation:
+    """``op`` with the bindings offering it, when some port leaves it out."""
+    offering = tuple(b for b in ALL_BINDINGS for p in ports
+                     if p.binding == b and op.name in p.actions)
+    return op if len(offering) == len(ports) else replace(op, bindings=offering)
+
+
+def _endpoint(address: str, source: str) -> str:
+    path = urlsplit(address or source).path
+    segment = next((s for s in reversed(path.split("/")) if s.lower().endswith(".asmx")), None)
+    if segment is None:
+        raise WsdlError(f"{source}: service address {address!r} names no .asmx endpoint")
+    return f"/{segment}"
+
+
+def _enumerations(root) -> dict[tuple[str, str], tuple[str, ...]]:
+    """(namespace, simpleType name) -> enumeration members: zeep's XSD model drops them."""
+    found = {}
+    for schema in root.iter(f"{{{XS}}}schema"):
+        tns = schema.get("targetNamespace", "")
+        for simple in schema.iterfind(f"{{{XS}}}simpleType"):
+            values = tuple(e.get("value", "") for e in simple.iterfind(
+                f"{{{XS}}}restriction/{{{XS}}}enumeration"))
+            if values:
+                found[(tns, simple.get("name", ""))] = values
+    return found
+
+
+def _operation(op, endpoint: str, enums) -> Operation:
+    params = tuple(_parameter(name, element, enums)
+                   for name, element in _elements(op.input.body))
+    results = _elements(op.output.body)
+    result, values = None, ()
+    if results:
+        kind = _parameter(results[0][0], results[0][1], enums)
+        result = kind.type_name or kind.type.value
+        values = kind.values
+    return Operation(op.name, endpoint, params, "", result, False, values)
+
+
+def _elements(body) -> list:
+    """(name, element) of the children of a document/literal body element."""
+    if body is None or not hasattr(body.type, "elements"):
+        return []
+    return list(body.type.elements)
+
+
+def _parameter(name: str, element, enums) -> Parameter:
+    xsd_type = element.type
+    qname = getattr(xsd_type, "qname", None)
+    ns, local = (qname.namespace, qname.localname) if qname is not None else ("", "")
+    if ns == XS and local in _XS_TYPES:
+        return Parameter(name, ParamType(local))
+    if ns == MS_TYPES_NS and local in _MS_TYPES:
+        return Parameter(name, _MS_TYPES[local])
+    if (ns, local) in enums:
+        return Parameter(name, ParamType.ENUM, type_name=local, values=enums[(ns, local)])
+    return Parameter(name, ParamType.COMPLEX, type_name=_structure(xsd_type, local))
+
+
+def _structure(xsd_type, local: str) -> str:
+    """A complex type by its structure, e.g. ``ArrayOfInt{int int*}``: what the types compare."""
+    children = getattr(xsd_type, "elements", None) or []
+    parts = []
+    for child_name, child in children:
+        child_qname = getattr(child.type, "qname", None)
+        occurs = "*" if child.max_occurs == "unbounded" else ""
+        parts.append(f"{child_name}:{child_qname.localname if child_qname else '?'}{occurs}")
+    return f"{local or 'anonymous'}{{{' '.join(parts)}}}"
+
+
+# ------------------------------------------------------------------------------ merging
+
+
+def to_contract(descriptions: Sequence[Description], name: str = "") -> Contract:
+    """One contract from the WSDLs of a service's endpoints (one namespace)."""
+    if not descriptions:
+        raise UsageError("no WSDL given")
+    namespaces = {d.namespace for d in descriptions}
+    if len(namespaces) != 1:
+        raise WsdlError(f"the WSDLs name {len(namespaces)} namespaces "
+                        f"({', '.join(sorted(namespaces))}); a contract has one")
+    ops: dict[str, Operation] = {}
+    for d in descriptions:
+        for op in d.operations:
+            if op.name in ops and ops[op.name].endpoint != op.endpoint:
+                raise WsdlError(f"operation {op.name} is on {ops[op.name].endpoint} and "
+                                f"{op.endpoint}: operation names are the contract's keys")
+            ops.setdefault(op.name, op)
+    bindings = tuple(b for b in ALL_BINDINGS if all(b in d.bindings for d in descriptions))
+    return Contract(tuple(ops.values()), namespaces.pop(),
+                    name or descriptions[0].service, "", bindings)
+
+
+def import_wsdls(sources: Iterable[str], name: str = "") -> Contract:
+    """``harness contract --wsdl``: the contract of the WSDLs at ``sources``."""
+    return to_contract([describe(s) for s in sources], name)
+
+
+def annotate(derived: Contract, annotated: Contract) -> Contract:
+    """``derived`` (from WSDLs) with what a WSDL cannot say taken from ``annotated``: the
+    contract's name and spec, each operation's clause and the sensitivity flags."""
+    def operation(op: Operation) -> Operation:
+        known = annotated.find(op.name)
+        if known is None:
+            return op
+        params = tuple(replace(p, sensitive=k.sensitive) if (k := known.parameter(p.name))
+                       else p for p in op.parameters)
+        return replace(op, parameters=params, clause=known.clause,
+                       result_sensitive=known.result_sensitive)
+
+    return replace(derived, operations=tuple(operation(op) for op in derived.operations),
+                   name=annotated.name, spec=annotated.spec)

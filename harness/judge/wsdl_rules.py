@@ -1,0 +1,197 @@
+"""WSDL conformance: does the WSDL a deployment publishes at ``<endpoint>?WSDL`` hold the contract?
+
+The WSDL-* rules judge one endpoint's Description (``harness.contract.wsdl_import``) against the
+contract's operations at that endpoint: every operation with its parameters in order and their
+types and its result type; the four bindings (soap, soap12, HttpGet, HttpPost) each offering
+every operation; SOAPAction = namespace + "/" + operation; a service address at the endpoint.
+Certify runs them from ``features/wsdl.feature``; ``harness contract --check`` prints them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from harness.contract.model import Contract, Operation, Parameter
+from harness.contract.wsdl_import import Description
+from harness.judge.findings import Finding, Verdict
+
+#: Binding names of the contract -> how the WSDL spells the binding.
+WSDL_BINDINGS = {"soap11": "soap", "soap12": "soap12", "get": "HttpGet", "post": "HttpPost"}
+CLAUSE = "WSDL 1.1 as ASMX publishes it"
+
+
+@dataclass(frozen=True)
+class WsdlRule:
+    id: str
+    clause: str
+    title: str
+    level: str = "mandatory"
+
+
+CATALOGUE: tuple[WsdlRule, ...] = (
+    WsdlRule("WSDL-DOCUMENT", CLAUSE, "<endpoint>?WSDL answers a WSDL of the service namespace"),
+    WsdlRule("WSDL-OPERATIONS", CLAUSE, "the WSDL names every operation of the endpoint"),
+    WsdlRule("WSDL-PARAMETERS", CLAUSE, "each operation's parameters, named and in order"),
+    WsdlRule("WSDL-TYPES", CLAUSE, "each parameter's type"),
+    WsdlRule("WSDL-RESULT", CLAUSE, "each operation's result type (or none)"),
+    WsdlRule("WSDL-BINDINGS", CLAUSE,
+             "soap, soap12, HttpGet and HttpPost bindings, each with every operation"),
+    WsdlRule("WSDL-SOAPACTION", "4.1 rule 1", "SOAPAction = namespace + \"/\" + operation"),
+    WsdlRule("WSDL-ADDRESS", CLAUSE, "every port's address is the endpoint"),
+)
+RULES = {rule.id: rule for rule in CATALOGUE}
+
+
+def titles() -> dict[str, str]:
+    return {rule.id: rule.title for rule in CATALOGUE}
+
+
+def _finding(rule: str, verdict: Verdict, source: str, op: str | None = None,
+             binding: str | None = None, expected: str = "", actual: str = "",
+             message: str = "") -> Finding:
+    return Finding(rule=rule, verdict=verdict, operation=op, binding=binding,
+                   expected=expected, actual=actual, message=message, source=source)
+
+
+def judge_endpoint(contract: Contract, endpoint: str, described: Description | str
+                   ) -> list[Finding]:
+    """Every WSDL-* finding for ``endpoint``; ``described`` is the WSDL's Description or why
+    it could not be read."""
+    source = f"{endpoint}?WSDL"
+    if isinstance(described, str):
+        return [_finding("WSDL-DOCUMENT", Verdict.FAILED, source, expected="a WSDL",
+                         actual=described)]
+    return list(_judge(contract, contract.endpoints[endpoint], described, source))
+
+
+def _judge(contract: Contract, ops: tuple[Operation, ...], d: Description,
+           source: str) -> Iterator[Finding]:
+    ok, bad = Verdict.PASSED, Verdict.FAILED
+    ns_ok = d.namespace == contract.namespace
+    yield _finding("WSDL-DOCUMENT", ok if ns_ok else bad, source,
+                   expected=f"targetNamespace {contract.namespace}",
+                   actual=f"targetNamespace {d.namespace}")
+    published = {op.name: op for op in d.operations}
+    wanted = {op.name for op in ops}
+    for op in ops:
+        found = published.get(op.name)
+        if found is None:
+            yield _finding("WSDL-OPERATIONS", bad, source, op.name, expected=op.name,
+                           actual=", ".join(published) or "no operation",
+                           message=_renamed_hint(op, d.operations, wanted))
+            continue
+        yield _finding("WSDL-OPERATIONS", ok, source, op.name, expected=op.name,
+                       actual=op.name)
+        yield from _judge_operation(op, found, source)
+    for extra in sorted(set(published) - wanted):
+        yield _finding("WSDL-OPERATIONS", Verdict.WARNING, source, extra,
+                       expected="only the contract's operations", actual=extra,
+                       message="the WSDL offers an operation the contract does not name")
+    yield from _judge_ports(contract, ops, d, source)
+
+
+def _renamed_hint(op: Operation, published: tuple[Operation, ...], wanted: set[str]) -> str:
+    """Name the likely new name: an unknown published operation with the same parameters."""
+    same = [p.name for p in published if p.name not in wanted
+            and p.parameter_names == op.parameter_names]
+    return f"renamed to {same[0]}?" if same else "missing from the WSDL"
+
+
+def _type_of(p: Parameter) -> str:
+    if p.values:
+        return f"{p.type_name or 'enumeration'}({'|'.join(p.values)})"
+    return p.type_name or p.type.value
+
+
+def _result_of(op: Operation) -> str:
+    if op.result is None:
+        return "no result"
+    return f"{op.result}({'|'.join(op.result_values)})" if op.result_values else op.result
+
+
+def _judge_operation(want: Operation, got: Operation, source: str) -> Iterator[Finding]:
+    ok, bad = Verdict.PASSED, Verdict.FAILED
+    names = " > ".join(want.parameter_names) or "no parameters"
+    sent = " > ".join(got.parameter_names) or "no parameters"
+    yield _finding("WSDL-PARAMETERS", ok if names == sent else bad, source, want.name,
+                   expected=names, actual=sent)
+    for p in want.parameters:
+        other = got.parameter(p.name)
+        if other is None:
+            continue  # WSDL-PARAMETERS said so
+        expected, actual = _type_of(p), _type_of(other)
+        yield _finding("WSDL-TYPES", ok if expected == actual else bad, source, want.name,
+                       expected=f"{p.name}: {expected}", actual=f"{p.name}: {actual}")
+    expected, actual = _result_of(want), _result_of(got)
+    yield _finding("WSDL-RESULT", ok if expected == actual else bad, source, want.name,
+                   expected=expected, actual=actual)
+
+
+def _judge_ports(contract: Contract, ops: tuple[Operation, ...], d: Description,
+                 source: str) -> Iterator[Finding]:
+    ok, bad = Verdict.PASSED, Verdict.FAILED
+    for binding in contract.bindings:
+        label = WSDL_BINDINGS[binding]
+        port = d.port(binding)
+        if port is None:
+            yield _finding("WSDL-BINDINGS", bad, source, None, label,
+                           expected=f"a {label} binding and port",
+                           actual=f"bindings {', '.join(WSDL_BINDINGS[b] for b in d.bindings)}")
+            continue
+        missing = [op.name for op in ops
+                   if binding in contract.bindings_of(op) and op.name not in port.actions]
+        yield _finding("WSDL-BINDINGS", bad if missing else ok, source, None, label,
+                       expected="every operation",
+                       actual=f"missing {', '.join(missing)}" if missing else "every operation")
+        at_endpoint = _path_of(port.address).lower().endswith(ops[0].endpoint.lower())
+        yield _finding("WSDL-ADDRESS", ok if at_endpoint else bad, source, None, label,
+                       expected=f"an address ending {ops[0].endpoint}",
+                       actual=port.address or "no address")
+        if binding in ("soap11", "soap12"):
+            for op in ops:
+                if op.name in port.actions:
+                    want = contract.soap_action(op).strip('"')
+                    got = port.actions[op.name]
+                    yield _finding("WSDL-SOAPACTION", ok if got == want else bad, source,
+                                   op.name, label, expected=want, actual=got)
+
+
+def _path_of(address: str) -> str:
+    from urllib.parse import urlsplit
+
+    return urlsplit(address).path
+
+
+def judge_deployment(contract: Contract, descriptions: dict[str, Description | str]
+                     ) -> list[Finding]:
+    """Every endpoint of ``contract``: its findings (``descriptions`` by endpoint)."""
+    return [f for endpoint in contract.endpoints
+            for f in judge_endpoint(contract, endpoint, descriptions.get(
+                endpoint, "not fetched"))]
+
+
+def describe_deployment(contract: Contract, base_url: str) -> dict[str, Description | str]:
+    """Each endpoint's ``?WSDL`` under ``base_url``, read (or why it could not be)."""
+    from harness.contract.wsdl_import import describe
+    from harness.errors import HarnessError
+
+    found: dict[str, Description | str] = {}
+    for endpoint in contract.endpoints:
+        try:
+            found[endpoint] = describe(f"{base_url.rstrip('/')}{endpoint}?WSDL")
+        except HarnessError as exc:
+            found[endpoint] = str(exc)
+    return found
+
+
+def describe_sources(contract: Contract, sources: list[str]) -> dict[str, Description | str]:
+    """The WSDLs at ``sources`` by the contract endpoint they describe (paths compare
+    case-insensitively, as IIS does)."""
+    from harness.contract.wsdl_import import describe
+
+    found: dict[str, Description | str] = {}
+    for source in sources:
+        d = describe(source)
+        found[contract.endpoint(d.endpoint) or d.endpoint] = d
+    return found

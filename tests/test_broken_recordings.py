@@ -1,0 +1,123 @@
+"""Broken recordings lose nothing and hide nothing: a bad line costs that line only, hostile
+JSON is a skipped line or a one-line error, an input without exchanges is an error (exit 2),
+and an absurd integer is a finding, not a broken line. Each test runs the real command."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import pytest
+from traffic import clean_exchanges, exchange, write_recording
+
+from harness.contract.bindings import Binding, build_request
+from harness.contract.model import Contract, ParamType, sample_arguments
+from harness.traffic.har import write_har
+
+HARNESS = [sys.executable, "-m", "harness"]
+DEEP = 200_000
+
+
+def run_lint(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*HARNESS, "lint", *map(str, args)], capture_output=True, text=True,
+                          timeout=180, check=False)
+
+
+def _replace_line(path: Path, number: int, line: bytes) -> None:
+    """Line ``number`` (1-based, the header is 1) of ``path`` becomes ``line``."""
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[number - 1] = line
+    path.write_bytes(b"".join(lines))
+
+
+def test_invalid_utf8_line_is_skipped_and_every_other_line_judged(contract: Contract,
+                                                                  tmp_path: Path) -> None:
+    path = write_recording(tmp_path / "r.jsonl", clean_exchanges(contract))
+    line = path.read_bytes().splitlines(keepends=True)[3]
+    _replace_line(path, 4, line[:40] + b"\xff\xfe" + line[40:])
+    done = run_lint(path, "--json", tmp_path / "out.json")
+    assert done.returncode == 0, done.stderr
+    assert f"skipped {path}:4: broken exchange line" in done.stderr
+    assert "1 broken line(s) skipped" in done.stderr
+    data = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    assert data["exchanges"] == 31 and data["broken_lines"] == 1
+
+
+def test_deeply_nested_line_is_a_skipped_line(contract: Contract, tmp_path: Path) -> None:
+    path = write_recording(tmp_path / "r.jsonl", clean_exchanges(contract))
+    _replace_line(path, 3, b"[" * DEEP + b"]" * DEEP + b"\n")
+    done = run_lint(path)
+    assert "Traceback" not in done.stderr and "RecursionError" not in done.stderr
+    assert done.returncode == 0, done.stderr
+    assert f"skipped {path}:3: broken exchange line" in done.stderr
+    assert "over 31 exchanges" in done.stdout
+
+
+def test_deeply_nested_har_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "deep.har"
+    path.write_bytes(b'{"log": {"version": "1.2", "entries": [' + b"[" * DEEP + b"]" * DEEP
+                     + b"]}}")
+    done = run_lint(path)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"harness lint: error: {path}: JSON nested too deeply to read"]
+
+
+@pytest.mark.parametrize("content", [b"", b"header only", b"header, truncated line"],
+                         ids=["empty file", "header only", "truncated exchange"])
+def test_no_exchange_judged_is_exit_2(contract: Contract, tmp_path: Path,
+                                      content: bytes) -> None:
+    path = write_recording(tmp_path / "r.jsonl", clean_exchanges(contract)[:1])
+    header, first = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes({b"": b"", b"header only": header,
+                      b"header, truncated line": header + first[:100]}[content])
+    done = run_lint(path)
+    assert done.returncode == 2, done.stdout
+    errors = [line for line in done.stderr.splitlines() if "error" in line]
+    assert len(errors) == 1 and "PASSED" not in done.stdout
+    assert str(path) in errors[0]
+
+
+def test_5000_digit_integer_is_an_r9_int_failure(contract: Contract, tmp_path: Path) -> None:
+    op = contract.operation("LogoutFromSchool")
+    huge = "9" * 5000
+    req = build_request(contract, op, sample_arguments(op) | {"id_row_central": huge},
+                        Binding.SOAP11, "http://school.example")
+    path = write_recording(tmp_path / "r.jsonl", [exchange(contract, req)])
+    done = run_lint(path, "--json", tmp_path / "out.json")
+    assert done.returncode == 1, done.stderr
+    assert "broken" not in done.stderr
+    data = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    assert [(f["rule"], f["operation"]) for f in data["findings"]
+            if f["verdict"] == "failed"] == [("R9-INT", "LogoutFromSchool")]
+
+
+@pytest.mark.parametrize(("text", "accepted"), [
+    ("9" * 5000, False), ("0" * 5000 + "7", True), ("-2147483648", True), ("2147483648", False),
+    ("+0012", True), ("1_000", False), ("", False)])
+def test_int_type_check_is_bounded(text: str, accepted: bool) -> None:
+    assert ParamType.INT.accepts(text) is accepted
+
+
+def test_zhar_is_read(contract: Contract, tmp_path: Path) -> None:
+    har = tmp_path / "plain.har"
+    write_har(clean_exchanges(contract)[:5], har)
+    zhar = tmp_path / "saved.zhar"
+    zhar.write_bytes(zlib.compress(har.read_bytes(), 9))  # what mitmproxy's savehar writes
+    done = run_lint(zhar)
+    assert done.returncode == 0, done.stderr
+    assert "over 5 exchanges" in done.stdout
+
+
+def test_zhar_bomb_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.errors import RecordingError
+    from harness.traffic import har
+
+    monkeypatch.setattr(har, "MAX_INFLATED", 1 << 20)
+    zhar = tmp_path / "bomb.zhar"
+    zhar.write_bytes(zlib.compress(b" " * (4 << 20)))
+    with pytest.raises(RecordingError, match="inflates to more than 1 MiB"):
+        list(har.read_har(zhar))
