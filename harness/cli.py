@@ -13,8 +13,8 @@ from harness import __version__
 from harness.errors import HarnessError
 
 #: Subcommand modules, in the order ``--help`` lists them.
-COMMANDS = ("serve", "certify", "contract", "report", "capture", "export", "lint", "replay", "diff",
-            "probe")
+COMMANDS = ("serve", "certify", "contract", "report", "capture", "export", "lint", "replay",
+            "diff", "load", "probe")
 
 DESCRIPTION = """\
 Capture, replay, lint, certify and compare traffic of ASMX SOAP services (School Mobile).

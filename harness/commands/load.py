@@ -1,0 +1,169 @@
+"""``harness load``: replay recordings at scale on Locust, timing-faithful, distributed.
+
+This module never imports Locust: gevent's monkey-patching stays out of the CLI's process.
+``run`` starts a child Python process (``python -m harness.load``) that does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+
+from harness.commands import add_command
+from harness.commands.lint import _count, add_report_options
+from harness.commands.options import add_contract_options, contract_from
+from harness.commands.replay import _positive
+from harness.errors import UsageError
+
+EXAMPLE = """harness load recordings/day.jsonl --target http://127.0.0.1:8000 --speed 200% \\
+      --csv reports/load --html reports/load.html --json reports/load.json --p95-ms 500
+
+  Across machines (the recordings on every machine; start the workers, then the master):
+    harness load --worker --master-host 10.0.0.5 recordings/day.jsonl      # on each worker
+    harness load --master --expect-workers 2 --master-bind-host 0.0.0.0 \\
+      recordings/day.jsonl --target https://staging.example/School             # on the master"""
+
+
+def register(sub) -> None:
+    p = add_command(sub, "load", "Send recorded requests as Locust tasks, at the recorded pace "
+                    "(or --speed, --rate, --users), on one machine or distributed (Locust "
+                    "master/workers); judge each answer as harness replay does, and report "
+                    "Locust's stats (rps, latency percentiles) with the verdict.", EXAMPLE)
+    p.add_argument("recordings", nargs="+", metavar="RECORDING",
+                   help="native recordings (.jsonl) or HAR 1.2 files (a worker reads its own "
+                   "copy: the same files as the master)")
+    p.add_argument("--target", metavar="URL", help="base URL of the implementation under load "
+                   "(required, except on a --worker: the master says it)")
+    when = p.add_argument_group("timing (default: the recorded pace, an open model)")
+    when.add_argument("--speed", type=_speed, default=1.0, metavar="F",
+                      help="replay speed: 200%% or 2 (twice as fast), 50%% or 0.5 (default 1)")
+    when.add_argument("--loop", type=_count, default=1, metavar="N",
+                      help="send the recordings N times, one loop after the other (default 1)")
+    when.add_argument("--max-wait", type=_non_negative, default=None, metavar="S",
+                      help="clamp each recorded gap between requests to S seconds")
+    mode = when.add_mutually_exclusive_group()
+    mode.add_argument("--rate", type=_positive(float), default=None, metavar="R",
+                      help="R requests per second overall instead of the recorded pace")
+    mode.add_argument("--users", type=_count, default=None, metavar="N",
+                      help="closed model: N users in all, each sends its next request as soon "
+                      "as its answer came back")
+    when.add_argument("--concurrency", type=_count, default=100, metavar="N",
+                      help="requests in flight at most per process in the open models "
+                      "(default 100); when reached, the run falls behind and the lag says so")
+    when.add_argument("--dry-run", action="store_true",
+                      help="print the expected duration and rate, send nothing")
+    judge = p.add_argument_group("judging and sending")
+    judge.add_argument("--check-ratio", type=_ratio, default=1.0, metavar="F",
+                       help="judge only this share of the exchanges (0 < F <= 1; default 1: "
+                       "all); unanswered requests always count")
+    judge.add_argument("--ignore", action="append", default=[], metavar="PATH_GLOB",
+                       help="element path pattern not compared, e.g. '*/Timestamp'")
+    judge.add_argument("--timeout", type=_positive(float), default=30.0, metavar="S",
+                       help="seconds for each whole request and answer (default 30)")
+    judge.add_argument("--insecure", action="store_true",
+                       help="do not verify the target's TLS certificate")
+    judge.add_argument("--cacert", metavar="FILE", help="verify TLS against this CA bundle")
+    add_contract_options(p)
+    out = p.add_argument_group("output and exit status")
+    add_report_options(out)
+    out.add_argument("--csv", metavar="PREFIX", help="Locust's CSV stats: PREFIX_stats.csv, "
+                     "PREFIX_stats_history.csv, PREFIX_failures.csv, PREFIX_exceptions.csv")
+    out.add_argument("--html", metavar="FILE", help="Locust's HTML report")
+    out.add_argument("--fail-ratio", type=_ratio_or_zero, default=None, metavar="F",
+                     help="exit 1 when more than this share of requests failed (0..1)")
+    out.add_argument("--p95-ms", type=_positive(float), default=None, metavar="MS",
+                     help="exit 1 when the 95th percentile response time is above MS")
+    out.add_argument("--web-port", type=_port, default=None, metavar="PORT",
+                     help="Locust's web UI on 127.0.0.1:PORT during the run, and after it "
+                     "until Ctrl-C (default: headless)")
+    dist = p.add_argument_group("distributed (Locust's master and workers)")
+    role = dist.add_mutually_exclusive_group()
+    role.add_argument("--master", action="store_true", help="be the master: hand out slices, "
+                      "gather the stats and findings, write the report")
+    role.add_argument("--worker", action="store_true", help="be a worker of --master-host")
+    dist.add_argument("--expect-workers", type=_count, default=1, metavar="N",
+                      help="the master starts once N workers are connected (default 1)")
+    dist.add_argument("--wait-workers", type=_positive(float), default=120.0, metavar="S",
+                      help="seconds the master waits for them (default 120)")
+    dist.add_argument("--master-host", default="127.0.0.1", metavar="HOST",
+                      help="the master a worker connects to (default 127.0.0.1)")
+    dist.add_argument("--master-bind-host", default="127.0.0.1", metavar="HOST",
+                      help="interface the master listens on (default 127.0.0.1; 0.0.0.0 for "
+                      "workers on other machines)")
+    dist.add_argument("--master-port", type=_port, default=5557, metavar="PORT",
+                      help="the master's port (default 5557)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if not args.worker and not args.target:
+        raise UsageError("--target is required (except on a --worker)")
+    if args.target:
+        from harness.traffic.send import base_url
+
+        args.target = base_url(args.target)
+    from harness.contract.model import to_dict
+
+    contract = contract_from(args)
+    if args.dry_run:
+        return dry_run(args, contract)
+    # The contract as data: the child (and every worker, from the master) judges with it.
+    options = {k: v for k, v in vars(args).items() if k != "run"} | {
+        "contract": to_dict(contract)}
+    try:
+        return subprocess.run([sys.executable, "-m", "harness.load", json.dumps(options)],
+                              check=False).returncode
+    except KeyboardInterrupt:  # the child got it too, and ends its run
+        return 130
+
+
+def dry_run(args: argparse.Namespace, contract) -> int:
+    from harness.load.schedule import Schedule, Timing
+    from harness.load.slicing import read_slice
+
+    recordings = read_slice(args.recordings, contract, keep=False)
+    timing = Timing(args.speed, args.loop, args.max_wait, args.rate, args.users)
+    print(f"load: {Schedule(recordings.started, timing).describe()}")
+    return 0
+
+
+def _speed(text: str) -> float:
+    from harness.load.schedule import parse_speed
+
+    try:
+        return parse_speed(text)
+    except UsageError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _number(text: str, low: float, high: float | None, low_open: bool) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if value < low or (low_open and value == low) or (high is not None and value > high):
+        raise argparse.ArgumentTypeError(
+            f"{text} is out of range ({'above' if low_open else 'at least'} {low:g}"
+            + (f", at most {high:g})" if high is not None else ")"))
+    return value
+
+
+def _ratio(text: str) -> float:
+    return _number(text, 0.0, 1.0, True)
+
+
+def _ratio_or_zero(text: str) -> float:
+    return _number(text, 0.0, 1.0, False)
+
+
+def _non_negative(text: str) -> float:
+    return _number(text, 0.0, None, False)
+
+
+def _port(text: str) -> int:
+    value = _count(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"{text} is not a port")
+    return value

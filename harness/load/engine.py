@@ -1,0 +1,398 @@
+"""Running a load: Locust as a library (Environment and its local, master or worker runner).
+
+Imports Locust (gevent monkey-patching): only the load child process imports this module.
+
+- local (one process): reads the recordings, sends them all, writes the report;
+- master: reads the recordings (their start times), waits for ``expect_workers`` workers, hands
+  each its slice index and the settings (``harness_plan``), starts them together at one wall
+  clock time (``harness_go``), gathers the findings (``harness_findings``) and each worker's
+  end (``harness_done``), and writes one report from Locust's stats and the findings;
+- worker: reads its own copy of the recordings, keeps its slice, sends it, reports back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import gevent
+import gevent.event
+from locust import stats as locust_stats
+from locust.env import Environment
+from locust.html import get_html_report
+
+from harness.contract.model import from_dict
+from harness.errors import TargetUnreachable, UsageError
+from harness.judge.findings import Report
+from harness.load.schedule import Schedule, Timing
+from harness.load.slicing import read_slice
+from harness.load.user import Feed, ReplayUser
+from harness.load.verdict import Merged
+from harness.traffic.send import check_reachable
+
+#: Seconds between the go message and the first request due: every worker hears it first.
+START_DELAY = 1.0
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What decides how a run sends and judges: the master hands it to every worker."""
+
+    target: str
+    contract: dict[str, Any]  # harness.contract.model.to_dict
+    timing: Timing
+    check_ratio: float = 1.0
+    ignore: tuple[str, ...] = ()
+    timeout: float = 30.0
+    concurrency: int = 100
+    insecure: bool = False
+    cacert: str | None = None
+
+    def to_data(self) -> dict[str, Any]:
+        return {**self.__dict__, "timing": self.timing.__dict__, "ignore": list(self.ignore)}
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> Settings:
+        return cls(**{**data, "timing": Timing(**data["timing"]), "ignore": tuple(data["ignore"])})
+
+    def users(self, workers: int = 1) -> int:
+        """Locust users in all: one dispatcher per worker in the open models."""
+        return self.timing.users or workers
+
+
+@dataclass(frozen=True)
+class Outputs:
+    json: str | None = None
+    junit: str | None = None
+    csv: str | None = None
+    html: str | None = None
+    quiet: bool = False
+    fail_ratio: float | None = None
+    p95_ms: float | None = None
+    web_port: int | None = None
+
+
+# ------------------------------------------------------------------------------------ local
+
+
+def run_local(paths: list[str], settings: Settings, outputs: Outputs) -> int:
+    check_reachable(settings.target)
+    recordings = read_slice(paths, from_dict(settings.contract))
+    schedule = Schedule(recordings.started, settings.timing)
+    env = _environment(settings)
+    runner = env.create_local_runner()
+    done = gevent.event.Event()
+    feed = _feed(recordings.entries, schedule, settings, done.set)
+    extras = _start_outputs(env, outputs, schedule.total)
+    started = time.time()
+    feed.start(started + 0.05)
+    runner.start(settings.users(), spawn_rate=settings.users())
+    done.wait()
+    runner.quit()
+    merged = _merged(settings, paths, schedule, workers=1, broken=recordings.broken)
+    while batch := feed.gathered.take_kept():
+        merged.add_kept(batch)
+    merged.add_figures(feed.gathered.figures())
+    return _finish(env, merged, outputs, extras, started, [feed.error] if feed.error else [])
+
+
+# ----------------------------------------------------------------------------------- master
+
+
+def run_master(paths: list[str], settings: Settings, outputs: Outputs, *, workers: int,
+               bind_host: str, port: int, wait_workers: float) -> int:
+    check_reachable(settings.target)
+    recordings = read_slice(paths, from_dict(settings.contract), keep=False)
+    schedule = Schedule(recordings.started, settings.timing)
+    if settings.timing.users and settings.timing.users < workers:
+        raise UsageError(f"--users {settings.timing.users} is fewer than the {workers} workers")
+    env = _environment(settings)
+    runner = env.create_master_runner(master_bind_host=bind_host, master_bind_port=port)
+    merged = _merged(settings, paths, schedule, workers=workers, broken=recordings.broken)
+    state: dict[str, Any] = {"hello": set(), "ready": set(), "done": set(), "errors": []}
+    finished = gevent.event.Event()
+
+    def on_ready(environment, msg, **kw) -> None:
+        state["ready"].add(msg.node_id)
+        if msg.data.get("count") != schedule.count:
+            state["errors"].append(f"worker {msg.node_id} read {msg.data.get('count')} "
+                                   f"exchanges, the master {schedule.count}: not the same "
+                                   "recordings")
+            finished.set()
+
+    def on_findings(environment, msg, **kw) -> None:
+        merged.add_kept(msg.data)
+
+    def on_done(environment, msg, **kw) -> None:
+        merged.add_figures(msg.data["figures"])
+        if msg.data.get("error"):
+            state["errors"].append(f"worker {msg.node_id}: {msg.data['error']}")
+        state["done"].add(msg.node_id)
+        if len(state["done"]) >= workers:
+            finished.set()
+
+    runner.register_message("harness_hello", lambda msg, **kw: state["hello"].add(msg.node_id))
+    runner.register_message("harness_ready", on_ready)
+    runner.register_message("harness_findings", on_findings)
+    runner.register_message("harness_done", on_done)
+    _say(outputs, f"load: master on {bind_host}:{port}, waiting for {workers} worker(s)")
+    # A worker says hello once its handlers are registered: a plan sent before would be lost.
+    ids = _wait_for(lambda: list(state["hello"]), workers, wait_workers,
+                    f"{workers} worker(s) did not connect to {bind_host}:{port} in time")
+    for index, client_id in enumerate(sorted(ids)[:workers]):
+        runner.send_message("harness_plan", {"settings": settings.to_data(), "index": index,
+                                             "workers": workers}, client_id=client_id)
+    _wait_for(lambda: list(state["ready"]), workers, wait_workers,
+              "the workers did not read their recordings in time")
+    extras = _start_outputs(env, outputs, schedule.total)
+    started = time.time()
+    runner.send_message("harness_go", {"t0": started + START_DELAY})
+    runner.start(settings.users(workers), spawn_rate=settings.users(workers))
+    _watch(runner, finished, workers, state["errors"])
+    runner.quit()
+    return _finish(env, merged, outputs, extras, started, state["errors"])
+
+
+def _watch(runner, finished: gevent.event.Event, workers: int, errors: list[str]) -> None:
+    """Until every worker is done; a worker that goes missing ends the run with an error."""
+    while not finished.wait(1.0):
+        clients = runner.clients
+        if len(clients.ready) + len(clients.spawning) + len(clients.running) < workers:
+            errors.append("a worker was lost before it finished")
+            return
+
+
+# ----------------------------------------------------------------------------------- worker
+
+
+def run_worker(paths: list[str], *, master_host: str, port: int) -> int:
+    env = _environment(None)
+    try:  # Locust retries for about 5 minutes
+        runner = env.create_worker_runner(master_host, port)
+    except ConnectionError:
+        raise TargetUnreachable(f"no master answered on {master_host}:{port}") from None
+    feeds: list[Feed] = []
+
+    def on_plan(environment, msg, **kw) -> None:
+        settings = Settings.from_data(msg.data["settings"])
+        _configure(settings)
+        environment.host = settings.target
+        recordings = read_slice(paths, from_dict(settings.contract), msg.data["index"],
+                                msg.data["workers"], pause=lambda: gevent.sleep(0))
+        schedule = Schedule(recordings.started, settings.timing)
+        feed = _feed(recordings.entries, schedule, settings, lambda: _report_done(runner, feed))
+        feeds.append(feed)
+        runner.send_message("harness_ready", {"count": schedule.count,
+                                              "slice": len(recordings.entries)})
+
+    def on_go(environment, msg, **kw) -> None:
+        feeds[-1].start(msg.data["t0"])
+
+    runner.register_message("harness_plan", on_plan, concurrent=True)
+    runner.register_message("harness_go", on_go)
+    runner.send_message("harness_hello")
+    runner.greenlet.join()
+    return 0
+
+
+def _report_done(runner, feed: Feed) -> None:
+    """Locust's stats first (the master's figures are then complete), then the findings in
+    batches, then the end; messages from one worker arrive in the order sent."""
+    runner._send_stats()  # Locust sends them every 3 s; the last ones must not be lost
+    while batch := feed.gathered.take_kept():
+        runner.send_message("harness_findings", batch)
+    runner.send_message("harness_done", {"figures": feed.gathered.figures(),
+                                         "error": feed.error})
+
+
+# ----------------------------------------------------------------------------------- shared
+
+
+def _environment(settings: Settings | None) -> Environment:
+    if settings is not None:
+        _configure(settings)
+    return Environment(user_classes=[ReplayUser], host=settings.target if settings else None)
+
+
+def _configure(settings: Settings) -> None:
+    """The user class as the settings say (users are made after this, when they spawn)."""
+    ReplayUser.host = settings.target
+    ReplayUser.network_timeout = ReplayUser.connection_timeout = settings.timeout
+    ReplayUser.concurrency = settings.concurrency
+    ReplayUser.insecure = settings.insecure
+    if settings.cacert:
+        import gevent.ssl
+
+        cafile = settings.cacert
+        ReplayUser.ssl_context_factory = staticmethod(
+            lambda: gevent.ssl.create_default_context(cafile=cafile))
+
+
+def _feed(entries, schedule: Schedule, settings: Settings, on_done: Callable[[], None]) -> Feed:
+    feed = Feed(entries, schedule, from_dict(settings.contract), settings.target,
+                settings.check_ratio, settings.ignore, settings.timeout, settings.concurrency,
+                on_done)
+    ReplayUser.feed = feed
+    return feed
+
+
+def _merged(settings: Settings, paths: list[str], schedule: Schedule, *, workers: int,
+            broken: int) -> Merged:
+    t = settings.timing
+    return Merged(settings.target, recordings=list(paths), mode=t.mode, speed=t.speed,
+                  loops=t.loops, max_wait=t.max_wait, rate=t.rate, users=t.users,
+                  workers=workers, check_ratio=settings.check_ratio,
+                  scheduled_duration_s=schedule.duration, broken_lines=broken)
+
+
+def _wait_for(found: Callable[[], list], count: int, timeout: float, message: str) -> list:
+    deadline = time.monotonic() + timeout
+    while len(items := found()) < count:
+        if time.monotonic() > deadline:
+            raise TargetUnreachable(message)
+        gevent.sleep(0.1)
+    return items
+
+
+def _say(outputs: Outputs, line: str) -> None:
+    if not outputs.quiet:
+        print(line, file=sys.stderr, flush=True)
+
+
+def _start_outputs(env: Environment, outputs: Outputs, total: int) -> dict[str, Any]:
+    """Progress in the console, the history CSV, the web UI: greenlets for the run."""
+    extras: dict[str, Any] = {"greenlets": []}
+    if not outputs.quiet:
+        extras["greenlets"].append(gevent.spawn(_progress, env, total))
+    if outputs.csv:
+        writer = locust_stats.StatsCSVFileWriter(env, locust_stats.PERCENTILES_TO_REPORT,
+                                                 _prefix(outputs.csv), full_history=False)
+        extras["csv"] = writer
+        extras["greenlets"].append(gevent.spawn(writer.stats_writer))
+    extras["greenlets"].append(gevent.spawn(locust_stats.stats_history, env.runner))
+    if outputs.web_port is not None:
+        extras["web"] = env.create_web_ui("127.0.0.1", outputs.web_port)
+        _say(outputs, f"load: Locust's web UI on http://127.0.0.1:{outputs.web_port}")
+    return extras
+
+
+def _progress(env: Environment, total: int) -> None:
+    while True:
+        gevent.sleep(2.0)
+        t = env.stats.total
+        print(f"load: {t.num_requests}/{total} answered, {t.current_rps:.0f} req/s, "
+              f"{t.num_failures} failed", file=sys.stderr, flush=True)
+
+
+def _prefix(path: str) -> str:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _finish(env: Environment, merged: Merged, outputs: Outputs, extras: dict[str, Any],
+            started: float, errors: list[str]) -> int:
+    for greenlet in extras["greenlets"]:
+        greenlet.kill(block=False)
+    total = env.stats.total
+    report = merged.finish()
+    report.meta.update(
+        duration_s=round(time.time() - started, 3), requests=total.num_requests,
+        locust_failures=total.num_failures, fail_ratio=round(total.fail_ratio, 4),
+        rps=round(total.num_requests / max(time.time() - started, 1e-9), 1),
+        p50_ms=total.get_response_time_percentile(0.5),
+        p95_ms=total.get_response_time_percentile(0.95),
+        p99_ms=total.get_response_time_percentile(0.99))
+    if "csv" in extras:
+        _write_csv(extras["csv"], outputs.csv)
+    if outputs.html:
+        _write_text(outputs.html, get_html_report(env, show_download_link=False))
+    code = _write_report(report, outputs)
+    for error in errors:
+        print(f"harness load: error: {error}", file=sys.stderr)
+    breaches = _breaches(report, outputs)
+    for line in breaches:
+        print(f"harness load: {line}", file=sys.stdout)
+    if "web" in extras:
+        _say(outputs, "load: done; the web UI stays up until Ctrl-C")
+        with contextlib.suppress(KeyboardInterrupt):
+            gevent.sleep(1e9)
+    if errors:
+        return 2
+    return 1 if code or breaches else 0
+
+
+def _write_csv(writer, prefix: str) -> None:
+    """Locust's stats, failures and exceptions CSVs as the run ended (the history CSV was
+    written along the run)."""
+    writer.close_files()
+    for suffix, write in (("_stats.csv", writer.requests_csv),
+                          ("_failures.csv", writer.failures_csv),
+                          ("_exceptions.csv", writer.exceptions_csv)):
+        with open(prefix + suffix, "w", newline="", encoding="utf-8") as f:
+            write(csv.writer(f))
+
+
+def _write_text(path: str, text: str) -> None:
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _write_report(report: Report, outputs: Outputs) -> int:
+    m = report.meta
+    report.print_console(sys.stdout)
+    print(f"load: {m['requests']} requests in {m['duration_s']} s ({m['rps']} req/s), "
+          f"p50 {m['p50_ms']} ms, p95 {m['p95_ms']} ms, p99 {m['p99_ms']} ms; "
+          f"lag max {m['lag_max_s']} s, mean {m['lag_mean_s']} s, {m['late']} late; "
+          f"{m['workers']} worker(s)", file=sys.stdout)
+    if outputs.json:
+        report.write_json(outputs.json)
+    if outputs.junit:
+        report.write_junit(outputs.junit)
+    return report.exit_code
+
+
+def _breaches(report: Report, outputs: Outputs) -> list[str]:
+    m, out = report.meta, []
+    if outputs.fail_ratio is not None and m["fail_ratio"] > outputs.fail_ratio:
+        out.append(f"failed requests {m['fail_ratio']:.2%} above --fail-ratio "
+                   f"{outputs.fail_ratio:.2%}")
+    if outputs.p95_ms is not None and (m["p95_ms"] or 0) > outputs.p95_ms:
+        out.append(f"p95 {m['p95_ms']} ms above --p95-ms {outputs.p95_ms:g}")
+    return out
+
+
+def run_from_options(o: dict[str, Any]) -> int:
+    """The child's entry: the options ``harness load`` parsed (harness.commands.load)."""
+    quiet_locust_logs()
+    if o["worker"]:
+        return run_worker(o["recordings"], master_host=o["master_host"], port=o["master_port"])
+    timing = Timing(o["speed"], o["loop"], o["max_wait"], o["rate"], o["users"])
+    settings = Settings(o["target"], o["contract"], timing, o["check_ratio"],
+                        tuple(o["ignore"]), o["timeout"], o["concurrency"], o["insecure"],
+                        o["cacert"])
+    outputs = Outputs(o["json"], o["junit"], o["csv"], o["html"], o["quiet"], o["fail_ratio"],
+                      o["p95_ms"], o["web_port"])
+    if o["master"]:
+        return run_master(o["recordings"], settings, outputs, workers=o["expect_workers"],
+                          bind_host=o["master_bind_host"], port=o["master_port"],
+                          wait_workers=o["wait_workers"])
+    return run_local(o["recordings"], settings, outputs)
+
+
+def quiet_locust_logs() -> None:
+    """Locust's own log lines at WARNING and above only (HARNESS_LOAD_LOG=DEBUG for all)."""
+    import logging
+    import os
+
+    logging.basicConfig(level=os.environ.get("HARNESS_LOAD_LOG", "WARNING").upper(),
+                        format="locust: %(levelname)s %(message)s")

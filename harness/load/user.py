@@ -1,0 +1,205 @@
+"""The Locust side of a worker: the user class and the feed of scheduled requests it sends.
+
+Imports Locust (gevent monkey-patching): only the load child process imports this module.
+
+Each request goes out through the FastHttpUser's own geventhttpclient pool, at the socket
+level (``HTTPClient.request``) rather than through ``FastHttpSession.request``, which would
+add an Accept-Encoding, follow redirects and treat 4xx/5xx as errors: the recorded request is
+sent as it is (body bytes unchanged, ``retarget`` moves it to the target), as ``harness
+replay`` sends it. The request event is fired here, with the harness's verdict as Locust's
+failure, so Locust's stats count a failed finding as a failed request.
+"""
+
+from __future__ import annotations
+
+import time
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import gevent
+import gevent.event
+import gevent.pool
+from geventhttpclient.url import URL
+from locust import FastHttpUser, constant, task
+from locust.exception import StopUser
+
+from harness.contract.model import Contract
+from harness.errors import TargetUnreachable
+from harness.load.schedule import Schedule
+from harness.load.slicing import Entry
+from harness.load.verdict import Gathered, sampled
+from harness.traffic.exchange import HttpRequest, HttpResponse, header_value
+from harness.traffic.send import retarget
+
+
+class HarnessFailure(Exception):
+    """A failed finding on an answer, as Locust's failures table shows it."""
+
+
+@dataclass
+class Feed:
+    """This process's slice, its schedule and what was found; shared by its users."""
+
+    entries: list[Entry]
+    schedule: Schedule
+    contract: Contract
+    target: str
+    check_ratio: float = 1.0
+    ignore: tuple[str, ...] = ()
+    timeout: float = 30.0
+    concurrency: int = 100  # requests in flight per process (open models)
+    on_done: Callable[[], None] = lambda: None
+    gathered: Gathered = field(default_factory=Gathered)
+    go: gevent.event.Event = field(default_factory=gevent.event.Event)
+    t0: float = 0.0  # time.monotonic() of the schedule's start
+    _items: Iterator[tuple[float, int, int]] | None = None
+    _users: int = 0
+    error: str | None = None
+
+    def __post_init__(self) -> None:
+        self._requests = {e.position: (e, _wire(retarget(e.exchange.request, self.target)))
+                          for e in self.entries}
+        self._items = self.schedule.items(list(self._requests))
+
+    def start(self, wall_t0: float) -> None:
+        """Start the schedule at ``wall_t0`` (time.time(), sent by the master)."""
+        self.t0 = time.monotonic() + (wall_t0 - time.time())
+        self.go.set()
+
+    def serve(self, user: FastHttpUser) -> None:
+        """A user's whole life: send until the slice is exhausted."""
+        self._users += 1
+        self.go.wait()
+        http = _http_client(user, self.target)
+        try:
+            if self.schedule.timing.users:
+                while (item := next(self._items, None)) is not None:
+                    self.send(user, http, item)
+            else:
+                pool = gevent.pool.Pool(self.concurrency)
+                while (item := next(self._items, None)) is not None:
+                    wait = self.t0 + item[0] - time.monotonic()
+                    if wait > 0:
+                        gevent.sleep(wait)
+                    pool.spawn(self.send, user, http, item)  # blocks while the pool is full
+                pool.join()
+        except Exception as exc:  # said once, as one line, by the engine
+            self.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            self._users -= 1
+            if self._users == 0:
+                self.on_done()
+        raise StopUser
+
+    def send(self, user: FastHttpUser, http: Any, item: tuple[float, int, int]) -> None:
+        due, _loop, position = item
+        entry, wire = self._requests[position]
+        now = time.monotonic()
+        if not self.schedule.timing.users:
+            self.gathered.lag(now - (self.t0 + due))
+        self.gathered.sending()
+        started, perf = time.time(), time.perf_counter()
+        answer = _exchange_over(http, wire, self.timeout)
+        elapsed_ms = (time.perf_counter() - perf) * 1000
+        found = self.gathered.judge(entry.exchange, answer, self.contract,
+                                    check=sampled(position, self.check_ratio),
+                                    ignore=self.ignore)
+        failed = [f for f in found if f.verdict.value == "failed"]
+        user.environment.events.request.fire(
+            request_type=wire.method, name=entry.name, response_time=elapsed_ms,
+            response_length=len(answer.body) if isinstance(answer, HttpResponse) else 0,
+            exception=HarnessFailure(f"[{failed[0].rule}] {failed[0].operation} x "
+                                     f"{failed[0].binding}") if failed else None,
+            context={}, start_time=started, url=wire.url, response=None)
+
+
+class ReplayUser(FastHttpUser):
+    """Sends this process's slice of the recordings (``feed`` is set before users spawn)."""
+
+    feed: Feed | None = None
+    wait_time = constant(0)
+    insecure = False  # TLS verified, as every other sending command does
+
+    @task
+    def replay(self) -> None:
+        assert self.feed is not None, "the feed is set before users spawn"
+        self.feed.serve(self)
+
+
+# ------------------------------------------------------------------------------ on the wire
+
+
+@dataclass(frozen=True)
+class _Wire:
+    method: str
+    url: str
+    uri: str  # origin-form request target
+    headers: list[tuple[str, str]]
+    body: bytes
+
+
+def _wire(request: HttpRequest) -> _Wire:
+    return _Wire(request.method, request.url, request.target or "/", list(request.headers),
+                 request.body)
+
+
+def _http_client(user: FastHttpUser, target: str) -> Any:
+    """The user's geventhttpclient client for ``target``, sending only the request's own
+    headers (no User-Agent of its own, as harness.traffic.send.client)."""
+    http = user.client.client.clientpool.get_client(URL(target))
+    http.default_headers = http.headers_type()
+    return http
+
+
+def _exchange_over(http: Any, wire: _Wire, timeout: float) -> HttpResponse | TargetUnreachable:
+    """The answer to ``wire`` within ``timeout`` seconds in all, or why none came."""
+    try:
+        with gevent.Timeout(timeout):
+            reply = http.request(wire.method, wire.uri, body=wire.body,
+                                 headers=_headers(wire.headers))
+            try:
+                body = reply.read()
+            finally:
+                reply.release()
+    except gevent.Timeout:
+        return TargetUnreachable(f"{_origin(wire.url)} did not answer {wire.method} "
+                                 f"{urlsplit(wire.url).path} in time")
+    except Exception as exc:  # socket, TLS, HTTP parse errors: no answer
+        text = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        return TargetUnreachable(f"{_origin(wire.url)}: {' '.join(str(text).split())}")
+    headers = tuple((str(k), str(v)) for k, v in reply.items())
+    return _decoded(HttpResponse(reply.status_code, headers, bytes(body),
+                                 reply.status_message or "", "HTTP/1.1"))
+
+
+def _headers(pairs: list[tuple[str, str]]) -> Any:
+    from geventhttpclient.header import Headers
+
+    made = Headers()
+    for name, value in pairs:
+        made.add(name, value)
+    return made
+
+
+def _decoded(response: HttpResponse) -> HttpResponse:
+    """gzip/deflate bodies decoded and Content-Encoding dropped, as harness.traffic.send does
+    with httpx (the comparison sees the document, not its encoding)."""
+    coding = (header_value(response.headers, "Content-Encoding") or "").strip().lower()
+    if coding not in ("gzip", "x-gzip", "deflate"):
+        return response
+    try:
+        wbits = 16 + zlib.MAX_WBITS if "gzip" in coding else zlib.MAX_WBITS
+        body = zlib.decompress(response.body, wbits)
+    except zlib.error:
+        return response
+    headers = tuple((k, v) for k, v in response.headers
+                    if k.lower() not in ("content-encoding", "content-length"))
+    return HttpResponse(response.status, headers, body, response.reason, response.http_version)
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"

@@ -1,0 +1,135 @@
+"""The harness's verdict of a load run, gathered where the answers are judged (each worker)
+and merged where the report is written (the master), through Locust's custom messages.
+
+Judging is ``harness.traffic.replay.check_replayed``: the same response-side rules and the
+same comparison as ``harness replay``, so a load run and a replay of one recording agree.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.contract.model import Contract
+from harness.judge.findings import Finding, Report, Verdict
+from harness.judge.rules import titles
+from harness.traffic.exchange import Exchange, HttpResponse
+from harness.traffic.replay import REPLAY_RULES, check_replayed, transport_failure
+from harness.traffic.streaming import Tally
+
+#: An answer this much later than due counts as late.
+LATE_S = 0.1
+#: Failures and warnings per custom message (a message stays small, whatever the recording).
+BATCH = 200
+_GOLDEN = 0.6180339887498949
+
+
+def sampled(position: int, ratio: float) -> bool:
+    """Whether ``--check-ratio`` judges the exchange at ``position``: an even, deterministic
+    spread (the same sample whatever the worker count)."""
+    return ratio >= 1.0 or (position * _GOLDEN) % 1.0 < ratio
+
+
+@dataclass
+class Gathered:
+    """What one process sent and found."""
+
+    tally: Tally = field(default_factory=Counter)
+    kept: list[Finding] = field(default_factory=list)
+    sent: int = 0
+    judged: int = 0
+    failing: int = 0  # exchanges with at least one failed finding
+    lag_max: float = 0.0
+    lag_sum: float = 0.0
+    late: int = 0
+    first_sent: float | None = None  # time.time() of the first request sent
+    last_sent: float | None = None
+
+    def judge(self, exchange: Exchange, response: HttpResponse | Exception, contract: Contract,
+              *, check: bool, ignore: Sequence[str]) -> list[Finding]:
+        """The failures and warnings on one answer (``response``: the exception when none
+        came); passed and not-applicable findings are only counted."""
+        self.sent += 1
+        if isinstance(response, Exception):
+            found = [transport_failure(exchange, response)]  # type: ignore[arg-type]
+        elif check:
+            self.judged += 1
+            found = check_replayed(exchange, response, contract, ignore=ignore,
+                                   tally=self.tally).findings
+        else:
+            found = []
+        if any(f.verdict is Verdict.FAILED for f in found):
+            self.failing += 1
+        self.kept += found
+        return found
+
+    def sending(self) -> None:
+        """A request goes out now."""
+        now = time.time()
+        self.first_sent = self.first_sent or now
+        self.last_sent = now
+
+    def lag(self, seconds: float) -> None:
+        self.lag_max = max(self.lag_max, seconds)
+        self.lag_sum += max(seconds, 0.0)
+        self.late += seconds > LATE_S
+
+    def take_kept(self) -> list[dict[str, Any]]:
+        """Up to BATCH failures and warnings as message data, removed from here."""
+        batch, self.kept = self.kept[:BATCH], self.kept[BATCH:]
+        return [_finding_data(f) for f in batch]
+
+    def figures(self) -> dict[str, Any]:
+        """Everything but the kept findings, as message data."""
+        return {"tally": [[*key[:3], key[3].value, n] for key, n in self.tally.items()],
+                "sent": self.sent, "judged": self.judged, "failing": self.failing,
+                "lag_max": self.lag_max, "lag_sum": self.lag_sum, "late": self.late,
+                "first_sent": self.first_sent, "last_sent": self.last_sent}
+
+
+class Merged:
+    """The master's side: findings and figures of every worker, into one Report."""
+
+    def __init__(self, target: str, **meta: Any) -> None:
+        self.report = Report("load", target, titles() | REPLAY_RULES, **meta)
+        self.figures = Gathered()
+        self.slices: list[int] = []  # requests sent by each worker
+
+    def add_kept(self, batch: Sequence[dict[str, Any]]) -> None:
+        for data in batch:
+            self.report.add(Finding(**{**data, "verdict": Verdict(data["verdict"])}))
+
+    def add_figures(self, data: dict[str, Any]) -> None:
+        f = self.figures
+        self.report.add_counts({(r, o, b, Verdict(v)): n for r, o, b, v, n in data["tally"]})
+        f.sent += data["sent"]
+        f.judged += data["judged"]
+        f.failing += data["failing"]
+        f.lag_max = max(f.lag_max, data["lag_max"])
+        f.lag_sum += data["lag_sum"]
+        f.late += data["late"]
+        self.slices.append(data["sent"])
+        if data["first_sent"] is not None:
+            f.first_sent = min(f.first_sent or data["first_sent"], data["first_sent"])
+            f.last_sent = max(f.last_sent or data["last_sent"], data["last_sent"])
+
+    def finish(self) -> Report:
+        f = self.figures
+        self.report.exchanges = f.sent
+        self.report.meta.update(
+            sent=f.sent, judged=f.judged, failing_exchanges=f.failing,
+            lag_max_s=round(f.lag_max, 3),
+            lag_mean_s=round(f.lag_sum / f.sent, 4) if f.sent else 0.0, late=f.late,
+            sent_span_s=round(f.last_sent - f.first_sent, 3) if f.first_sent else 0.0,
+            sent_by_worker=self.slices)
+        return self.report.finish()
+
+
+def _finding_data(f: Finding) -> dict[str, Any]:
+    return {"rule": f.rule, "verdict": f.verdict.value, "operation": f.operation,
+            "binding": f.binding, "expected": f.expected, "actual": f.actual,
+            "message": f.message, "index": f.index, "source": f.source, "client": f.client,
+            "extra": f.extra}
