@@ -26,6 +26,7 @@ from harness.probe.checks import RULE_IDS
 from harness.reference.app import answer, create_app
 from harness.reference.server import running
 from harness.traffic.exchange import Exchange, HttpRequest, HttpResponse
+from harness.traffic.recording import RecordingWriter, read_exchanges
 
 #: Small budgets: enough to reach every family of cases, a few seconds per run.
 FIXED_CASES = 160  # requests the XML, envelope and HTTP cases take with their plain calls
@@ -133,7 +134,7 @@ def crashes_after_laughs(contract: Contract):
 @contextlib.contextmanager
 def serving(respond=None, app=None) -> Iterator[str]:
     contract = school_mobile()
-    with running(app=app or create_app(contract, respond=respond)) as url:
+    with running(app=app or create_app(contract, respond=respond or answer)) as url:
         yield url
 
 
@@ -190,8 +191,8 @@ def test_accepting_a_non_integer_id_fails_rob_reject_and_replays(tmp_path: Path)
         assert code == 1, stdout
         assert failed_rules(data) == {"ROB-REJECT"}
         saved = tmp_path / "failures.jsonl"
-        lines = [json.loads(line) for line in saved.read_text(encoding="utf-8").splitlines()]
-        assert lines and all(line["probe"]["failed"] == ["ROB-REJECT"] for line in lines)
+        lines = list(read_exchanges([saved]))  # a harness recording
+        assert lines and all(e.meta["probe"]["failed"] == ["ROB-REJECT"] for e in lines)
         # sent again: still failing against the faulty target...
         again, replayed, _ = run_probe(tmp_path / "again", "--target", url, "--replay",
                                        str(saved))
@@ -252,3 +253,20 @@ def test_find_leaks_kinds() -> None:
         "Python traceback", "source path"]
     assert leaks("", headers=(("X-AspNet-Version", "4.0.30319"),)) == [
         "framework version header"]
+
+
+def test_sec_leak_is_a_warning_in_diff(tmp_path: Path) -> None:
+    contract = school_mobile()
+    recording = tmp_path / "invalid.jsonl"
+    with RecordingWriter(recording) as writer:
+        writer.write(leaky_exchange(contract, ""))
+    report = tmp_path / "diff.json"
+    with (serving() as primary, serving(returns_stack_traces) as candidate,
+          contextlib.redirect_stdout(io.StringIO())):
+        main(["diff", str(recording), "--primary", primary, "--candidate", candidate,
+              "--json", str(report), "--allure-dir", ""])
+    data = json.loads(report.read_text(encoding="utf-8"))
+    leaks = [f for f in data["findings"] if f["rule"] == "SEC-LEAK"]
+    assert [(f["verdict"], f["implementation"]) for f in leaks] == [("warning", "candidate")]
+    assert "at System.Number.ParseInt32" in leaks[0]["actual"]
+    assert data["rules"]["SEC-LEAK"] == {"passed": 1, "warning": 1}

@@ -36,7 +36,7 @@ from harness.contract.model import Contract, Operation, ParamType
 from harness.contract.xmlsafe import element_children, local_name, namespace
 from harness.errors import ClassificationError, ServiceDescription
 from harness.judge.findings import DESCRIPTION, Finding, Verdict
-from harness.judge.security import describe, find_leaks
+from harness.judge.security import judge_leaks
 from harness.traffic.exchange import (
     Exchange,
     HttpRequest,
@@ -687,25 +687,17 @@ def operation_result(case: Case) -> Iterator[Outcome]:
 
 
 def no_leak(case: Case) -> Iterator[Outcome]:
-    """7 (silent): an error answer leaks no implementation detail (security.find_leaks). A
+    """7 (silent): an error answer leaks no implementation detail (security.judge_leaks). A
     permitted deviation here: stock ASP.NET sends stack traces to local clients; ``harness
     probe`` fails it."""
     if (skip := _response_outcome(case)) is not None:
         yield skip
         return
-    response = case.response
-    assert response is not None
-    if response.status < 400:
+    judged = judge_leaks(case.response)  # type: ignore[arg-type]
+    if judged is None:
         yield not_applicable("not an error answer")
-        return
-    leaks = find_leaks(response)
-    serious = [leak for leak in leaks if not leak.minor]
-    if serious:
-        yield failed("no implementation detail", describe(serious))
-    elif leaks:
-        yield warning("no framework version", describe(leaks), "a version only")
     else:
-        yield passed("no implementation detail", "none found")
+        yield _new(Outcome, (*judged, ""))
 
 
 # -------------------------------------------------------------------------------- catalogue

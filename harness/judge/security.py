@@ -17,6 +17,7 @@ import html
 import re
 from typing import NamedTuple
 
+from harness.judge.findings import Verdict
 from harness.traffic.exchange import HttpResponse
 
 #: How much of a body is read: error pages are small; a huge one is not read whole.
@@ -61,6 +62,21 @@ def find_leaks(response: HttpResponse) -> list[Leak]:
               for name, value in response.headers
               if name.lower() in _VERSION_HEADERS and any(c.isdigit() for c in value)]
     return found
+
+
+def judge_leaks(response: HttpResponse) -> tuple[Verdict, str, str] | None:
+    """SEC-LEAK's verdict on ``response`` as (verdict, expected, actual): failed for
+    implementation detail, warning for a framework version only, passed for none; None for a
+    success answer (not judged)."""
+    if response.status < 400:
+        return None
+    leaks = find_leaks(response)
+    serious = [leak for leak in leaks if not leak.minor]
+    if serious:
+        return Verdict.FAILED, "no implementation detail", describe(serious)
+    if leaks:
+        return Verdict.WARNING, "no framework version", describe(leaks)
+    return Verdict.PASSED, "no implementation detail", "none found"
 
 
 def _text(body: bytes) -> str:

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from harness.contract.bindings import Binding, read_response
 from harness.judge.findings import Verdict
-from harness.judge.rules import Outcome, failed, not_applicable, passed, warning
-from harness.judge.security import describe, find_leaks, shorten
+from harness.judge.rules import Outcome, failed, not_applicable, passed
+from harness.judge.security import judge_leaks, shorten
 from harness.probe.cases import CANARY, Expect, Family, ProbeCase
 from harness.traffic.exchange import HttpResponse, media_type
 
@@ -64,19 +64,14 @@ def _text(response: HttpResponse) -> str:
 
 
 def sec_leak(case: ProbeCase, answer: Answer, bound: float) -> Outcome:
-    """No answer leaks implementation detail (security.find_leaks); a framework version only
+    """No answer leaks implementation detail (security.judge_leaks); a framework version only
     is a warning (stock ASP.NET sends it with custom errors on)."""
     if answer.response is None:
         return not_applicable("no answer")
-    if answer.response.status < 400:
+    judged = judge_leaks(answer.response)
+    if judged is None:
         return not_applicable("not an error answer")
-    leaks = find_leaks(answer.response)
-    serious = [leak for leak in leaks if not leak.minor]
-    if serious:
-        return failed("no implementation detail", describe(serious))
-    if leaks:
-        return warning("no framework version", describe(leaks), "a version only")
-    return passed("no implementation detail", "none found")
+    return Outcome(*judged)
 
 
 def no_crash(case: ProbeCase, answer: Answer, bound: float) -> Outcome:
