@@ -4,14 +4,17 @@ lose nothing at all."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
+import os
+import signal
 import threading
 import time
 
 import httpx
 import pytest
 
-from harness.capture.process import CaptureProcess
+from harness.capture.process import CaptureProcess, _children
 from harness.traffic.recording import read_exchanges
 
 CONCURRENT_CLIENTS = 50
@@ -72,6 +75,50 @@ def test_kill_9_mid_run_leaves_every_complete_line_readable(contract, reference_
     after = list(read_exchanges([out], on_broken=lambda p, n, r: broken.append(r)))
     assert len(after) == len(exchanges) + 1
     assert len(broken) == (1 if tail.strip() else 0)
+
+
+def test_kill_9_of_the_writer_under_load_answers_nothing_unrecorded(contract, reference_url,
+                                                                   tmp_path):
+    """No answer without its record: once the writer is killed, no client gets a response the
+    recording lacks (they get 502, then the proxy stops, saying why)."""
+    out = tmp_path / "writer-killed.jsonl"
+    op = next(o for o in contract.operations
+              if o.parameters and not any(p.sensitive for p in o.parameters))
+    capture = CaptureProcess(reference_url, out).start()
+    (writer,) = _children(capture.proc.pid)
+    answered: list[str] = []
+    refused: list[int] = []
+    clients = 8
+
+    def hammer(n: int) -> None:
+        with httpx.Client(trust_env=False, timeout=30) as client:
+            for i in itertools.count(n, clients):
+                try:
+                    answer = client.get(f"{capture.url}{op.endpoint}/{op.name}",
+                                        params={p.name: f"{i}" for p in op.parameters})
+                except httpx.HTTPError:
+                    return  # the proxy stopped
+                (answered if answer.status_code == 200 else refused).append(
+                    str(answer.request.url).split("?", 1)[1] if answer.status_code == 200
+                    else answer.status_code)
+
+    threads = [threading.Thread(target=hammer, args=(n,)) for n in range(clients)]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + 60
+    while out.stat().st_size < 50_000 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    os.kill(writer, signal.SIGKILL)  # under load: 8 clients keep sending
+    for t in threads:
+        t.join(timeout=120)
+    capture.proc.wait(timeout=120)  # it stops by itself, saying why
+    code, _, stderr = capture.stop()
+
+    recorded = {e.request.url.split("?", 1)[1] for e in read_exchanges([out])}
+    assert len(answered) > 50
+    assert set(answered) <= recorded, f"{len(set(answered) - recorded)} answered, not recorded"
+    assert set(refused) <= {502}
+    assert code == 2 and "recording writer stopped" in stderr
 
 
 @pytest.mark.slow

@@ -70,12 +70,12 @@ def load(*args: str | Path, timeout: float = TIMEOUT) -> subprocess.CompletedPro
                           text=True, timeout=timeout, check=False)
 
 
-def distributed(recording: Path, target: str, *args: str | Path, workers: int = 2
-                ) -> subprocess.CompletedProcess[str]:
+def distributed(recording: Path, target: str, *args: str | Path, workers: int = 2,
+                worker_recording: Path | None = None) -> subprocess.CompletedProcess[str]:
     """A real master and ``workers`` real worker processes on loopback."""
     port = str(free_port())
     started = [subprocess.Popen([*HARNESS, "load", "--worker", "--master-port", port,
-                                 str(recording)], stdout=subprocess.PIPE,
+                                 str(worker_recording or recording)], stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True) for _ in range(workers)]
     try:
         master = load(recording, "--target", target, "--master", "--expect-workers",
@@ -150,6 +150,15 @@ def test_faulty_target_fails_naming_operation_and_binding_as_replay(
     assert _failed(data) == _failed(replay)
     assert (fault.rule, fault.operation, fault.binding) in _failed(data)
     assert f"[{fault.rule}] {fault.operation} x {fault.binding}" in done.stdout
+
+
+def test_a_worker_without_the_recording_ends_the_run_with_one_line(
+        recording: Path, reference_url: str, tmp_path: Path) -> None:
+    done = distributed(recording, reference_url, workers=1,
+                       worker_recording=tmp_path / "elsewhere.jsonl")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.strip().count("\n") == 0, done.stderr
+    assert "elsewhere.jsonl does not exist" in done.stderr
 
 
 # -------------------------------------------------------------------------- one process

@@ -28,7 +28,7 @@ from mitmproxy import ctx, exceptions, http
 from mitmproxy.proxy.mode_specs import ReverseMode
 
 from harness.capture import addresses
-from harness.capture.writer import Snapshot, WriterProcess, WriterSetup
+from harness.capture.writer import Snapshot, WriterGone, WriterProcess, WriterSetup
 from harness.contract.model import Contract, school_mobile
 from harness.errors import HarnessError
 from harness.traffic.exchange import HttpRequest
@@ -122,13 +122,23 @@ class Recorder:
 
     # -- events ------------------------------------------------------------------------------
 
-    def response(self, flow: http.HTTPFlow) -> None:
+    async def response(self, flow: http.HTTPFlow) -> None:
+        """Record the exchange, and release the response only once it is in the recording: no
+        client gets an answer the recording lacks (a 502 instead, if the writer died)."""
         snapshot = self._snapshot(flow)  # what the upstream sent, before any rewriting
         rewritten = keep_on_proxy(flow) if ctx.options.rewrite_addresses else None
-        if snapshot is not None:
-            if rewritten:
-                snapshot = (*snapshot[:-1], {"addresses_rewritten": rewritten})
-            self.writer.put(snapshot)  # type: ignore[union-attr]
+        if snapshot is None:
+            return
+        writer = self.writer
+        if writer is None or self.failed:
+            refuse(flow, self.failed)
+            return
+        if rewritten:
+            snapshot = (*snapshot[:-1], {"addresses_rewritten": rewritten})
+        try:
+            await writer.written(writer.put(snapshot))
+        except WriterGone as exc:
+            refuse(flow, str(exc))
 
     def error(self, flow: http.HTTPFlow) -> None:
         if flow.response is None:  # an error after the response was recorded adds nothing
@@ -147,17 +157,19 @@ class Recorder:
     # -- recording ---------------------------------------------------------------------------
 
     def _record(self, flow: http.HTTPFlow) -> None:
+        # No response to hold back: the client has its error already.
         snapshot = self._snapshot(flow)
-        if snapshot is not None:
-            self.writer.put(snapshot)  # type: ignore[union-attr]
+        if snapshot is not None and self.writer is not None and not self.failed:
+            self.writer.put(snapshot)
 
     def _snapshot(self, flow: http.HTTPFlow) -> Snapshot | None:
-        """The flow's snapshot when it is still to be recorded (once per flow), else None."""
+        """The flow's snapshot when it is still to be recorded (once per flow, and only while
+        recording), else None."""
         if METADATA_KEY in flow.metadata or flow.websocket is not None:
             return None
         flow.metadata[METADATA_KEY] = True
-        if self.writer is None or self.failed:
-            return None
+        if self.writer is None and not self.failed:
+            return None  # no recording configured
         return snapshot_of(flow)
 
     def _writer_failed(self, message: str) -> None:
@@ -165,6 +177,14 @@ class Recorder:
         self.failed = message
         logger.error(message)
         ctx.master.shutdown()
+
+
+def refuse(flow: http.HTTPFlow, why: str | None) -> None:
+    """Answer 502 instead of a response that could not be recorded."""
+    flow.response = http.Response.make(
+        502, f"harness capture: this exchange could not be recorded, so its response is "
+             f"withheld ({why or 'the recording writer stopped'})\n".encode(),
+        {"content-type": "text/plain; charset=utf-8"})
 
 
 def snapshot_of(flow: http.HTTPFlow) -> Snapshot:

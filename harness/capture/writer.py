@@ -1,28 +1,29 @@
 """The recording writer: a child process that turns captured flows into recording lines.
 
-Why a process: classifying, redacting, encoding and writing an exchange costs about as much
-again as a fifth of what mitmproxy itself spends on it, and mitmproxy runs every hook on its one
-event-loop thread; a thread would not help (it holds the same GIL). So the proxy only takes a
-snapshot of each finished flow (its bytes and headers as on the wire, its timestamps) and hands
-it over a pipe; this process classifies it (``harness.contract.bindings.classify``), redacts
-it, writes
-it as one JSON line and prints the console line. It reads every exchange waiting in the pipe at
-once, writes their lines and flushes them (file and console) once before it reads again; after a
-small batch it waits ``BATCH_PAUSE`` (5 ms) so the next exchanges gather in the pipe (waking up
-per exchange cost more CPU than the recording itself). Exchanges are written in the order they
-finished.
+Why a process: classifying, redacting, encoding and writing an exchange costs CPU, and
+mitmproxy runs every hook on its one event-loop thread; a thread would not help (it holds the
+same GIL). So the proxy only takes a snapshot of each finished flow (its bytes and headers as on
+the wire, its timestamps) and hands it over a pipe; this process classifies it
+(``harness.contract.bindings.classify``), redacts it, writes it as one JSON line and prints the
+console line. It reads every exchange waiting in the pipe at once, writes their lines and
+flushes them (file and console) once, then acknowledges them on a second pipe before it reads
+again; while it works, the next batch gathers in the pipe. Exchanges are written in the order
+they finished.
 
-Crash safety: the writer ignores SIGINT/SIGTERM and stops when its input ends, after writing
-everything it was handed; the proxy closes that input in its ``done`` hook and waits. A proxy
-killed with SIGKILL closes it too, so the writer still writes every exchange handed over. Only
-when both processes are killed at once (or the writer alone) are the exchanges still in the
-pipe lost (those of the last few milliseconds), as is the batch it was writing if killed
-mid-batch.
+No answer without its record: the proxy holds each response until the writer has acknowledged
+its exchange (written and flushed to the OS); if the writer dies first, the proxy answers 502
+instead and stops. So every exchange a client got an answer to is in the file, whichever
+process is killed. Not fsync'd: a power cut can still lose what the OS had not yet written.
+
+The writer ignores SIGINT/SIGTERM and stops when its input ends, after writing everything it
+was handed; the proxy closes that input in its ``done`` hook and waits. A proxy killed with
+SIGKILL closes it too, so the writer still writes every exchange handed over.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import itertools
 import logging
@@ -33,9 +34,8 @@ import signal
 import struct
 import subprocess
 import sys
-import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
@@ -45,10 +45,8 @@ from harness.traffic.exchange import Exchange, HttpRequest, HttpResponse
 
 logger = logging.getLogger(__name__)
 _LENGTH = struct.Struct("!I")
-#: How long the writer lets exchanges gather in its input after a small batch (seconds): the
-#: most a line reaches the recording later than it would have, under load.
-BATCH_PAUSE = 0.005
-_SMALL_READ = 16384
+#: What the writer tells the proxy after each batch: how many exchanges it has handled so far.
+_ACK = struct.Struct("!Q")
 #: How long the proxy waits, when it stops, for the writer to finish the exchanges handed over.
 DRAIN_TIMEOUT = 120.0
 
@@ -83,6 +81,7 @@ class WriterProcess:
     def __init__(self, setup: WriterSetup, out: IO[str] | None,
                  on_failure: Callable[[str], None]) -> None:
         self._status, status_w = os.pipe()
+        self._acks, acks_w = os.pipe()
         package_root = str(Path(__file__).resolve().parents[2])
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(
             p for p in (package_root, os.environ.get("PYTHONPATH")) if p)}
@@ -91,28 +90,69 @@ class WriterProcess:
             stdout.flush()
         self.proc = subprocess.Popen(
             [sys.executable, "-c", "from harness.capture.writer import main; main()",
-             str(status_w)],
-            stdin=subprocess.PIPE, stdout=stdout, pass_fds=(status_w,), env=env,
+             str(status_w), str(acks_w)],
+            stdin=subprocess.PIPE, stdout=stdout, pass_fds=(status_w, acks_w), env=env,
             start_new_session=True)  # a Ctrl-C for the proxy must not kill the writer
         os.close(status_w)
+        os.close(acks_w)
         self._input = self.proc.stdin.fileno()  # type: ignore[union-attr]
         self._pending: list[bytes] = []
         self._scheduled = False
         self._on_failure = on_failure
         self.failed: str | None = None
+        self.sent = 0  # snapshots handed over so far
+        self.acked = 0  # of which the writer has written and flushed (or skipped) so far
+        self._waiting: collections.deque[tuple[int, asyncio.Future[None]]] = (
+            collections.deque())
+        self._acks_read = bytearray()
         self._loop = _running_loop()
         if self._loop is not None:
-            self._loop.add_reader(self._status, self._writer_stopped)
+            self._loop.add_reader(self._acks, self._read_acks)
         self._send(_frame(pickle.dumps(setup)))
 
-    def put(self, snapshot: Snapshot) -> None:
-        """Hand one exchange over; sent once per event-loop iteration (one write for a burst)."""
+    def put(self, snapshot: Snapshot) -> int:
+        """Hand one exchange over (sent once per event-loop iteration: one write for a burst);
+        returns its number, for ``written``."""
         self._pending.append(_frame(marshal.dumps(snapshot)))
+        self.sent += 1
         if self._loop is None:
             self._flush()
         elif not self._scheduled:
             self._scheduled = True
             self._loop.call_soon(self._flush)
+        return self.sent
+
+    def written(self, number: int) -> Awaitable[None]:
+        """Resolves once exchange ``number`` is in the recording (written and flushed to the OS,
+        or skipped by the writer); raises ``WriterGone`` if the writer stops before."""
+        future = asyncio.get_running_loop().create_future()
+        if self.failed:
+            future.set_exception(WriterGone(self.failed))
+        elif number <= self.acked:
+            future.set_result(None)
+        else:
+            self._waiting.append((number, future))
+        return future
+
+    def _read_acks(self) -> None:
+        try:
+            chunk = os.read(self._acks, 65536)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        if not chunk:  # the writer is gone (killed, or failed and said why)
+            self._writer_stopped()
+            return
+        self._acks_read += chunk
+        whole = len(self._acks_read) - len(self._acks_read) % _ACK.size
+        if whole:
+            (self.acked,) = _ACK.unpack_from(self._acks_read, whole - _ACK.size)
+            del self._acks_read[:whole]
+        while self._waiting and self._waiting[0][0] <= self.acked:
+            _number, future = self._waiting.popleft()
+            if not future.done():
+                future.set_result(None)
 
     def _flush(self) -> None:
         self._scheduled = False
@@ -132,20 +172,27 @@ class WriterProcess:
 
     def _writer_stopped(self) -> None:
         if self._loop is not None:
-            self._loop.remove_reader(self._status)
+            self._loop.remove_reader(self._acks)
         self.proc.wait()
         message = _read_all(self._status).strip() or (
             f"the recording writer stopped unexpectedly (exit status {self.proc.returncode})")
         if not self.failed:
             self.failed = message
             self._on_failure(message)
+        self._fail_waiting()
+
+    def _fail_waiting(self) -> None:
+        while self._waiting:
+            _number, future = self._waiting.popleft()
+            if not future.done():
+                future.set_exception(WriterGone(self.failed or "the recording writer stopped"))
 
     def close(self) -> str | None:
         """Flush, end the writer's input and wait until it has written everything; returns why
         it failed, if it did."""
         self._flush()
         if self._loop is not None and not self.failed:
-            self._loop.remove_reader(self._status)
+            self._loop.remove_reader(self._acks)
         with contextlib.suppress(OSError):  # a writer that died already closed its end
             self.proc.stdin.close()  # type: ignore[union-attr]
         try:
@@ -155,9 +202,15 @@ class WriterProcess:
             self.proc.wait()
         message = _read_all(self._status).strip()
         os.close(self._status)
+        os.close(self._acks)
         if message and not self.failed:
             self.failed = message
+        self._fail_waiting()  # only flows cut short by the stop can still be waiting
         return self.failed
+
+
+class WriterGone(Exception):
+    """The writer stopped before it recorded an exchange: that exchange must not be answered."""
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
@@ -198,16 +251,20 @@ def main() -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, signal.SIG_IGN)  # stop only when the input ends: nothing is lost
     status = os.fdopen(int(sys.argv[1]), "w", encoding="utf-8")
+    acks = int(sys.argv[2])
     batches = _frames(sys.stdin.buffer.fileno())
     first = next(batches, [b""])  # the setup, maybe with the first snapshots behind it
     setup: WriterSetup = pickle.loads(first[0])
     transcriber = Transcriber(setup, Console(sys.stdout))
-    code = 0
+    code, done = 0, 0
     try:
         for batch in itertools.chain([first[1:]], batches):
             for frame in batch:
                 transcriber.record_safely(marshal.loads(frame))
             transcriber.flush()  # the pipe is drained: every line reaches the OS before we wait
+            if batch:
+                done += len(batch)  # only now may the proxy answer these exchanges' clients
+                acks = _acknowledge(acks, done)
     except OSError as exc:  # disk full, file gone: say so; the proxy stops visibly
         print(f"cannot write recording {setup.path}: {exc.strerror or exc}", file=status,
               flush=True)
@@ -217,14 +274,24 @@ def main() -> None:
     sys.exit(code)
 
 
+def _acknowledge(fd: int, done: int) -> int:
+    """Tell the proxy ``done`` exchanges are recorded; -1 once it is gone (killed: the writer
+    still writes every exchange it was handed)."""
+    if fd < 0:
+        return fd
+    view = memoryview(_ACK.pack(done))
+    try:
+        while view:
+            view = view[os.write(fd, view):]
+    except OSError:
+        return -1
+    return fd
+
+
 def _frames(fd: int) -> Iterator[list[bytes]]:
     """Batches of frames: every complete frame the pipe holds, read at once (a burst of
-    exchanges costs one read and, in the writer, one flush). Ends when the input ends.
-
-    After a small batch it pauses (``BATCH_PAUSE``) before reading again, so that the next
-    exchanges gather in the pipe: waking up for each exchange costs the writer more CPU than
-    recording it. What is in the pipe is handed over already (a proxy killed meanwhile loses
-    none of it); after a large read it goes on at once, so bulky traffic never waits on it.
+    exchanges costs one read and, in the writer, one flush and one acknowledgement). Ends when
+    the input ends. While the writer records a batch, the next one gathers in the pipe.
     """
     pending = bytearray()
     while chunk := os.read(fd, 1 << 20):
@@ -239,9 +306,7 @@ def _frames(fd: int) -> Iterator[list[bytes]]:
             start = end
         del pending[:start]
         if batch:
-            yield batch  # the caller records and flushes the batch before we go on
-        if len(chunk) < _SMALL_READ:
-            time.sleep(BATCH_PAUSE)
+            yield batch  # the caller records, flushes and acknowledges it before we go on
 
 
 class Transcriber:

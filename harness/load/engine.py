@@ -28,7 +28,7 @@ from locust.env import Environment
 from locust.html import get_html_report
 
 from harness.contract.model import from_dict
-from harness.errors import TargetUnreachable, UsageError
+from harness.errors import HarnessError, TargetUnreachable, UsageError
 from harness.judge.findings import Report
 from harness.load.schedule import Schedule, Timing
 from harness.load.slicing import read_slice
@@ -92,7 +92,7 @@ def run_local(paths: list[str], settings: Settings, outputs: Outputs) -> int:
     extras = _start_outputs(env, outputs, schedule.total)
     started = time.time()
     feed.start(started + 0.05)
-    runner.start(settings.users(), spawn_rate=settings.users())
+    runner.start(settings.users(), spawn_rate=10 * settings.users())
     done.wait()
     runner.quit()
     merged = _merged(settings, paths, schedule, workers=1, broken=recordings.broken)
@@ -120,7 +120,9 @@ def run_master(paths: list[str], settings: Settings, outputs: Outputs, *, worker
 
     def on_ready(environment, msg, **kw) -> None:
         state["ready"].add(msg.node_id)
-        if msg.data.get("count") != schedule.count:
+        if msg.data.get("error"):
+            state["errors"].append(f"worker {msg.node_id}: {msg.data['error']}")
+        elif msg.data.get("count") != schedule.count:
             state["errors"].append(f"worker {msg.node_id} read {msg.data.get('count')} "
                                    f"exchanges, the master {schedule.count}: not the same "
                                    "recordings")
@@ -144,17 +146,23 @@ def run_master(paths: list[str], settings: Settings, outputs: Outputs, *, worker
     _say(outputs, f"load: master on {bind_host}:{port}, waiting for {workers} worker(s)")
     # A worker says hello once its handlers are registered: a plan sent before would be lost.
     ids = _wait_for(lambda: list(state["hello"]), workers, wait_workers,
-                    f"{workers} worker(s) did not connect to {bind_host}:{port} in time")
+                    f"{workers} worker(s) did not connect to {bind_host}:{port} in time",
+                    state["errors"])
     for index, client_id in enumerate(sorted(ids)[:workers]):
         runner.send_message("harness_plan", {"settings": settings.to_data(), "index": index,
                                              "workers": workers}, client_id=client_id)
-    _wait_for(lambda: list(state["ready"]), workers, wait_workers,
-              "the workers did not read their recordings in time")
+    try:
+        _wait_for(lambda: list(state["ready"]), workers, wait_workers,
+                  "the workers did not read their recordings in time", state["errors"])
+    except HarnessError:
+        runner.quit()  # the workers end too
+        raise
     extras = _start_outputs(env, outputs, schedule.total)
-    started = time.time()
+    started, cpu0 = time.time(), time.process_time()
     runner.send_message("harness_go", {"t0": started + START_DELAY})
-    runner.start(settings.users(workers), spawn_rate=settings.users(workers))
+    runner.start(settings.users(workers), spawn_rate=10 * settings.users(workers))
     _watch(runner, finished, workers, state["errors"])
+    merged.report.meta["master_cpu_s"] = round(time.process_time() - cpu0, 3)
     runner.quit()
     return _finish(env, merged, outputs, extras, started, state["errors"])
 
@@ -180,16 +188,13 @@ def run_worker(paths: list[str], *, master_host: str, port: int) -> int:
     feeds: list[Feed] = []
 
     def on_plan(environment, msg, **kw) -> None:
-        settings = Settings.from_data(msg.data["settings"])
-        _configure(settings)
-        environment.host = settings.target
-        recordings = read_slice(paths, from_dict(settings.contract), msg.data["index"],
-                                msg.data["workers"], pause=lambda: gevent.sleep(0))
-        schedule = Schedule(recordings.started, settings.timing)
-        feed = _feed(recordings.entries, schedule, settings, lambda: _report_done(runner, feed))
-        feeds.append(feed)
-        runner.send_message("harness_ready", {"count": schedule.count,
-                                              "slice": len(recordings.entries)})
+        try:
+            feeds.append(_plan(paths, msg.data, runner))
+        except HarnessError as exc:  # e.g. no such recording here: the master says it
+            runner.send_message("harness_ready", {"error": str(exc)})
+            return
+        runner.send_message("harness_ready", {"count": feeds[-1].schedule.count,
+                                              "slice": len(feeds[-1].entries)})
 
     def on_go(environment, msg, **kw) -> None:
         feeds[-1].start(msg.data["t0"])
@@ -199,6 +204,18 @@ def run_worker(paths: list[str], *, master_host: str, port: int) -> int:
     runner.send_message("harness_hello")
     runner.greenlet.join()
     return 0
+
+
+def _plan(paths: list[str], data: dict[str, Any], runner) -> Feed:
+    """This worker's feed: its slice of its own copy of the recordings, as the master says."""
+    settings = Settings.from_data(data["settings"])
+    _configure(settings)
+    runner.environment.host = settings.target
+    recordings = read_slice(paths, from_dict(settings.contract), data["index"],
+                            data["workers"], pause=lambda: gevent.sleep(0))
+    schedule = Schedule(recordings.started, settings.timing)
+    feed = _feed(recordings.entries, schedule, settings, lambda: _report_done(runner, feed))
+    return feed
 
 
 def _report_done(runner, feed: Feed) -> None:
@@ -251,12 +268,17 @@ def _merged(settings: Settings, paths: list[str], schedule: Schedule, *, workers
                   scheduled_duration_s=schedule.duration, broken_lines=broken)
 
 
-def _wait_for(found: Callable[[], list], count: int, timeout: float, message: str) -> list:
+def _wait_for(found: Callable[[], list], count: int, timeout: float, message: str,
+              errors: list[str]) -> list:
+    """``found()`` once it holds ``count`` items; the first error or ``message`` after
+    ``timeout`` seconds as one line."""
     deadline = time.monotonic() + timeout
-    while len(items := found()) < count:
+    while len(items := found()) < count and not errors:
         if time.monotonic() > deadline:
             raise TargetUnreachable(message)
         gevent.sleep(0.1)
+    if errors:
+        raise HarnessError(errors[0])
     return items
 
 

@@ -47,6 +47,7 @@ class Gathered:
     late: int = 0
     first_sent: float | None = None  # time.time() of the first request sent
     last_sent: float | None = None
+    cpu_s: float = 0.0  # this process's CPU time from the start to the end of its slice
 
     def judge(self, exchange: Exchange, response: HttpResponse | Exception, contract: Contract,
               *, check: bool, ignore: Sequence[str]) -> list[Finding]:
@@ -87,7 +88,8 @@ class Gathered:
         return {"tally": [[*key[:3], key[3].value, n] for key, n in self.tally.items()],
                 "sent": self.sent, "judged": self.judged, "failing": self.failing,
                 "lag_max": self.lag_max, "lag_sum": self.lag_sum, "late": self.late,
-                "first_sent": self.first_sent, "last_sent": self.last_sent}
+                "first_sent": self.first_sent, "last_sent": self.last_sent,
+                "cpu_s": self.cpu_s}
 
 
 class Merged:
@@ -97,6 +99,7 @@ class Merged:
         self.report = Report("load", target, titles() | REPLAY_RULES, **meta)
         self.figures = Gathered()
         self.slices: list[int] = []  # requests sent by each worker
+        self.cpu: list[float] = []  # CPU seconds of each worker
 
     def add_kept(self, batch: Sequence[dict[str, Any]]) -> None:
         for data in batch:
@@ -112,6 +115,7 @@ class Merged:
         f.lag_sum += data["lag_sum"]
         f.late += data["late"]
         self.slices.append(data["sent"])
+        self.cpu.append(round(data["cpu_s"], 3))
         if data["first_sent"] is not None:
             f.first_sent = min(f.first_sent or data["first_sent"], data["first_sent"])
             f.last_sent = max(f.last_sent or data["last_sent"], data["last_sent"])
@@ -124,7 +128,7 @@ class Merged:
             lag_max_s=round(f.lag_max, 3),
             lag_mean_s=round(f.lag_sum / f.sent, 4) if f.sent else 0.0, late=f.late,
             sent_span_s=round(f.last_sent - f.first_sent, 3) if f.first_sent else 0.0,
-            sent_by_worker=self.slices)
+            sent_by_worker=self.slices, worker_cpu_s=self.cpu)
         return self.report.finish()
 
 
