@@ -30,7 +30,7 @@ from harness.traffic.recording import RecordingWriter, read_exchanges
 
 #: Small budgets: enough to reach every family of cases, a few seconds per run.
 FIXED_CASES = 160  # requests the XML, envelope and HTTP cases take with their plain calls
-SMALL = ["--max-requests", "260", "--answer-within", "10"]
+SMALL = ["--max-requests", "260", "--timeout", "10"]
 
 # A .NET stack trace as stock ASP.NET (Mono) sends it to a local client (captured from
 # ../shared/asmx's default variant), and the same error with customErrors On.

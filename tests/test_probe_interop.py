@@ -11,7 +11,7 @@ import pytest
 from test_probe import failed_rules, run_probe
 
 pytestmark = pytest.mark.interop
-BUDGET = ["--max-requests", "300", "--answer-within", "20"]
+BUDGET = ["--max-requests", "300", "--timeout", "20"]
 
 
 def test_stock_aspnet_leaks_stack_traces_to_a_local_client(asmx_url: str, tmp_path: Path

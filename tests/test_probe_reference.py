@@ -25,7 +25,7 @@ PYTHON_WORDS = ("ValueError", "Traceback", "Exception", "Error:", "File \"")
 
 @pytest.fixture(scope="module")
 def http() -> Iterator[httpx.Client]:
-    with client(timeout=60) as made:
+    with client(60.0) as made:
         yield made
 
 

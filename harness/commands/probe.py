@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from harness.commands import add_command
-from harness.commands.options import add_contract_options, contract_from
+from harness.commands.options import (
+    add_contract_options,
+    add_send_options,
+    check_outputs,
+    contract_for_target,
+    selection,
+    send_options,
+)
 
 
 def register(sub) -> None:
@@ -14,11 +22,12 @@ def register(sub) -> None:
                     "(entities, billion laughs, XInclude) with a canary, malformed envelopes, "
                     "invalid and boundary values generated with Hypothesis, HTTP-level oddities; "
                     "rules SEC-ENTITY, SEC-LEAK, ROB-NO-CRASH, ROB-TIME, ROB-FAULT-SHAPE, "
-                    "ROB-REJECT. Bounded sizes, a request budget, nothing destructive. Exit 0 "
+                    "ROB-REJECT (--timeout, 5 s by default here, is ROB-TIME's bound). "
+                    "Bounded sizes, a request budget, nothing destructive. Exit 0 "
                     "when every rule holds, 1 when one fails, 2 for a usage error or an "
                     "unreachable target.",
                     "harness probe --target https://staging.example/School --max-requests 500 "
-                    "--rate 10 --json reports/probe.json --junit reports/probe.xml\n"
+                    "--rate 10 --timeout 5 --json reports/probe.json --junit reports/probe.xml\n"
                     "  harness probe --replay reports/probe-failures.jsonl   # send the failing "
                     "cases again")
     p.add_argument("--target", metavar="URL",
@@ -32,8 +41,6 @@ def register(sub) -> None:
     p.add_argument("--rate", type=float, default=0.0, metavar="PER_SECOND",
                    help="at most PER_SECOND requests a second (default: as fast as answered, "
                         "one at a time)")
-    p.add_argument("--answer-within", type=float, default=5.0, metavar="SECONDS",
-                   help="ROB-TIME's bound and each request's timeout (default 5)")
     p.add_argument("--seed", type=int, metavar="N",
                    help="Hypothesis seed for the generated values (default: the same values "
                         "every run)")
@@ -50,7 +57,9 @@ def register(sub) -> None:
                         "reports/allure-results; '' to skip)")
     p.add_argument("--list-rules", action="store_true",
                    help="print the probe's rules (rule ID, level, title) and exit")
-    p.set_defaults(run=run)
+    add_send_options(p)
+    # --timeout is also ROB-TIME's bound: a few seconds here, not the 30 s of the other commands
+    p.set_defaults(run=run, timeout=5.0)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -61,8 +70,11 @@ def run(args: argparse.Namespace) -> int:
         return 0
     from harness.probe.runner import Budget, Outputs, probe
 
-    budget = Budget(args.max_requests, args.max_time, args.rate, args.answer_within)
+    check_outputs(args.json, args.junit, args.failures)
+    options = send_options(args)
+    contract = contract_for_target(args, args.target, options, sys.stdout, "probe")
+    budget = Budget(args.max_requests, args.max_time, args.rate)
     outputs = Outputs(args.json, args.junit, Path(args.allure_dir) if args.allure_dir else None,
                       args.failures)
-    return probe(args.target, contract_from(args), budget, outputs,
-                 replay=args.replay, seed=args.seed)
+    return probe(args.target, contract, budget, outputs, options=options,
+                 chosen=selection(args, contract), replay=args.replay, seed=args.seed)

@@ -164,8 +164,8 @@ PROBE_RULES: tuple[ProbeRule, ...] = (
               "types, source paths, SQL text; a framework version is a warning)", sec_leak),
     ProbeRule("ROB-NO-CRASH", "the target answers a plain call after each hostile one and "
               "never resets a connection where an answer is due", no_crash),
-    ProbeRule("ROB-TIME", "every hostile request is answered within the bound (--answer-within)",
-              in_time),
+    ProbeRule("ROB-TIME", "every hostile request is answered within the bound (--timeout, "
+              "default 5 s)", in_time),
     ProbeRule("ROB-FAULT-SHAPE", "an invalid request gets an error of its own binding (SOAP: a "
               "fault of its version, Content-Type and codes; GET/POST: an error status)",
               fault_shape),

@@ -18,7 +18,8 @@ from typing import IO
 
 from harness.contract.bindings import Binding
 from harness.contract.model import Contract, ParamType
-from harness.errors import TargetUnreachable, UsageError
+from harness.contract.selection import Selection
+from harness.errors import ResponseTooLarge, TargetUnreachable, UsageError
 from harness.judge.findings import Finding, Report, Verdict
 from harness.judge.rules import Outcome, failed, passed
 from harness.probe import checks, values
@@ -36,7 +37,6 @@ class Budget:
     max_requests: int = 1500
     max_time: float = 60.0
     rate: float = 0.0  # requests per second; 0: as fast as the target answers
-    answer_within: float = 5.0  # ROB-TIME's bound, and each request's timeout
 
 
 @dataclass(frozen=True)
@@ -55,10 +55,13 @@ class Prober:
     """Sends cases to one target within a budget and judges them into a Report."""
 
     def __init__(self, contract: Contract, base: str, budget: Budget, report: Report,
-                 cases_out: CaseFile | None) -> None:
+                 cases_out: CaseFile | None, options: send.SendOptions | None = None) -> None:
         self.contract, self.base, self.budget, self.report = contract, base, budget, report
         self.cases_out = cases_out
-        self.http = send.client(timeout=budget.answer_within)
+        #: The shared sending options; their total timeout is ROB-TIME's bound.
+        self.options = options or send.SendOptions(timeout=5.0)
+        self.bound = self.options.timeout
+        self.http = send.client(self.options)
         self.sent = 0
         self.started = time.monotonic()
         self._last = 0.0
@@ -88,17 +91,19 @@ class Prober:
         self._last = start = time.monotonic()
         self.sent += 1
         try:
-            response = send.send(self.http, request)
+            response = send.send(self.http, request, self.options)
         except TargetUnreachable as exc:
             seconds = time.monotonic() - start
-            return Answer(None, seconds, str(exc), seconds >= self.budget.answer_within * 0.95)
+            return Answer(None, seconds, str(exc), seconds >= self.bound * 0.95)
+        except ResponseTooLarge as exc:  # an answer, over the cap: judged as no answer
+            return Answer(None, time.monotonic() - start, str(exc))
         return Answer(response, time.monotonic() - start)
 
     # ------------------------------------------------------------------------------ cases
 
     def try_case(self, case: ProbeCase) -> tuple[Answer, list[tuple[str, Outcome]]]:
         answer = self.exchange(case.request)
-        return answer, checks.judge(case, answer, self.budget.answer_within)
+        return answer, checks.judge(case, answer, self.bound)
 
     def run(self, case: ProbeCase, *, health: bool = True) -> bool:
         """Send and judge ``case`` into the report, then the plain call; whether it failed."""
@@ -181,9 +186,11 @@ def run_fixed(prober: Prober, cases: Iterable[ProbeCase]) -> None:
         prober.run(case)
 
 
-def run_values(prober: Prober, seed: int | None = None) -> None:
+def run_values(prober: Prober, seed: int | None = None, chosen: Selection | None = None
+               ) -> None:
     """Generated values with what is left of the budget, shared among the targets."""
-    found = values.targets(prober.contract)  # int parameters first
+    found = [t for t in values.targets(prober.contract)  # typed parameters first
+             if chosen is None or chosen.allows(t.operation.name, t.binding.label)]
     spare = prober.budget.max_requests - prober.sent
     per_target = max(2, min(40, spare * 2 // (3 * max(1, len(found)))))
     for target in found:
@@ -227,11 +234,12 @@ def _search(prober: Prober, target: values.Target, examples: int, seed: int | No
 
 
 @contextlib.contextmanager
-def target_url(target: str | None, contract: Contract) -> Iterator[str]:
+def target_url(target: str | None, contract: Contract,
+               options: send.SendOptions | None = None) -> Iterator[str]:
     """The target's base URL, or the embedded reference started for the run (as certify)."""
     if target:
         url = send.base_url(target)
-        send.check_reachable(url)
+        send.check_reachable(url, options=options)
         yield url
         return
     from harness.reference.server import running
@@ -241,28 +249,34 @@ def target_url(target: str | None, contract: Contract) -> Iterator[str]:
 
 
 def probe(target: str | None, contract: Contract, budget: Budget, outputs: Outputs, *,
+          options: send.SendOptions | None = None, chosen: Selection | None = None,
           replay: Path | None = None, seed: int | None = None, stream: IO[str] | None = None
           ) -> int:
     """Probe ``target`` (the embedded reference when None), or replay saved cases; exit status."""
     stream = stream or sys.stdout
     _check_budget(budget)
     saved = list(read_cases(replay, contract)) if replay else None
-    with target_url(target, contract) as url:
+    with target_url(target, contract, options) as url:
         shown = url if target else f"embedded reference at {url}"
         report = Report("probe", shown, titles=checks.titles(), namespace=contract.namespace)
         cases_out = None if replay else CaseFile(outputs.failures)
         print(f"probe: {shown}, at most {budget.max_requests} requests in "
               f"{budget.max_time:g} s" + (f" at {budget.rate:g}/s" if budget.rate else ""),
               file=stream, flush=True)
-        prober = Prober(contract, url, budget, report, cases_out)
+        prober = Prober(contract, url, budget, report, cases_out, options)
+        chosen = chosen or Selection()
+
+        def picked(cases: Iterable[ProbeCase]) -> Iterator[ProbeCase]:
+            return (c for c in cases if chosen.allows(c.operation.name, c.binding.label))
+
         try:
             if saved is not None:
-                run_fixed(prober, [_retargeted(case, url) for case in saved])
+                run_fixed(prober, picked(_retargeted(case, url) for case in saved))
             else:
-                run_fixed(prober, xml_attacks(contract, url))
-                run_fixed(prober, malformed_envelopes(contract, url))
-                run_fixed(prober, http_cases(contract, url))
-                run_values(prober, seed)
+                run_fixed(prober, picked(xml_attacks(contract, url)))
+                run_fixed(prober, picked(malformed_envelopes(contract, url)))
+                run_fixed(prober, picked(http_cases(contract, url)))
+                run_values(prober, seed, chosen)
         finally:
             prober.close()
             if cases_out is not None:
@@ -277,8 +291,8 @@ def probe(target: str | None, contract: Contract, budget: Budget, outputs: Outpu
 def _check_budget(budget: Budget) -> None:
     if budget.max_requests < 10:
         raise UsageError("--max-requests must be at least 10")
-    if budget.max_time <= 0 or budget.answer_within <= 0 or budget.rate < 0:
-        raise UsageError("--max-time and --answer-within must be positive, --rate not negative")
+    if budget.max_time <= 0 or budget.rate < 0:
+        raise UsageError("--max-time must be positive, --rate not negative")
 
 
 def _retargeted(case: ProbeCase, base: str) -> ProbeCase:
