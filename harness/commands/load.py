@@ -7,7 +7,9 @@ This module never imports Locust: gevent's monkey-patching stays out of the CLI'
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import signal
 import subprocess
 import sys
 
@@ -112,11 +114,29 @@ def run(args: argparse.Namespace) -> int:
     # The contract as data: the child (and every worker, from the master) judges with it.
     options = {k: v for k, v in vars(args).items() if k != "run"} | {
         "contract": to_dict(contract)}
+    child = subprocess.Popen([sys.executable, "-m", "harness.load", json.dumps(options)])
+    with _forwarding_signals(child):
+        try:
+            return child.wait()
+        except KeyboardInterrupt:  # Ctrl-C reached the child too: it ends its run
+            return child.wait()
+
+
+@contextlib.contextmanager
+def _forwarding_signals(child: subprocess.Popen):
+    """SIGTERM and SIGHUP to this process end the child too (no orphaned load process)."""
+    def forward(signum, frame) -> None:
+        child.send_signal(signum)
+
     try:
-        return subprocess.run([sys.executable, "-m", "harness.load", json.dumps(options)],
-                              check=False).returncode
-    except KeyboardInterrupt:  # the child got it too, and ends its run
-        return 130
+        old = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    except ValueError:  # not the main thread: nothing to forward from
+        old = {}
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
 
 
 def dry_run(args: argparse.Namespace, contract) -> int:

@@ -376,6 +376,8 @@ def _write_report(report: Report, outputs: Outputs) -> int:
           f"p50 {m['p50_ms']} ms, p95 {m['p95_ms']} ms, p99 {m['p99_ms']} ms; "
           f"lag max {m['lag_max_s']} s, mean {m['lag_mean_s']} s, {m['late']} late; "
           f"{m['workers']} worker(s)", file=sys.stdout)
+    if m.get("broken_lines"):
+        print(f"harness load: {m['broken_lines']} broken line(s) skipped", file=sys.stderr)
     if outputs.json:
         report.write_json(outputs.json)
     if outputs.junit:
