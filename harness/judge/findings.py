@@ -88,6 +88,8 @@ class Report:
         self.exchanges = 0
         #: Service description requests by kind ("WSDL": 7): traffic counted, not judged.
         self.descriptions: Counter[str] = Counter()
+        #: What became of them, said beside their count (replay: not sent).
+        self.descriptions_note = "counted, not judged"
         self.started = time.time()
         self.finished: float | None = None
         self._kept = 0
@@ -240,7 +242,7 @@ class Report:
                 print(f"  {_describe(data)}", file=stream)
         if self.descriptions:
             kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(self.descriptions.items()))
-            print(f"\nservice descriptions (counted, not judged): {kinds}", file=stream)
+            print(f"\nservice descriptions ({self.descriptions_note}): {kinds}", file=stream)
         c = self.counts
         print(f"\n{self.command}: {self.verdict.upper()} - {c[Verdict.PASSED]} passed, "
               f"{c[Verdict.FAILED]} failed, {c[Verdict.WARNING]} warnings, "

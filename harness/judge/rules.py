@@ -101,6 +101,9 @@ class Case:
     #: The same operation x binding sent again with the spec's plain values, when certify made
     #: such a call because this one failed (GAP-VALUES judges the refusal by it).
     control: Exchange | None = None
+    #: Replay: the answer the recording holds for this request. Where it is a failed call, the
+    #: rules that presuppose success do not apply; replay's comparison judges the new answer.
+    recorded: HttpResponse | None = None
 
     @property
     def request(self) -> HttpRequest:
@@ -227,10 +230,22 @@ def _refusal_permitted(case: Case) -> Outcome | None:
     return None
 
 
+def _recorded_failure(case: Case) -> Outcome | None:
+    """not applicable when the recording replayed holds a failed call: the target is judged
+    against the recording (REPLAY-STATUS and the other comparisons), not against success."""
+    recorded = case.recorded
+    if recorded is None or recorded.status == 200:
+        return None
+    return not_applicable(f"the recording holds a failed call (HTTP {recorded.status}): "
+                          "the answer is compared with it (REPLAY-*)")
+
+
 def _presupposes_success(case: Case) -> Outcome | None:
     """The one gate of every rule that presupposes a successful call: not applicable when the
-    call did not succeed. R4-STATUS reports that once, with its cause (one cause, one
-    failure)."""
+    call did not succeed, or when the recording it replays holds a failed call. R4-STATUS
+    reports a failed call once, with its cause (one cause, one failure)."""
+    if (na := _recorded_failure(case)) is not None:
+        return na
     response = case.response
     if response is None or response.status == 200:
         return None
@@ -481,6 +496,8 @@ def status_ok(case: Case) -> Iterator[Outcome]:
         yield not_applicable("response side not judged")
     elif response is None:
         yield failed("HTTP 200", "no response")
+    elif (na := _recorded_failure(case)) is not None:
+        yield na
     elif response.status == 200:
         yield passed("HTTP 200", "HTTP 200")
     elif (na := _refusal_permitted(case)) is not None:
@@ -637,11 +654,14 @@ def operation_endpoint(case: Case) -> Iterator[Outcome]:
     """4.2-4.9: the operation is served at its own endpoint (4.8 and 4.9 share one)."""
     op = case.operation
     endpoint = case.classification.endpoint if case.classification else op.endpoint
-    if endpoint != op.endpoint:
+    if not case.judges(Side.REQUEST):  # replay judges the target, not the recorded request
+        yield not_applicable("request side not judged")
+    elif endpoint != op.endpoint:
         yield failed(f"{op.name} at {op.endpoint}", f"asked at {endpoint}",
                      f"clause {op.clause}")
         return
-    yield passed(f"{op.name} at {op.endpoint}", f"asked at {endpoint}")
+    else:
+        yield passed(f"{op.name} at {op.endpoint}", f"asked at {endpoint}")
     if not case.judges(Side.RESPONSE) or case.response is None:
         return
     if (na := _presupposes_success(case)) is not None:
@@ -691,7 +711,7 @@ UNCLASSIFIED = "UNCLASSIFIED"
 
 CATALOGUE: tuple[Rule, ...] = (
     Rule("BIND-METHOD-PATH", "4.1 table", "method and path of the binding",
-         Level.MANDATORY, Side.BOTH, method_and_path),
+         Level.MANDATORY, Side.REQUEST, method_and_path),
     Rule("BIND-REQUEST-CONTENT-TYPE", "4.1 table", "request Content-Type of the binding",
          Level.MANDATORY, Side.REQUEST, request_content_type),
     Rule("BIND-ENVELOPE", "4.1 table", "request envelope namespace of the SOAP version",
@@ -800,10 +820,12 @@ def described(exchange: Exchange, kind: str, tally: Tally | None = None) -> list
 
 def read_case(exchange: Exchange, contract: Contract, sides: frozenset[Side] = BOTH_SIDES,
               intended: tuple[Operation, Binding] | None = None,
-              control: Exchange | None = None) -> Case:
+              control: Exchange | None = None, *,
+              recorded: HttpResponse | None = None) -> Case:
     """``exchange`` read once in the contract's terms: the request classified, the response
     read when its side is judged. ClassificationError when the request is none of the
-    contract's pairs and no ``intended`` (operation, binding) says what it meant to be."""
+    contract's pairs and no ``intended`` (operation, binding) says what it meant to be
+    (ServiceDescription for a documentation request). ``recorded``: see ``Case.recorded``."""
     try:
         classification: Classification | None = classify(contract, exchange.request)
     except ClassificationError:
@@ -818,7 +840,8 @@ def read_case(exchange: Exchange, contract: Contract, sides: frozenset[Side] = B
     reading = None
     if exchange.response is not None and Side.RESPONSE in sides:
         reading = read_response(op, binding, exchange.response)
-    return Case(exchange, contract, op, binding, classification, reading, sides, control)
+    return Case(exchange, contract, op, binding, classification, reading, sides, control,
+                recorded)
 
 
 def judge_case(case: Case, *, rules: Iterable[str] | None = None,
