@@ -216,7 +216,7 @@ def test_send_options_headers_size_cap_and_selection(recording: Path, tmp_path: 
             runs.append(request.header("X-Run"))
         return answer(contract, request)
 
-    with counting(noting) as (url, seen):
+    with counting(noting) as (url, _seen):
         done = load(recording, "--target", url, "--rate", "200", "-H", "X-Run: 7",
                     "--operation", "AuthCode", "--max-response-mb", "0.0002",
                     "--json", tmp_path / "r.json")
