@@ -167,7 +167,7 @@ class ReplayJob:
         try:
             return self._state["sender"].send(retarget(exchange.request, self.target))
         except (TargetUnreachable, ResponseTooLarge) as exc:
-            return exc
+            return exc.with_traceback(None)  # kept until the chunk is judged: no frames
 
 
 def _names(exchange: Exchange, contract: Contract) -> tuple[str | None, str | None]:

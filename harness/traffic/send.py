@@ -407,6 +407,7 @@ def _read_body(reply: httpx.Response, limit: int, request: HttpRequest) -> tuple
         for piece in pieces:
             size += len(piece)
             if size > limit:
+                parts.clear()  # the traceback keeps this frame: it must not keep the body
                 raise ResponseTooLarge(request.method, request.url, limit)
             parts.append(piece)
     except (zlib.error, _brotli_error()) as exc:
