@@ -27,6 +27,7 @@ from harness.contract.model import Contract, Operation, sample_arguments, school
 from harness.errors import HarnessError, UsageError
 from harness.judge import rules
 from harness.judge.findings import Finding, Report, Verdict
+from harness.judge.profiles import Profile
 from harness.traffic import send
 from harness.traffic.exchange import Exchange
 
@@ -96,7 +97,8 @@ class Service:
             # succeed? Then only these values are refused, which the spec leaves open (4.10).
             control = self._send(op, how, VALUE_SETS["plain"])
         found = rules.judge(exchange, self.contract, intended=(op, how), rules=rules_,
-                            control=control)
+                            control=control,
+                            profile=self.report.profile if self.report else rules.SPEC)
         self._record(exchange, found)
         return Call(op, how, exchange, found, control)
 
@@ -188,7 +190,7 @@ def _service_url(target: str | None, contract: Contract) -> Iterator[str]:
 
 
 def certify(target: str | None, contract: Contract | str | None, outputs: Outputs,
-            stream=sys.stdout) -> int:
+            stream=sys.stdout, profile: Profile | None = None) -> int:
     """Run the features against ``target`` (the embedded reference when None); exit status.
 
     ``contract``: the service's Contract (a namespace string, or None, means School Mobile
@@ -200,7 +202,8 @@ def certify(target: str | None, contract: Contract | str | None, outputs: Output
             raise UsageError(f"feature file {FEATURES / name} is missing")
     with _service_url(target, contract) as url:
         shown = url if target else f"embedded reference at {url}"
-        report = Report("certify", shown, titles=rules.titles(), namespace=contract.namespace)
+        report = Report("certify", shown, titles=rules.titles(), profile=profile,
+                        namespace=contract.namespace)
         plugin = CertifyPlugin(report)
         args = [str(CONFORMANCE_TESTS), "-c", str(PYTEST_INI), "--rootdir", str(PACKAGE),
                 *(a for name in PLUGINS for a in ("-p", name)), "-q", "--tb=no", "-rN",

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from harness.commands import add_command
+from harness.commands.judging import add_profile_options, profile_of
 from harness.commands.options import add_contract_options, contract_from
 
 
@@ -29,7 +30,9 @@ def register(sub) -> None:
     p.add_argument("--no-html", action="store_true",
                    help="write Allure results but do not render the HTML report")
     p.add_argument("--list-rules", action="store_true",
-                   help="print the rules catalogue (rule ID, clause, level, side) and exit")
+                   help="print the rules catalogue (rule ID, clause, side, what each profile "
+                        "does) and exit")
+    add_profile_options(p)
     p.set_defaults(run=run)
 
 
@@ -43,4 +46,4 @@ def run(args: argparse.Namespace) -> int:
 
     outputs = Outputs(json=args.json, junit=args.junit, report_dir=args.report_dir,
                       html=not args.no_html)
-    return certify(args.target, contract_from(args), outputs)
+    return certify(args.target, contract_from(args), outputs, profile=profile_of(args))

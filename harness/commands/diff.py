@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from harness.commands import add_command
+from harness.commands.judging import add_profile_options, profile_of
 from harness.commands.options import add_contract_options, contract_from
 
 
@@ -39,6 +40,7 @@ def register(sub) -> None:
     p.add_argument("--jobs", type=int, default=8, help="requests in flight (default 8)")
     p.add_argument("--timeout", type=float, default=30.0,
                    help="seconds to wait for one answer (default 30)")
+    add_profile_options(p)
     p.set_defaults(run=run)
 
 
@@ -51,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
         recorded_cases,
         write_allure,
     )
+    from harness.diff.engine import TITLES
     from harness.errors import UsageError
 
     if args.jobs < 1 or args.timeout <= 0:
@@ -59,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
     cases = (recorded_cases(contract, args.recordings, on_broken=_warn_broken)
              if args.recordings else generated_cases(contract))
     diff = Diff(contract, Targets(args.primary, args.candidate, args.secondary),
-                ignore=args.ignore, jobs=args.jobs, timeout=args.timeout)
+                ignore=args.ignore, jobs=args.jobs, timeout=args.timeout,
+                profile=profile_of(args, TITLES))
     result = diff.run(cases)
     print_places(result, sys.stdout)
     result.report.print_console(sys.stdout)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from harness.commands import add_command
+from harness.commands.judging import add_profile_options, profile_of
 from harness.commands.lint import add_report_options, broken_line_printer, write_outputs
 from harness.commands.options import add_contract_options, contract_from
 
@@ -29,6 +30,7 @@ def register(sub) -> None:
                    help="seconds to wait for each response (default 30)")
     add_contract_options(p)
     add_report_options(p)
+    add_profile_options(p)
     p.set_defaults(run=run)
 
 
@@ -45,7 +47,7 @@ def _positive(kind):
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.traffic.replay import replay
+    from harness.traffic.replay import REPLAY_RULES, replay
     from harness.traffic.streaming import progress_bar
 
     failing = 0
@@ -60,5 +62,5 @@ def run(args: argparse.Namespace) -> int:
         report = replay(args.recordings, contract_from(args), args.target,
                         concurrency=args.concurrency, rate=args.rate, ignore=args.ignore,
                         timeout=args.timeout, on_broken=broken_line_printer("replay"),
-                        on_progress=advance)
+                        on_progress=advance, profile=profile_of(args, REPLAY_RULES))
     return write_outputs(report, args)

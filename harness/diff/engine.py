@@ -24,6 +24,7 @@ from harness.diff.consistency import Consistency, outcome
 from harness.diff.noise import Noise, noise_key
 from harness.judge.compare import Difference, compare_responses, ignored_path
 from harness.judge.findings import Finding, Report, Verdict
+from harness.judge.profiles import Profile
 from harness.traffic.exchange import Exchange, HttpRequest, HttpResponse
 from harness.traffic.send import base_url, check_reachable, client, retarget, send
 
@@ -96,13 +97,14 @@ class Diff:
     """A comparison of a candidate with a primary (and its second instance, for noise)."""
 
     def __init__(self, contract: Contract, targets: Targets, *, ignore: Iterable[str] = (),
-                 jobs: int = 8, timeout: float = 30.0) -> None:
+                 jobs: int = 8, timeout: float = 30.0, profile: Profile | None = None) -> None:
         self.contract = contract
         self.roles = targets.roles()
         self.ignore = tuple(ignore)
         self.jobs = max(1, jobs)
         self.timeout = timeout
-        self.report = Report("diff", self.roles[CANDIDATE], TITLES, **self._meta())
+        self.report = Report("diff", self.roles[CANDIDATE], TITLES, profile=profile,
+                             **self._meta())
         self.noise = Noise()
         self.consistency = Consistency()
         self.places: dict[tuple[str, str], Place] = {}

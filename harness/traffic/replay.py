@@ -24,7 +24,8 @@ from harness.contract.model import Contract
 from harness.errors import ClassificationError, ServiceDescription, TargetUnreachable, UsageError
 from harness.judge.compare import Difference, compare_responses
 from harness.judge.findings import Finding, Report, Verdict
-from harness.judge.rules import Side, described, judge, judge_case, read_case, titles
+from harness.judge.profiles import Profile
+from harness.judge.rules import SPEC, Side, described, judge, judge_case, read_case, titles
 from harness.traffic.exchange import Exchange, HttpResponse
 from harness.traffic.send import DEFAULT_TIMEOUT, base_url, check_reachable, client, retarget, send
 from harness.traffic.streaming import ChunkResult, Tally, run
@@ -95,6 +96,7 @@ class ReplayJob:
     rate: float | None = None  # requests/s for this process
     check: bool = True
     timeout: float = DEFAULT_TIMEOUT
+    profile: Profile = SPEC
     _state: dict = field(default_factory=dict, repr=False)
 
     def __getstate__(self) -> dict:
@@ -124,7 +126,7 @@ class ReplayJob:
                 yield described(exchange, answer, tally)
             elif self.check:
                 yield check_replayed(exchange, answer, self.contract, ignore=self.ignore,
-                                     tally=tally).findings
+                                     tally=tally, profile=self.profile).findings
             else:
                 yield []
 
@@ -207,7 +209,8 @@ _RESPONSE_SIDE = frozenset((Side.RESPONSE,))
 
 
 def check_replayed(exchange: Exchange, response: HttpResponse, contract: Contract, *,
-                   ignore: Sequence[str] = (), tally: Tally | None = None) -> Replayed:
+                   ignore: Sequence[str] = (), tally: Tally | None = None,
+                   profile: Profile = SPEC) -> Replayed:
     """The response-side rules on the new ``response`` to ``exchange``'s request, and its
     comparison with the recorded response (``tally``: as in ``replay_exchange``).
 
@@ -225,10 +228,10 @@ def check_replayed(exchange: Exchange, response: HttpResponse, contract: Contrac
         return Replayed(exchange, response, described(exchange, exc.kind, tally), [])
     except ClassificationError:  # rare: judge reports it as UNCLASSIFIED
         operation = binding = None
-        judged = judge(replayed, contract, sides=_RESPONSE_SIDE, tally=tally)
+        judged = judge(replayed, contract, sides=_RESPONSE_SIDE, tally=tally, profile=profile)
     else:
         operation, binding = case.operation.name, case.binding.label
-        judged = judge_case(case, tally=tally)
+        judged = judge_case(case, tally=tally, profile=profile)
         document = case.reading.document if case.reading else None
     compared: list[Finding] = []
     if exchange.response is not None:
@@ -275,7 +278,8 @@ def replay(paths: Sequence[str | Path], contract: Contract, target: str, *,
            concurrency: int = 8, rate: float | None = None, ignore: Sequence[str] = (),
            check: bool = True, timeout: float = DEFAULT_TIMEOUT, chunk_size: int | None = None,
            on_broken: Callable[[str], None] = lambda reason: None,
-           on_progress: Callable[[ChunkResult], None] = lambda result: None) -> Report:
+           on_progress: Callable[[ChunkResult], None] = lambda result: None,
+           profile: Profile = SPEC) -> Report:
     """Replay every exchange of ``paths`` against ``target`` into a finished Report.
 
     TargetUnreachable (one line) before anything is sent when the target is down.
@@ -288,8 +292,8 @@ def replay(paths: Sequence[str | Path], contract: Contract, target: str, *,
     check_reachable(target)
     layout = Layout.for_concurrency(concurrency)
     job = ReplayJob(contract, target, tuple(ignore), layout.threads,
-                    rate / layout.processes if rate else None, check, timeout)
-    report = Report("replay", target, titles() | REPLAY_RULES,
+                    rate / layout.processes if rate else None, check, timeout, profile)
+    report = Report("replay", target, titles() | REPLAY_RULES, profile=profile,
                     recordings=[str(p) for p in paths], concurrency=concurrency, rate=rate,
                     processes=layout.processes, threads=layout.threads)
     report.descriptions_note = "skipped: not sent"
