@@ -181,7 +181,11 @@ def test_other_namespace(tmp_path):
         code, _, stdout, _ = certify(tmp_path, "--target", url,
                                      "--namespace", "http://school.example/ws/")
         assert code == 0, stdout
-        code, data, _, _ = certify(tmp_path, "--target", url)  # the wrong namespace
+        code, _, stdout, _ = certify(tmp_path, "--target", url)  # read from its ?WSDL
+        assert code == 0 and "namespace http://school.example/ws/ (from the target's ?WSDL" \
+            in stdout, stdout
+        code, data, _, _ = certify(tmp_path, "--target", url, "--namespace",
+                                   "http://tempuri.org/")  # the wrong namespace
     # SOAP calls fail (R4-STATUS, once each, with the fault); GET/POST results succeed in
     # the wrong namespace (OP-RESULT)
     assert code == 1 and {"R4-STATUS", "OP-RESULT"} == {f["rule"] for f in failed(data)}

@@ -132,3 +132,18 @@ def test_every_judging_command_defaults_to_the_spec_profile(command: str) -> Non
     done = run(command, "--help")
     assert "--profile {spec,asmx}" in done.stdout and "--severity RULE=LEVEL" in done.stdout
     assert "spec (default)" in done.stdout
+
+
+def test_overrides_and_profile_from_the_config_file(contract: Contract, tmp_path: Path) -> None:
+    soap12 = request(contract, "AuthCode", Binding.SOAP12).with_header(
+        "SOAPAction", '"http://tempuri.org/AuthCode"')  # a known client: zeep
+    path = _recording(contract, tmp_path, soap12, _unquoted(contract))
+    (tmp_path / "harness.toml").write_text('profile = "asmx"\n\n[severity]\n'
+                                           'R2-NO-SOAPACTION = "warning"\n', encoding="utf-8")
+    done = run("lint", path, "--json", tmp_path / "out.json", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert sorted(_findings(tmp_path / "out.json")) == [("R1-SOAPACTION", "warning"),
+                                                        ("R2-NO-SOAPACTION", "warning")]
+    flag = run("lint", path, "--profile", "spec", "--json", tmp_path / "flag.json", cwd=tmp_path)
+    assert flag.returncode == 1  # a flag overrides the file
+    assert ("R1-SOAPACTION", "failed") in _findings(tmp_path / "flag.json")

@@ -1,6 +1,7 @@
 """The options every command that judges traffic shares (certify, lint, replay, diff):
 ``--profile spec|asmx`` and ``--severity RULE=LEVEL`` (repeatable), both also settable in the
-config file (``profile = "asmx"``, ``severity = ["R2-NO-SOAPACTION=warning"]``).
+config file (harness.config): ``profile = "asmx"`` and a ``[severity]`` table
+(``R2-NO-SOAPACTION = "warning"``) or a list (``severity = ["R2=warning"]``).
 """
 
 from __future__ import annotations
@@ -11,8 +12,13 @@ from collections.abc import Iterable
 from harness.judge.profiles import DEFAULT_PROFILE, PROFILES, Profile
 
 
-def add_profile_options(p: argparse.ArgumentParser) -> None:
+def add_profile_options(p: argparse.ArgumentParser, *, config: bool = False) -> None:
+    """--profile and --severity (and --config, for a command without the sending options)."""
     g = p.add_argument_group("judging (README: 'Profiles')")
+    if config:
+        g.add_argument("--config", metavar="FILE",
+                       help="settings file (default ./harness.toml, else [tool.harness] in "
+                            "./pyproject.toml), e.g. profile and severity; flags override it")
     g.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE,
                    help="spec (default): the spec's rules as written (an unquoted SOAPAction "
                         "fails R1-SOAPACTION); asmx: deviations the ASMX runtime accepts "

@@ -22,7 +22,7 @@ def register(sub) -> None:
     p.add_argument("--workers", type=_count, default=None,
                    help="worker processes (default: one per core for large inputs)")
     add_report_options(p)
-    add_profile_options(p)
+    add_profile_options(p, config=True)
     p.add_argument("--baseline", metavar="FILE",
                    help="the --json of an earlier run: report only findings not in it")
     p.set_defaults(run=run)

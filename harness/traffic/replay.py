@@ -7,7 +7,6 @@ httpx client slows down as its own concurrency grows); ``rate`` paces the reques
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import threading
@@ -21,13 +20,30 @@ import httpx
 
 from harness.contract.bindings import classify, service_description
 from harness.contract.model import Contract
-from harness.errors import ClassificationError, ServiceDescription, TargetUnreachable, UsageError
+from harness.contract.selection import Selection
+from harness.errors import (
+    ClassificationError,
+    ResponseTooLarge,
+    ServiceDescription,
+    TargetUnreachable,
+    UsageError,
+)
 from harness.judge.compare import Difference, compare_responses
 from harness.judge.findings import Finding, Report, Verdict
 from harness.judge.profiles import Profile
 from harness.judge.rules import SPEC, Side, described, judge, judge_case, read_case, titles
 from harness.traffic.exchange import Exchange, HttpResponse
-from harness.traffic.send import DEFAULT_TIMEOUT, base_url, check_reachable, client, retarget, send
+from harness.traffic.send import (
+    DEFAULT_TIMEOUT,
+    RULE_TITLES,
+    Sender,
+    SendOptions,
+    base_url,
+    check_reachable,
+    retarget,
+    send,
+    size_finding,
+)
 from harness.traffic.streaming import ChunkResult, Tally, run
 
 #: Replay's own rules: the new response differs from the recorded one (IDs from
@@ -96,6 +112,9 @@ class ReplayJob:
     rate: float | None = None  # requests/s for this process
     check: bool = True
     timeout: float = DEFAULT_TIMEOUT
+    #: How to send (default: SendOptions with ``timeout``).
+    options: SendOptions | None = None
+    selection: Selection = field(default_factory=Selection)
     profile: Profile = SPEC
     _state: dict = field(default_factory=dict, repr=False)
 
@@ -103,14 +122,15 @@ class ReplayJob:
         return {k: v for k, v in self.__dict__.items() if k != "_state"} | {"_state": {}}
 
     def setup(self) -> None:
-        self._state.update(client=client(self.timeout, connections=self.threads),
+        options = self.options or SendOptions(timeout=self.timeout)
+        self._state.update(sender=Sender(options, connections=self.threads),
                            pace=Pace(self.rate),
                            pool=ThreadPoolExecutor(self.threads, thread_name_prefix="replay"))
 
     def close(self) -> None:
         if self._state:
             self._state["pool"].shutdown()
-            self._state["client"].close()
+            self._state["sender"].close()
             self._state.clear()
 
     def judge_all(self, exchanges: Sequence[Exchange], tally: Tally) -> Iterator[list[Finding]]:
@@ -120,8 +140,14 @@ class ReplayJob:
         answers = (map(self.send_one, exchanges) if self.threads <= 1
                    else self._state["pool"].map(self.send_one, exchanges))
         for exchange, answer in zip(exchanges, list(answers), strict=True):
-            if isinstance(answer, TargetUnreachable):
+            if answer is None:  # not selected
+                yield []
+            elif isinstance(answer, TargetUnreachable):
                 yield [transport_failure(exchange, answer, self.contract)]
+            elif isinstance(answer, ResponseTooLarge):
+                operation, binding = _names(exchange, self.contract)
+                yield [size_finding(answer, operation, binding, index=exchange.index,
+                                    source=exchange.source or None)]
             elif isinstance(answer, str):  # a service description: not sent, counted
                 yield described(exchange, answer, tally)
             elif self.check:
@@ -130,16 +156,29 @@ class ReplayJob:
             else:
                 yield []
 
-    def send_one(self, exchange: Exchange) -> HttpResponse | TargetUnreachable | str:
-        """The target's answer, or the kind of service description the request asks for
-        (not sent: see ``skipped_description``)."""
+    def send_one(self, exchange: Exchange
+                 ) -> HttpResponse | TargetUnreachable | ResponseTooLarge | str | None:
+        """The answer, or why there is none: None when not selected, the kind of service
+        description the request asks for (not sent: see ``skipped_description``), the
+        transport failure or size overflow. RunStopped propagates: it ends the run."""
         if (kind := skipped_description(self.contract, exchange)) is not None:
             return kind
+        if self.selection and not self.selection.allows(*_names(exchange, self.contract)):
+            return None
         self._state["pace"].wait()
         try:
-            return send_recorded(self._state["client"], exchange, self.target)
-        except TargetUnreachable as exc:
+            return self._state["sender"].send(retarget(exchange.request, self.target))
+        except (TargetUnreachable, ResponseTooLarge) as exc:
             return exc
+
+
+def _names(exchange: Exchange, contract: Contract) -> tuple[str | None, str | None]:
+    """Operation name and binding label of a recorded request (None when it is neither)."""
+    try:
+        found = classify(contract, exchange.request)
+    except ClassificationError:
+        return None, None
+    return found.operation.name, found.binding.label
 
 
 @dataclass(frozen=True)
@@ -173,6 +212,10 @@ def replay_exchange(http: httpx.Client, exchange: Exchange, contract: Contract, 
         response = send_recorded(http, exchange, target)
     except TargetUnreachable as exc:
         return Replayed(exchange, None, [transport_failure(exchange, exc, contract)], [])
+    except ResponseTooLarge as exc:
+        found = size_finding(exc, *_names(exchange, contract), index=exchange.index,
+                             source=exchange.source or None)
+        return Replayed(exchange, None, [found], [])
     if not check:
         return Replayed(exchange, response, [], [])
     return check_replayed(exchange, response, contract, ignore=ignore, tally=tally)
@@ -196,11 +239,7 @@ def transport_failure(exchange: Exchange, exc: TargetUnreachable,
                       contract: Contract | None = None) -> Finding:
     """REPLAY-TRANSPORT on ``exchange``, attributed to its operation x binding when
     ``contract`` classifies the request."""
-    operation = binding = None
-    if contract is not None:
-        with contextlib.suppress(ClassificationError):
-            call = classify(contract, exchange.request)
-            operation, binding = call.operation.name, call.binding.label
+    operation, binding = _names(exchange, contract) if contract else (None, None)
     return _finding(exchange, _TRANSPORT, Verdict.FAILED, operation, binding, "a response",
                     str(exc))
 
@@ -277,6 +316,7 @@ def _finding(exchange: Exchange, rule: str, verdict: Verdict, operation: str | N
 def replay(paths: Sequence[str | Path], contract: Contract, target: str, *,
            concurrency: int = 8, rate: float | None = None, ignore: Sequence[str] = (),
            check: bool = True, timeout: float = DEFAULT_TIMEOUT, chunk_size: int | None = None,
+           options: SendOptions | None = None, selection: Selection | None = None,
            on_broken: Callable[[str], None] = lambda reason: None,
            on_progress: Callable[[ChunkResult], None] = lambda result: None,
            profile: Profile = SPEC) -> Report:
@@ -289,11 +329,14 @@ def replay(paths: Sequence[str | Path], contract: Contract, target: str, *,
         raise UsageError("--concurrency must be at least 1")
     if rate is not None and rate <= 0:
         raise UsageError("--rate must be above 0")
-    check_reachable(target)
+    options = options or SendOptions(timeout=timeout)
+    check_reachable(target, options=options)
     layout = Layout.for_concurrency(concurrency)
     job = ReplayJob(contract, target, tuple(ignore), layout.threads,
-                    rate / layout.processes if rate else None, check, timeout, profile)
-    report = Report("replay", target, titles() | REPLAY_RULES, profile=profile,
+                    rate / layout.processes if rate else None, check, options.timeout, options,
+                    selection or Selection(), profile)
+    report = Report("replay", target, titles() | REPLAY_RULES | RULE_TITLES,
+                    profile=profile,
                     recordings=[str(p) for p in paths], concurrency=concurrency, rate=rate,
                     processes=layout.processes, threads=layout.threads)
     report.descriptions_note = "skipped: not sent"

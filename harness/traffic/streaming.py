@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 import orjson
 
-from harness.errors import RecordingError
+from harness.errors import RecordingError, RunStopped
 from harness.judge.findings import Finding, Report, Verdict
 from harness.traffic.exchange import Exchange
 from harness.traffic.recording import FORMAT_VERSION, read_exchanges, read_header
@@ -119,6 +119,8 @@ def process(chunk: Chunk) -> ChunkResult:
     exchanges = _decode(chunk, result)
     try:
         judged = list(_job.judge_all(exchanges, result.counts))
+    except RunStopped:  # the run must end (no answers, TLS): not one odd exchange
+        raise
     except Exception:  # one odd exchange must not end the run: judge them one by one
         result.counts.clear()
         judged = [_judge_one(exchange, result) for exchange in exchanges]
@@ -140,6 +142,8 @@ def _judge_one(exchange: Exchange, result: ChunkResult) -> list[Finding]:
     assert _job is not None
     try:
         return next(iter(_job.judge_all([exchange], result.counts)))
+    except RunStopped:
+        raise
     except Exception as exc:
         result.broken.append(f"{exchange.source}: exchange #{exchange.index} cannot be judged "
                              f"({type(exc).__name__}: {' '.join(str(exc).split())[:120]})")
