@@ -19,6 +19,7 @@ from.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -53,9 +54,17 @@ def free_port() -> int:
 
 
 def own_cpu() -> float:
-    """CPU seconds of this process and of its children that ended (replay's processes)."""
-    return sum(resource.getrusage(who).ru_utime + resource.getrusage(who).ru_stime
-               for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    """CPU seconds of this process and every process under it: replay's worker processes are
+    children of multiprocessing's forkserver (a child of ours), which adds them to its own
+    cutime/cstime when they end."""
+    total = sum(resource.getrusage(who).ru_utime + resource.getrusage(who).ru_stime
+                for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    for task in Path("/proc/self/task").iterdir():
+        for pid in (task / "children").read_text().split():
+            with contextlib.suppress(OSError):
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                total += sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+    return total
 
 
 def run_replay(path: Path, url: str, concurrency: int, exchanges: int) -> dict:

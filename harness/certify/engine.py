@@ -48,6 +48,8 @@ PYTEST_INI = PACKAGE / "pytest.ini"
 #: plugins of the environment it is installed into (coverage, xdist, random order) stay out.
 PLUGINS = ("pytest_bdd.plugin", "allure_pytest.plugin")
 DEFAULT_REPORT_DIR = Path("reports")
+#: The features of the certify run under way when it chose its own (``--features``).
+_run_features: tuple[Path, ...] = ()
 #: Names of the argument value sets of ``contract.sample_arguments`` (its ``variant``).
 VALUE_SETS = {"plain": 0, "non-ascii": 1, "xml-special": 2}
 #: Where the run's Report lives while pytest runs (absent in a plain ``pytest`` run).
@@ -64,6 +66,8 @@ class Settings:
     #: Rule IDs: only scenarios tagged with one of them run (empty: all).
     rules: frozenset[str] = frozenset()
     maxfail: int | None = None
+    #: The user's own feature files (``--features DIR``) instead of the packaged ones.
+    features: tuple[Path, ...] = ()
     #: Set when the run had to stop (no answers, TLS): certify turns it into exit 2.
     stopped: HarnessError | None = None
     #: Answers, and those that were 404 or an HTML page (a wrong target's signs).
@@ -259,6 +263,30 @@ def _service_url(target: str | None, contract: Contract,
         yield url
 
 
+def feature_files() -> tuple[Path, ...]:
+    """The features test_conformance binds: the packaged ones, or those of ``--features``."""
+    return _run_features or tuple(FEATURES / name for name in FEATURE_FILES)
+
+
+def user_features(directory: Path) -> tuple[Path, ...]:
+    """The ``*.feature`` files of a folder of the user's (the packaged step glue runs them);
+    UsageError, naming the file and the problem, when one cannot be read as Gherkin."""
+    from pytest_bdd.exceptions import GherkinParseError
+    from pytest_bdd.parser import FeatureParser
+
+    if not directory.is_dir():
+        raise UsageError(f"--features {directory}: not a folder")
+    found = tuple(sorted(directory.resolve().glob("*.feature")))
+    if not found:
+        raise UsageError(f"--features {directory}: no *.feature file in it")
+    for path in found:
+        try:
+            FeatureParser(str(path.parent), path.name).parse()
+        except (GherkinParseError, OSError, UnicodeError) as exc:
+            raise UsageError(f"--features: {path}: {' '.join(str(exc).split())[:200]}") from None
+    return found
+
+
 def certify(target: str | None, contract: Contract | str | None, outputs: Outputs,
             stream=sys.stdout, settings: Settings | None = None,
             profile: Profile | None = None) -> int:
@@ -288,7 +316,7 @@ def certify(target: str | None, contract: Contract | str | None, outputs: Output
         if settings.maxfail:
             args += ["--maxfail", str(settings.maxfail)]
         print(f"certify: {shown}, namespace {contract.namespace}", file=stream, flush=True)
-        code = _run_pytest(args, plugin, stream)
+        code = _run_pytest(args, plugin, stream, settings.features)
     report.finish()
     if settings.stopped is not None:
         raise settings.stopped
@@ -319,27 +347,34 @@ def certify(target: str | None, contract: Contract | str | None, outputs: Output
     return status
 
 
-def _run_pytest(args: list[str], plugin: CertifyPlugin, stream) -> pytest.ExitCode:
+def _run_pytest(args: list[str], plugin: CertifyPlugin, stream,
+                features: tuple[Path, ...] = ()) -> pytest.ExitCode:
     """pytest.main with its terminal output sent to ``stream``."""
     if stream is sys.stdout:
-        with _pytest_environment():
+        with _pytest_environment(features):
             return pytest.ExitCode(pytest.main(args, plugins=[plugin]))
     buffer = io.StringIO()
-    with contextlib.redirect_stdout(buffer), _pytest_environment():
+    with contextlib.redirect_stdout(buffer), _pytest_environment(features):
         code = pytest.main(args, plugins=[plugin])
     stream.write(buffer.getvalue())
     return pytest.ExitCode(code)
 
 
 @contextlib.contextmanager
-def _pytest_environment() -> Iterator[None]:
-    """The user's PYTEST_* variables are for their own tests, not for certify's run."""
+def _pytest_environment(features: tuple[Path, ...] = ()) -> Iterator[None]:
+    """The user's PYTEST_* variables are for their own tests, not for certify's run; the run's
+    features are bound when pytest imports test_conformance (afresh: one process may run
+    certify twice)."""
+    global _run_features
+    _run_features = features
+    sys.modules.pop(f"{__package__}.steps.test_conformance", None)
     saved = {k: os.environ.pop(k) for k in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS") if k in os.environ}
     autoload = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     try:
         yield
     finally:
+        _run_features = ()
         os.environ.update(saved)
         if autoload is None:
             del os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"]

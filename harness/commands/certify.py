@@ -47,6 +47,9 @@ def register(sub) -> None:
                         "(repeatable; see --list-rules)")
     p.add_argument("--maxfail", type=positive(int), metavar="N",
                    help="stop after N failed scenarios")
+    p.add_argument("--features", metavar="DIR", type=Path,
+                   help="run your own *.feature files (e.g. written for another contract) "
+                        "with the harness's steps, instead of the packaged features")
     p.add_argument("--values", metavar="FILE",
                    help="real test data per operation (TOML: [Operation] param = value), used "
                         "instead of generated values")
@@ -60,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     if args.list_rules:
         print(rules.catalogue_table())
         return 0
-    from harness.certify.engine import Outputs, Settings, certify
+    from harness.certify.engine import Outputs, Settings, certify, user_features
     from harness.contract.selection import Values
 
     check_outputs(args.json, args.junit)
@@ -68,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
     contract = contract_for_target(args, args.target, options, sys.stdout, "certify")
     settings = Settings(send=options, selection=selection(args, contract),
                         values=Values.load(contract, args.values),
-                        rules=frozenset(args.rule), maxfail=args.maxfail)
+                        rules=frozenset(args.rule), maxfail=args.maxfail,
+                        features=user_features(args.features) if args.features else ())
     outputs = Outputs(json=args.json, junit=args.junit, report_dir=args.report_dir,
                       html=not args.no_html)
     return certify(args.target, contract, outputs, settings=settings,

@@ -17,7 +17,7 @@ import csv
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,14 +27,15 @@ from locust import stats as locust_stats
 from locust.env import Environment
 from locust.html import get_html_report
 
-from harness.contract.model import from_dict
+from harness.contract.model import Contract, from_dict
+from harness.contract.selection import Selection
 from harness.errors import HarnessError, TargetUnreachable, UsageError
 from harness.judge.findings import Report
 from harness.load.schedule import Schedule, Timing
 from harness.load.slicing import read_slice
 from harness.load.user import Feed, ReplayUser
 from harness.load.verdict import Merged
-from harness.traffic.send import check_reachable
+from harness.traffic.send import SendOptions, check_reachable
 
 #: Seconds between the go message and the first request due: every worker hears it first.
 START_DELAY = 1.0
@@ -49,17 +50,30 @@ class Settings:
     timing: Timing
     check_ratio: float = 1.0
     ignore: tuple[str, ...] = ()
-    timeout: float = 30.0
     concurrency: int = 100
-    insecure: bool = False
-    cacert: str | None = None
+    #: harness.traffic.send.SendOptions as data (timeout, max_response_mb, insecure, cacert,
+    #: headers), and the --operation/--binding selection.
+    sending: dict[str, Any] = field(default_factory=dict)
+    operations: tuple[str, ...] = ()
+    bindings: tuple[str, ...] = ()
 
     def to_data(self) -> dict[str, Any]:
-        return {**self.__dict__, "timing": self.timing.__dict__, "ignore": list(self.ignore)}
+        return {**self.__dict__, "timing": self.timing.__dict__, "ignore": list(self.ignore),
+                "operations": list(self.operations), "bindings": list(self.bindings)}
 
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> Settings:
-        return cls(**{**data, "timing": Timing(**data["timing"]), "ignore": tuple(data["ignore"])})
+        return cls(**{**data, "timing": Timing(**data["timing"]), "ignore": tuple(data["ignore"]),
+                      "operations": tuple(data["operations"]),
+                      "bindings": tuple(data["bindings"])})
+
+    @property
+    def options(self) -> SendOptions:
+        return SendOptions(**{**self.sending, "headers": tuple(
+            (str(k), str(v)) for k, v in self.sending.get("headers", ()))})
+
+    def selection(self, contract: Contract) -> Selection:
+        return Selection.parse(contract, self.operations, self.bindings)
 
     def users(self, workers: int = 1) -> int:
         """Locust users in all: one dispatcher per worker in the open models."""
@@ -82,7 +96,7 @@ class Outputs:
 
 
 def run_local(paths: list[str], settings: Settings, outputs: Outputs) -> int:
-    check_reachable(settings.target)
+    check_reachable(settings.target, options=settings.options)
     recordings = read_slice(paths, from_dict(settings.contract))
     schedule = Schedule(recordings.started, settings.timing)
     env = _environment(settings)
@@ -107,7 +121,7 @@ def run_local(paths: list[str], settings: Settings, outputs: Outputs) -> int:
 
 def run_master(paths: list[str], settings: Settings, outputs: Outputs, *, workers: int,
                bind_host: str, port: int, wait_workers: float) -> int:
-    check_reachable(settings.target)
+    check_reachable(settings.target, options=settings.options)
     recordings = read_slice(paths, from_dict(settings.contract), keep=False)
     schedule = Schedule(recordings.started, settings.timing)
     if settings.timing.users and settings.timing.users < workers:
@@ -239,22 +253,24 @@ def _environment(settings: Settings | None) -> Environment:
 
 def _configure(settings: Settings) -> None:
     """The user class as the settings say (users are made after this, when they spawn)."""
+    options = settings.options
     ReplayUser.host = settings.target
-    ReplayUser.network_timeout = ReplayUser.connection_timeout = settings.timeout
+    ReplayUser.network_timeout = ReplayUser.connection_timeout = options.timeout
     ReplayUser.concurrency = settings.concurrency
-    ReplayUser.insecure = settings.insecure
-    if settings.cacert:
+    ReplayUser.insecure = options.insecure
+    if options.cacert:
         import gevent.ssl
 
-        cafile = settings.cacert
+        cafile = options.cacert
         ReplayUser.ssl_context_factory = staticmethod(
             lambda: gevent.ssl.create_default_context(cafile=cafile))
 
 
 def _feed(entries, schedule: Schedule, settings: Settings, on_done: Callable[[], None]) -> Feed:
-    feed = Feed(entries, schedule, from_dict(settings.contract), settings.target,
-                settings.check_ratio, settings.ignore, settings.timeout, settings.concurrency,
-                on_done)
+    contract = from_dict(settings.contract)
+    feed = Feed(entries, schedule, contract, settings.target, settings.check_ratio,
+                settings.ignore, settings.options, settings.selection(contract),
+                settings.concurrency, on_done)
     ReplayUser.feed = feed
     return feed
 
@@ -376,6 +392,8 @@ def _write_report(report: Report, outputs: Outputs) -> int:
           f"p50 {m['p50_ms']} ms, p95 {m['p95_ms']} ms, p99 {m['p99_ms']} ms; "
           f"lag max {m['lag_max_s']} s, mean {m['lag_mean_s']} s, {m['late']} late; "
           f"{m['workers']} worker(s)", file=sys.stdout)
+    if m.get("broken_lines"):
+        print(f"harness load: {m['broken_lines']} broken line(s) skipped", file=sys.stderr)
     if outputs.json:
         report.write_json(outputs.json)
     if outputs.junit:
@@ -399,9 +417,11 @@ def run_from_options(o: dict[str, Any]) -> int:
     if o["worker"]:
         return run_worker(o["recordings"], master_host=o["master_host"], port=o["master_port"])
     timing = Timing(o["speed"], o["loop"], o["max_wait"], o["rate"], o["users"])
+    sending = {"timeout": o["timeout"], "max_response_mb": o["max_response_mb"],
+               "insecure": o["insecure"], "cacert": o["cacert"], "headers": o["header"]}
     settings = Settings(o["target"], o["contract"], timing, o["check_ratio"],
-                        tuple(o["ignore"]), o["timeout"], o["concurrency"], o["insecure"],
-                        o["cacert"])
+                        tuple(o["ignore"]), o["concurrency"], sending,
+                        tuple(o["operation"]), tuple(o["binding"]))
     outputs = Outputs(o["json"], o["junit"], o["csv"], o["html"], o["quiet"], o["fail_ratio"],
                       o["p95_ms"], o["web_port"])
     if o["master"]:

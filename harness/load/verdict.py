@@ -17,7 +17,8 @@ from harness.contract.model import Contract
 from harness.judge.findings import Finding, Report, Verdict
 from harness.judge.rules import titles
 from harness.traffic.exchange import Exchange, HttpResponse
-from harness.traffic.replay import REPLAY_RULES, check_replayed, transport_failure
+from harness.traffic.replay import REPLAY_RULES, Answer, judge_answer
+from harness.traffic.send import RULE_TITLES
 from harness.traffic.streaming import Tally
 
 #: An answer this much later than due counts as late.
@@ -49,19 +50,15 @@ class Gathered:
     last_sent: float | None = None
     cpu_s: float = 0.0  # this process's CPU time from the start to the end of its slice
 
-    def judge(self, exchange: Exchange, response: HttpResponse | Exception, contract: Contract,
-              *, check: bool, ignore: Sequence[str]) -> list[Finding]:
-        """The failures and warnings on one answer (``response``: the exception when none
-        came); passed and not-applicable findings are only counted."""
-        self.sent += 1
-        if isinstance(response, Exception):
-            found = [transport_failure(exchange, response)]  # type: ignore[arg-type]
-        elif check:
-            self.judged += 1
-            found = check_replayed(exchange, response, contract, ignore=ignore,
-                                   tally=self.tally).findings
-        else:
-            found = []
+    def judge(self, exchange: Exchange, answer: Answer, contract: Contract, *, check: bool,
+              ignore: Sequence[str]) -> list[Finding]:
+        """The failures and warnings on one answer, as replay finds them (``judge_answer``:
+        the answer, or the transport failure, the size overflow, a service description's
+        kind); passed and not-applicable findings are only counted."""
+        self.sent += not isinstance(answer, str)  # a service description is not sent
+        self.judged += isinstance(answer, HttpResponse) and check
+        found = judge_answer(exchange, answer, contract, ignore=ignore, check=check,
+                             tally=self.tally)
         if any(f.verdict is Verdict.FAILED for f in found):
             self.failing += 1
         self.kept += found
@@ -96,7 +93,7 @@ class Merged:
     """The master's side: findings and figures of every worker, into one Report."""
 
     def __init__(self, target: str, **meta: Any) -> None:
-        self.report = Report("load", target, titles() | REPLAY_RULES, **meta)
+        self.report = Report("load", target, titles() | REPLAY_RULES | RULE_TITLES, **meta)
         self.figures = Gathered()
         self.slices: list[int] = []  # requests sent by each worker
         self.cpu: list[float] = []  # CPU seconds of each worker

@@ -140,21 +140,8 @@ class ReplayJob:
         answers = (map(self.send_one, exchanges) if self.threads <= 1
                    else self._state["pool"].map(self.send_one, exchanges))
         for exchange, answer in zip(exchanges, list(answers), strict=True):
-            if answer is None:  # not selected
-                yield []
-            elif isinstance(answer, TargetUnreachable):
-                yield [transport_failure(exchange, answer, self.contract)]
-            elif isinstance(answer, ResponseTooLarge):
-                operation, binding = _names(exchange, self.contract)
-                yield [size_finding(answer, operation, binding, index=exchange.index,
-                                    source=exchange.source or None)]
-            elif isinstance(answer, str):  # a service description: not sent, counted
-                yield described(exchange, answer, tally)
-            elif self.check:
-                yield check_replayed(exchange, answer, self.contract, ignore=self.ignore,
-                                     tally=tally, profile=self.profile).findings
-            else:
-                yield []
+            yield judge_answer(exchange, answer, self.contract, ignore=self.ignore,
+                               check=self.check, tally=tally, profile=self.profile)
 
     def send_one(self, exchange: Exchange
                  ) -> HttpResponse | TargetUnreachable | ResponseTooLarge | str | None:
@@ -170,6 +157,32 @@ class ReplayJob:
             return self._state["sender"].send(retarget(exchange.request, self.target))
         except (TargetUnreachable, ResponseTooLarge) as exc:
             return exc
+
+
+Answer = HttpResponse | TargetUnreachable | ResponseTooLarge | str | None
+
+
+def judge_answer(exchange: Exchange, answer: Answer, contract: Contract, *,
+                 ignore: Sequence[str] = (), check: bool = True,
+                 tally: Tally | None = None, profile: Profile = SPEC) -> list[Finding]:
+    """What replay (and ``harness load``) find on one answer to ``exchange``'s request, as
+    ``ReplayJob.send_one`` returns it: None (not selected), a service description's kind (not
+    sent, counted), the transport failure, the size overflow, or the response (judged by
+    ``check_replayed`` unless ``check`` is off)."""
+    if answer is None:
+        return []
+    if isinstance(answer, TargetUnreachable):
+        return [transport_failure(exchange, answer, contract)]
+    if isinstance(answer, ResponseTooLarge):
+        operation, binding = _names(exchange, contract)
+        return [size_finding(answer, operation, binding, index=exchange.index,
+                             source=exchange.source or None)]
+    if isinstance(answer, str):
+        return described(exchange, answer, tally)
+    if check:
+        return check_replayed(exchange, answer, contract, ignore=ignore, tally=tally,
+                              profile=profile).findings
+    return []
 
 
 def _names(exchange: Exchange, contract: Contract) -> tuple[str | None, str | None]:
