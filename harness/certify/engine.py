@@ -129,8 +129,8 @@ class Service:
             # succeed? Then only these values are refused, which the spec leaves open (4.10).
             sent = self._send(op, how, VALUE_SETS["plain"])
             control = sent if isinstance(sent, Exchange) else None
-        found = rules.judge(exchange, self.contract, intended=(op, how), rules=rules_,
-                            control=control,
+        found = rules.judge(exchange, self.contract, intended=(op, how),
+                            rules=rules.with_passive(rules_), control=control,
                             profile=self.report.profile if self.report else rules.SPEC)
         self._record(exchange, found)
         return Call(op, how, exchange, found, control)

@@ -25,6 +25,7 @@ from harness.errors import ResponseTooLarge, TargetUnreachable
 from harness.judge.compare import Difference, compare_responses, ignored_path
 from harness.judge.findings import Finding, Report, Verdict
 from harness.judge.profiles import Profile
+from harness.judge.security import judge_leaks
 from harness.traffic.exchange import Exchange, HttpRequest, HttpResponse
 from harness.traffic.redaction import redact_credentials
 from harness.traffic.send import (
@@ -47,6 +48,7 @@ TITLES = {
     "DIFF-BODY": "candidate's body equals the primary's (XML structurally, fault code included)",
     "DIFF-FAULT-REASON": "fault reason / error text equal (prose: a warning only)",
     CROSS_BINDING: "one implementation gives the same result over all four bindings",
+    "SEC-LEAK": "an error answer leaks no implementation detail (passive: a warning)",
 }
 #: The rules every case is judged on (DIFF-FAULT-REASON only ever warns).
 CASE_RULES = ("DIFF-STATUS", "DIFF-CONTENT-TYPE", "DIFF-BODY")
@@ -204,6 +206,14 @@ class Diff:
         self._spill.write(json.dumps(record, ensure_ascii=False) + "\n")
         for difference in answered.differences:
             self._keep_example(answered, difference)
+        for role in self.roles:  # SEC-LEAK, passive: a warning on either side's error answers
+            judged = judge_leaks(answered.responses[role])
+            if judged is not None:
+                verdict, expected, actual = judged
+                self.report.add(Finding(
+                    "SEC-LEAK", Verdict.WARNING if verdict is Verdict.FAILED else verdict,
+                    *where, expected=expected, actual=f"{role}: {actual}", index=case.index,
+                    source=case.source, extra={"implementation": role}))
         if case.operation and case.binding and case.arguments is not None:
             for role in (PRIMARY, CANDIDATE):
                 self.consistency.record(role, case.operation, case.arguments, case.binding,

@@ -37,6 +37,7 @@ from harness.contract.xmlsafe import element_children, local_name, namespace
 from harness.errors import ClassificationError, ServiceDescription
 from harness.judge.findings import DESCRIPTION, Finding, Verdict
 from harness.judge.profiles import Profile
+from harness.judge.security import judge_leaks
 from harness.traffic.exchange import (
     Exchange,
     HttpRequest,
@@ -718,6 +719,20 @@ def operation_result(case: Case) -> Iterator[Outcome]:
         yield failed(f"root {want}", f"root {_describe_element(root)}")
 
 
+def no_leak(case: Case) -> Iterator[Outcome]:
+    """7 (silent): an error answer leaks no implementation detail (security.judge_leaks). A
+    permitted deviation here: stock ASP.NET sends stack traces to local clients; ``harness
+    probe`` fails it."""
+    if (skip := _response_outcome(case)) is not None:
+        yield skip
+        return
+    judged = judge_leaks(case.response)  # type: ignore[arg-type]
+    if judged is None:
+        yield not_applicable("not an error answer")
+    else:
+        yield _new(Outcome, (*judged, ""))
+
+
 # -------------------------------------------------------------------------------- catalogue
 
 UNCLASSIFIED = "UNCLASSIFIED"
@@ -768,9 +783,20 @@ CATALOGUE: tuple[Rule, ...] = (
          Level.MANDATORY, Side.RESPONSE, version_by_content_type),
     Rule("V2-NO-VERSION-SEGMENT", "9.2", "no version segment in the path",
          Level.MANDATORY, Side.REQUEST, no_version_segment),
+    Rule("SEC-LEAK", "7", "an error answer leaks no implementation detail (stack frames, "
+         "exception types, source paths, SQL text, framework version)",
+         Level.PERMITTED, Side.RESPONSE, no_leak),
 )
 
 RULES: dict[str, Rule] = {rule.id: rule for rule in CATALOGUE}
+#: Rules judged on every exchange a command sees, whatever rules it selects (certify's
+#: scenarios select theirs by tag).
+PASSIVE: tuple[str, ...] = ("SEC-LEAK",)
+
+
+def with_passive(ids: Iterable[str] | None) -> tuple[str, ...] | None:
+    """``ids`` plus the passive rules (None, all rules, stays None)."""
+    return None if ids is None else tuple(dict.fromkeys([*ids, *PASSIVE]))
 
 
 def titles() -> dict[str, str]:
