@@ -730,7 +730,7 @@ def no_leak(case: Case) -> Iterator[Outcome]:
     if judged is None:
         yield not_applicable("not an error answer")
     else:
-        yield _new(Outcome, (*judged, ""))
+        yield Outcome(*judged, "")  # (Outcome's own __new__ fills ``tolerated``)
 
 
 # -------------------------------------------------------------------------------- catalogue
@@ -920,7 +920,7 @@ def _weighed(rule: Rule, outcome: Outcome, profile: Profile) -> Verdict:
     is a warning under asmx; a permitted rule only warns. (Per-rule overrides are the
     Report's: they weigh every command's findings alike, replay's and diff's own included.)"""
     verdict = outcome[0]
-    if outcome[4] and profile.tolerant:
+    if profile.tolerant and len(outcome) > 4 and outcome[4]:
         verdict = _WARNING
     if verdict is _FAILED and rule.level is Level.PERMITTED:
         verdict = _WARNING
