@@ -156,7 +156,7 @@ class ReplayJob:
         try:
             return self._state["sender"].send(retarget(exchange.request, self.target))
         except (TargetUnreachable, ResponseTooLarge) as exc:
-            return exc
+            return exc.with_traceback(None)  # kept until the chunk is judged: no frames
 
 
 Answer = HttpResponse | TargetUnreachable | ResponseTooLarge | str | None
