@@ -24,6 +24,8 @@ from harness.diff.noise import Noise, noise_key
 from harness.errors import ResponseTooLarge, TargetUnreachable
 from harness.judge.compare import Difference, compare_responses, ignored_path
 from harness.judge.findings import Finding, Report, Verdict
+from harness.judge.profiles import Profile
+from harness.judge.security import judge_leaks
 from harness.traffic.exchange import Exchange, HttpRequest, HttpResponse
 from harness.traffic.redaction import redact_credentials
 from harness.traffic.send import (
@@ -46,6 +48,7 @@ TITLES = {
     "DIFF-BODY": "candidate's body equals the primary's (XML structurally, fault code included)",
     "DIFF-FAULT-REASON": "fault reason / error text equal (prose: a warning only)",
     CROSS_BINDING: "one implementation gives the same result over all four bindings",
+    "SEC-LEAK": "an error answer leaks no implementation detail (passive: a warning)",
 }
 #: The rules every case is judged on (DIFF-FAULT-REASON only ever warns).
 CASE_RULES = ("DIFF-STATUS", "DIFF-CONTENT-TYPE", "DIFF-BODY")
@@ -111,14 +114,16 @@ class Diff:
 
     def __init__(self, contract: Contract, targets: Targets, *, ignore: Iterable[str] = (),
                  jobs: int = 8, timeout: float = 30.0, options: SendOptions | None = None,
-                 selection: Selection | None = None) -> None:
+                 selection: Selection | None = None,
+                 profile: Profile | None = None) -> None:
         self.contract = contract
         self.roles = targets.roles()
         self.ignore = tuple(ignore)
         self.jobs = max(1, jobs)
         self.options = options or SendOptions(timeout=timeout)
         self.selection = selection or Selection()
-        self.report = Report("diff", self.roles[CANDIDATE], TITLES | RULE_TITLES, **self._meta())
+        self.report = Report("diff", self.roles[CANDIDATE], TITLES | RULE_TITLES,
+                             profile=profile, **self._meta())
         #: Per role: answers, and those that were 404/HTML (a wrong target's signs).
         self._answered: Counter[str] = Counter()
         self._strange: Counter[str] = Counter()
@@ -201,6 +206,14 @@ class Diff:
         self._spill.write(json.dumps(record, ensure_ascii=False) + "\n")
         for difference in answered.differences:
             self._keep_example(answered, difference)
+        for role in self.roles:  # SEC-LEAK, passive: a warning on either side's error answers
+            judged = judge_leaks(answered.responses[role])
+            if judged is not None:
+                verdict, expected, actual = judged
+                self.report.add(Finding(
+                    "SEC-LEAK", Verdict.WARNING if verdict is Verdict.FAILED else verdict,
+                    *where, expected=expected, actual=f"{role}: {actual}", index=case.index,
+                    source=case.source, extra={"implementation": role}))
         if case.operation and case.binding and case.arguments is not None:
             for role in (PRIMARY, CANDIDATE):
                 self.consistency.record(role, case.operation, case.arguments, case.binding,
