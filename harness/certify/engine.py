@@ -28,6 +28,7 @@ from harness.contract.selection import Selection, Values
 from harness.errors import HarnessError, ResponseTooLarge, RunStopped, TargetUnreachable, UsageError
 from harness.judge import rules
 from harness.judge.findings import Finding, Report, Verdict
+from harness.judge.profiles import Profile
 from harness.traffic import send
 from harness.traffic.exchange import Exchange
 
@@ -129,7 +130,8 @@ class Service:
             sent = self._send(op, how, VALUE_SETS["plain"])
             control = sent if isinstance(sent, Exchange) else None
         found = rules.judge(exchange, self.contract, intended=(op, how),
-                            rules=rules.with_passive(rules_), control=control)
+                            rules=rules.with_passive(rules_), control=control,
+                            profile=self.report.profile if self.report else rules.SPEC)
         self._record(exchange, found)
         return Call(op, how, exchange, found, control)
 
@@ -286,7 +288,8 @@ def user_features(directory: Path) -> tuple[Path, ...]:
 
 
 def certify(target: str | None, contract: Contract | str | None, outputs: Outputs,
-            stream=sys.stdout, settings: Settings | None = None) -> int:
+            stream=sys.stdout, settings: Settings | None = None,
+            profile: Profile | None = None) -> int:
     """Run the features against ``target`` (the embedded reference when None); exit status.
 
     ``contract``: the service's Contract (a namespace string, or None, means School Mobile
@@ -303,7 +306,7 @@ def certify(target: str | None, contract: Contract | str | None, outputs: Output
     with _service_url(target, contract, settings.send) as url:
         shown = url if target else f"embedded reference at {url}"
         report = Report("certify", shown, titles=rules.titles() | send.RULE_TITLES,
-                        namespace=contract.namespace)
+                        profile=profile, namespace=contract.namespace)
         plugin = CertifyPlugin(report, settings)
         args = [str(CONFORMANCE_TESTS), "-c", str(PYTEST_INI), "--rootdir", str(PACKAGE),
                 *(a for name in PLUGINS for a in ("-p", name)), "-q", "--tb=no", "-rN",
