@@ -28,7 +28,7 @@ from harness.errors import UsageError
 
 FILE_NAME = "harness.toml"
 ALIASES = {"headers": "header", "operations": "operation", "bindings": "binding",
-           "rules": "rule"}
+           "rules": "rule", "severities": "severity"}
 PATH_KEYS = frozenset({"values", "cacert"})
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -123,6 +123,8 @@ def _expanded(value: Any, source: Path) -> Any:
 def _as_list(key: str, value: Any, action: argparse.Action, source: Path) -> list[Any]:
     if isinstance(value, dict) and action.dest == "header":
         value = [f"{k}: {v}" for k, v in value.items()]
+    if isinstance(value, dict) and action.dest == "severity":  # [severity] R2-... = "warning"
+        value = [f"{k}={v}" for k, v in value.items()]
     items = value if isinstance(value, list) else [value]
     return [_converted(key, item, action, source) for item in items]
 

@@ -8,7 +8,8 @@ bench/bench_oversize.py:
 Kinds: ``silent`` (accepts, never answers), ``trickle`` (headers, then one body byte a
 second), ``huge`` (Content-Length 2 GB, streamed from one reused block), ``endless`` (chunked,
 never ends), ``gzip-bomb`` (Content-Encoding gzip: ~10 GB decoded from a few MB; each chunk is
-one gzip member of zeros), ``html`` (a plain web server: 404 text/html to everything),
+one gzip member of zeros), ``html`` (a plain web server: 404 text/html to everything, with a
+Set-Cookie credential),
 ``tls`` (``serve("tls", cert=...)``: HTTPS with a self-signed certificate, answers 404).
 """
 
@@ -27,6 +28,10 @@ from pathlib import Path
 
 BLOCK = b"x" * (1 << 20)
 KINDS = ("silent", "trickle", "huge", "endless", "gzip-bomb", "html", "tls")
+#: Heads of the requests the servers read (this process), to check what was sent.
+SEEN: list[bytes] = []
+#: The cookie the ``html`` server sets: a credential that must never reach a report.
+COOKIE_SECRET = "session=s3cr3t-cookie-value"
 
 
 @functools.cache
@@ -44,6 +49,7 @@ def _read_request(conn: socket.socket) -> bool:
             return False
         data += got
     head, _, rest = data.partition(b"\r\n\r\n")
+    SEEN.append(head)
     length = 0
     for line in head.split(b"\r\n")[1:]:
         name, _, value = line.partition(b":")
@@ -102,8 +108,9 @@ def _gzip_bomb(conn: socket.socket, stop: threading.Event) -> None:
 def _html(conn: socket.socket, stop: threading.Event) -> None:
     page = b"<!DOCTYPE html><html><body><h1>Not Found</h1></body></html>"
     while _read_request(conn):
-        conn.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\n"
-                     b"Content-Length: %d\r\n\r\n%s" % (len(page), page))
+        conn.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\nSet-Cookie: %s\r\n"
+                     b"Content-Length: %d\r\n\r\n%s"
+                     % (COOKIE_SECRET.encode(), len(page), page))
 
 
 HANDLERS: dict[str, Callable[[socket.socket, threading.Event], None]] = {

@@ -29,6 +29,7 @@ from harness.contract.selection import Selection, Values
 from harness.errors import HarnessError, ResponseTooLarge, RunStopped, TargetUnreachable, UsageError
 from harness.judge import rules, wsdl_rules
 from harness.judge.findings import Finding, Report, Verdict
+from harness.judge.profiles import Profile
 from harness.traffic import send
 from harness.traffic.exchange import Exchange
 
@@ -132,7 +133,8 @@ class Service:
             sent = self._send(op, how, VALUE_SETS["plain"])
             control = sent if isinstance(sent, Exchange) else None
         found = rules.judge(exchange, self.contract, intended=(op, how),
-                            rules=rules.with_passive(rules_), control=control)
+                            rules=rules.with_passive(rules_), control=control,
+                            profile=self.report.profile if self.report else rules.SPEC)
         self._record(exchange, found)
         return Call(op, how, exchange, found, control)
 
@@ -330,7 +332,8 @@ def user_features(directory: Path) -> tuple[Path, ...]:
 
 
 def certify(target: str | None, contract: Contract | str | None, outputs: Outputs,
-            stream=sys.stdout, settings: Settings | None = None) -> int:
+            stream=sys.stdout, settings: Settings | None = None,
+            profile: Profile | None = None) -> int:
     """Run the features against ``target`` (the embedded reference when None); exit status.
 
     ``contract``: the service's Contract (a namespace string, or None, means School Mobile
@@ -345,7 +348,7 @@ def certify(target: str | None, contract: Contract | str | None, outputs: Output
     with _service_url(target, contract, settings.send) as url:
         shown = url if target else f"embedded reference at {url}"
         report = Report("certify", shown, titles=rules.titles() | send.RULE_TITLES,
-                        namespace=contract.namespace)
+                        profile=profile, namespace=contract.namespace)
         plugin = CertifyPlugin(report, settings, contract)
         args = [str(CONFORMANCE_TESTS), "-c", str(PYTEST_INI), "--rootdir", str(PACKAGE),
                 *(a for name in PLUGINS for a in ("-p", name)), "-q", "--tb=no", "-rN",

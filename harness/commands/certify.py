@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from harness.commands import add_command
+from harness.commands.judging import add_profile_options, profile_of
 from harness.commands.options import (
     add_contract_options,
     add_send_options,
@@ -38,7 +39,8 @@ def register(sub) -> None:
     p.add_argument("--no-html", action="store_true",
                    help="write Allure results but do not render the HTML report")
     p.add_argument("--list-rules", action="store_true",
-                   help="print the rules catalogue (rule ID, clause, level, side) and exit")
+                   help="print the rules catalogue (rule ID, clause, side, what each profile "
+                        "does) and exit")
     add_send_options(p)
     p.add_argument("--rule", action="append", default=[], metavar="RULE_ID",
                    help="run only the scenarios tagged with this rule ID, e.g. R4-STATUS "
@@ -51,6 +53,7 @@ def register(sub) -> None:
     p.add_argument("--values", metavar="FILE",
                    help="real test data per operation (TOML: [Operation] param = value), used "
                         "instead of generated values")
+    add_profile_options(p)
     p.set_defaults(run=run)
 
 
@@ -72,4 +75,5 @@ def run(args: argparse.Namespace) -> int:
                         features=user_features(args.features) if args.features else ())
     outputs = Outputs(json=args.json, junit=args.junit, report_dir=args.report_dir,
                       html=not args.no_html)
-    return certify(args.target, contract, outputs, settings=settings)
+    return certify(args.target, contract, outputs, settings=settings,
+                   profile=profile_of(args))

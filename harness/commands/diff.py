@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from harness.commands import add_command
+from harness.commands.judging import add_profile_options, profile_of
 from harness.commands.options import (
     add_contract_options,
     add_send_options,
@@ -49,6 +50,7 @@ def register(sub) -> None:
     p.add_argument("--jobs", type=positive(int), default=8,
                    help="requests in flight (default 8)")
     add_send_options(p)
+    add_profile_options(p)
     p.set_defaults(run=run)
 
 
@@ -61,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
         recorded_cases,
         write_allure,
     )
+    from harness.diff.engine import TITLES
     from harness.traffic.send import check_reachable
 
     require(args, "primary", "candidate")
@@ -73,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
              if args.recordings else generated_cases(contract))
     diff = Diff(contract, Targets(args.primary, args.candidate, args.secondary),
                 ignore=args.ignore, jobs=args.jobs, options=options,
-                selection=selection(args, contract))
+                selection=selection(args, contract), profile=profile_of(args, TITLES))
     result = diff.run(cases)
     print_places(result, sys.stdout)
     result.report.print_console(sys.stdout)

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from harness.commands import add_command
+from harness.commands.judging import add_profile_options, profile_of
 from harness.commands.lint import add_report_options, broken_line_printer, write_outputs
 from harness.commands.options import (
     add_contract_options,
@@ -41,11 +42,12 @@ def register(sub) -> None:
     add_contract_options(p)
     add_send_options(p)
     add_report_options(p)
+    add_profile_options(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.traffic.replay import replay
+    from harness.traffic.replay import REPLAY_RULES, replay
     from harness.traffic.streaming import progress_bar
 
     require(args, "target")
@@ -64,5 +66,6 @@ def run(args: argparse.Namespace) -> int:
         report = replay(args.recordings, contract, args.target,
                         concurrency=args.concurrency, rate=args.rate, ignore=args.ignore,
                         options=options, selection=selection(args, contract),
-                        on_broken=broken_line_printer("replay"), on_progress=advance)
+                        on_broken=broken_line_printer("replay"), on_progress=advance,
+                        profile=profile_of(args, REPLAY_RULES))
     return write_outputs(report, args)

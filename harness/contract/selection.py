@@ -5,7 +5,8 @@ Values file (TOML; one table per operation, parameters as the spec spells them; 
 not named keeps its generated value)::
 
     [GetTeacherSubjectsByID]
-    id_teacher = 1234
+    Tid = "T-1234"          # a teacher that exists on staging
+    TClassid = "7B"
 
     [AuthCode]
     code = "STAGING-CODE"

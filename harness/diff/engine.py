@@ -24,6 +24,7 @@ from harness.diff.noise import Noise, noise_key
 from harness.errors import ResponseTooLarge, TargetUnreachable
 from harness.judge.compare import Difference, compare_responses, ignored_path
 from harness.judge.findings import Finding, Report, Verdict
+from harness.judge.profiles import Profile
 from harness.judge.security import judge_leaks
 from harness.traffic.exchange import Exchange, HttpRequest, HttpResponse
 from harness.traffic.redaction import redact_credentials
@@ -113,14 +114,16 @@ class Diff:
 
     def __init__(self, contract: Contract, targets: Targets, *, ignore: Iterable[str] = (),
                  jobs: int = 8, timeout: float = 30.0, options: SendOptions | None = None,
-                 selection: Selection | None = None) -> None:
+                 selection: Selection | None = None,
+                 profile: Profile | None = None) -> None:
         self.contract = contract
         self.roles = targets.roles()
         self.ignore = tuple(ignore)
         self.jobs = max(1, jobs)
         self.options = options or SendOptions(timeout=timeout)
         self.selection = selection or Selection()
-        self.report = Report("diff", self.roles[CANDIDATE], TITLES | RULE_TITLES, **self._meta())
+        self.report = Report("diff", self.roles[CANDIDATE], TITLES | RULE_TITLES,
+                             profile=profile, **self._meta())
         #: Per role: answers, and those that were 404/HTML (a wrong target's signs).
         self._answered: Counter[str] = Counter()
         self._strange: Counter[str] = Counter()

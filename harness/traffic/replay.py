@@ -30,7 +30,8 @@ from harness.errors import (
 )
 from harness.judge.compare import Difference, compare_responses
 from harness.judge.findings import Finding, Report, Verdict
-from harness.judge.rules import Side, described, judge, judge_case, read_case, titles
+from harness.judge.profiles import Profile
+from harness.judge.rules import SPEC, Side, described, judge, judge_case, read_case, titles
 from harness.traffic.exchange import Exchange, HttpResponse
 from harness.traffic.send import (
     DEFAULT_TIMEOUT,
@@ -114,6 +115,7 @@ class ReplayJob:
     #: How to send (default: SendOptions with ``timeout``).
     options: SendOptions | None = None
     selection: Selection = field(default_factory=Selection)
+    profile: Profile = SPEC
     _state: dict = field(default_factory=dict, repr=False)
 
     def __getstate__(self) -> dict:
@@ -139,22 +141,24 @@ class ReplayJob:
                    else self._state["pool"].map(self.send_one, exchanges))
         for exchange, answer in zip(exchanges, list(answers), strict=True):
             yield judge_answer(exchange, answer, self.contract, ignore=self.ignore,
-                               check=self.check, tally=tally)
+                               check=self.check, tally=tally, profile=self.profile)
+
+    def chosen(self, exchange: Exchange) -> bool:
+        """--operation/--binding: streaming leaves the others out (not sent, not counted)."""
+        return not self.selection or self.selection.allows(*_names(exchange, self.contract))
 
     def send_one(self, exchange: Exchange
-                 ) -> HttpResponse | TargetUnreachable | ResponseTooLarge | str | None:
-        """The answer, or why there is none: None when not selected, the kind of service
-        description the request asks for (not sent: see ``skipped_description``), the
-        transport failure or size overflow. RunStopped propagates: it ends the run."""
+                 ) -> HttpResponse | TargetUnreachable | ResponseTooLarge | str:
+        """The answer, or why there is none: the kind of service description the request
+        asks for (not sent: see ``skipped_description``), the transport failure or size
+        overflow. RunStopped propagates: it ends the run."""
         if (kind := skipped_description(self.contract, exchange)) is not None:
             return kind
-        if self.selection and not self.selection.allows(*_names(exchange, self.contract)):
-            return None
         self._state["pace"].wait()
         try:
             return self._state["sender"].send(retarget(exchange.request, self.target))
         except (TargetUnreachable, ResponseTooLarge) as exc:
-            return exc
+            return exc.with_traceback(None)  # kept until the chunk is judged: no frames
 
 
 Answer = HttpResponse | TargetUnreachable | ResponseTooLarge | str | None
@@ -162,7 +166,7 @@ Answer = HttpResponse | TargetUnreachable | ResponseTooLarge | str | None
 
 def judge_answer(exchange: Exchange, answer: Answer, contract: Contract, *,
                  ignore: Sequence[str] = (), check: bool = True,
-                 tally: Tally | None = None) -> list[Finding]:
+                 tally: Tally | None = None, profile: Profile = SPEC) -> list[Finding]:
     """What replay (and ``harness load``) find on one answer to ``exchange``'s request, as
     ``ReplayJob.send_one`` returns it: None (not selected), a service description's kind (not
     sent, counted), the transport failure, the size overflow, or the response (judged by
@@ -178,7 +182,8 @@ def judge_answer(exchange: Exchange, answer: Answer, contract: Contract, *,
     if isinstance(answer, str):
         return described(exchange, answer, tally)
     if check:
-        return check_replayed(exchange, answer, contract, ignore=ignore, tally=tally).findings
+        return check_replayed(exchange, answer, contract, ignore=ignore, tally=tally,
+                              profile=profile).findings
     return []
 
 
@@ -258,7 +263,8 @@ _RESPONSE_SIDE = frozenset((Side.RESPONSE,))
 
 
 def check_replayed(exchange: Exchange, response: HttpResponse, contract: Contract, *,
-                   ignore: Sequence[str] = (), tally: Tally | None = None) -> Replayed:
+                   ignore: Sequence[str] = (), tally: Tally | None = None,
+                   profile: Profile = SPEC) -> Replayed:
     """The response-side rules on the new ``response`` to ``exchange``'s request, and its
     comparison with the recorded response (``tally``: as in ``replay_exchange``).
 
@@ -276,10 +282,10 @@ def check_replayed(exchange: Exchange, response: HttpResponse, contract: Contrac
         return Replayed(exchange, response, described(exchange, exc.kind, tally), [])
     except ClassificationError:  # rare: judge reports it as UNCLASSIFIED
         operation = binding = None
-        judged = judge(replayed, contract, sides=_RESPONSE_SIDE, tally=tally)
+        judged = judge(replayed, contract, sides=_RESPONSE_SIDE, tally=tally, profile=profile)
     else:
         operation, binding = case.operation.name, case.binding.label
-        judged = judge_case(case, tally=tally)
+        judged = judge_case(case, tally=tally, profile=profile)
         document = case.reading.document if case.reading else None
     compared: list[Finding] = []
     if exchange.response is not None:
@@ -327,7 +333,8 @@ def replay(paths: Sequence[str | Path], contract: Contract, target: str, *,
            check: bool = True, timeout: float = DEFAULT_TIMEOUT, chunk_size: int | None = None,
            options: SendOptions | None = None, selection: Selection | None = None,
            on_broken: Callable[[str], None] = lambda reason: None,
-           on_progress: Callable[[ChunkResult], None] = lambda result: None) -> Report:
+           on_progress: Callable[[ChunkResult], None] = lambda result: None,
+           profile: Profile = SPEC) -> Report:
     """Replay every exchange of ``paths`` against ``target`` into a finished Report.
 
     TargetUnreachable (one line) before anything is sent when the target is down.
@@ -342,8 +349,9 @@ def replay(paths: Sequence[str | Path], contract: Contract, target: str, *,
     layout = Layout.for_concurrency(concurrency)
     job = ReplayJob(contract, target, tuple(ignore), layout.threads,
                     rate / layout.processes if rate else None, check, options.timeout, options,
-                    selection or Selection())
+                    selection or Selection(), profile)
     report = Report("replay", target, titles() | REPLAY_RULES | RULE_TITLES,
+                    profile=profile,
                     recordings=[str(p) for p in paths], concurrency=concurrency, rate=rate,
                     processes=layout.processes, threads=layout.threads)
     report.descriptions_note = "skipped: not sent"

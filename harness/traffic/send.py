@@ -144,11 +144,13 @@ def retarget(request: HttpRequest, base: str) -> HttpRequest:
 # ------------------------------------------------------------------------- the client
 
 
-def client(options: SendOptions | float = DEFAULT_TIMEOUT, connections: int = 16) -> httpx.Client:
+def client(options: SendOptions | float = DEFAULT_TIMEOUT, connections: int = 16, *,
+           timeout: float | None = None) -> httpx.Client:
     """An httpx client that sends only the request's own headers (no User-Agent of its own),
-    whose every read, write and connect obeys the deadline ``send`` sets for its request."""
+    whose every read, write and connect obeys the deadline ``send`` sets for its request.
+    ``options`` may be a bare timeout in seconds (or ``timeout=``), as before SendOptions."""
     if not isinstance(options, SendOptions):
-        options = SendOptions(timeout=float(options))
+        options = SendOptions(timeout=float(timeout if timeout is not None else options))
     made = httpx.Client(timeout=options.timeout, follow_redirects=False,
                         verify=options.verify(),
                         limits=httpx.Limits(max_connections=connections,
@@ -407,6 +409,7 @@ def _read_body(reply: httpx.Response, limit: int, request: HttpRequest) -> tuple
         for piece in pieces:
             size += len(piece)
             if size > limit:
+                parts.clear()  # the traceback keeps this frame: it must not keep the body
                 raise ResponseTooLarge(request.method, request.url, limit)
             parts.append(piece)
     except (zlib.error, _brotli_error()) as exc:
