@@ -14,7 +14,7 @@ from harness.errors import HarnessError
 
 #: Subcommand modules, in the order ``--help`` lists them.
 COMMANDS = ("serve", "certify", "contract", "report", "capture", "export", "lint", "replay",
-            "diff", "load")
+            "diff", "load", "probe")
 
 DESCRIPTION = """\
 Capture, replay, lint, certify and compare traffic of ASMX SOAP services (School Mobile).
@@ -40,12 +40,37 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
     for name in COMMANDS:
         importlib.import_module(f"harness.commands.{name}").register(sub)
+    parser.set_defaults(commands=sub.choices)
     return parser
 
 
+def _configured(parser: argparse.ArgumentParser, argv: list[str]):
+    """The config file's settings as defaults of the chosen command (harness.config); the
+    step to run after parsing."""
+    from harness import config
+
+    commands = parser.get_default("commands")
+    command = next((a for a in argv if not a.startswith("-")), None)
+    if command not in commands:
+        return lambda args: None
+    settings, source = config.load(config.explicit_path(argv))
+    if source is None:
+        return lambda args: None
+    return config.apply(commands[command], command, settings, source, list(commands),
+                        config.known_dests(commands))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
     try:
+        fill = _configured(parser, argv)
+    except HarnessError as exc:
+        print(f"harness: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    args = parser.parse_args(argv)
+    try:
+        fill(args)
         return int(args.run(args) or 0)
     except HarnessError as exc:
         print(f"harness {args.command}: error: {exc}", file=sys.stderr)

@@ -31,6 +31,28 @@ class ClassificationError(HarnessError):
     """An HTTP request that is none of the contract's operation x binding pairs."""
 
 
+class RunStopped(HarnessError):
+    """The run must end now (exit 2): e.g. several requests in a row got no answer."""
+
+
+class TLSFailure(RunStopped):
+    """The target's TLS is refused (unknown CA, wrong host name, no TLS at all)."""
+
+
+class ResponseTooLarge(HarnessError):
+    """A response body outgrew --max-response-mb while streaming in (counted decoded).
+
+    Not fatal: each command reports it as a finding (``harness.traffic.send.size_finding``)."""
+
+    def __init__(self, method: str, url: str, limit: int) -> None:
+        super().__init__(f"response larger than {limit / 1024 / 1024:g} MB "
+                         f"(--max-response-mb) to {method} {url}")
+        self.method, self.url, self.limit = method, url, limit
+
+    def __reduce__(self):  # picklable across replay's worker processes
+        return (type(self), (self.method, self.url, self.limit))
+
+
 class ServiceDescription(ClassificationError):
     """A request for a service description (WSDL, XSD, disco, help page, script proxy): traffic
     to count, not a call to judge. ``kind`` names which."""

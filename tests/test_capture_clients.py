@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -109,7 +110,11 @@ def _curl(contract: Contract, proxy: str) -> list[tuple]:
 
 
 def _client_of(exchange) -> str:
-    agent = dict((k.lower(), v) for k, v in exchange.request.headers).get("user-agent", "")
+    return _client_name(dict((k.lower(), v) for k, v in exchange.request.headers).get(
+        "user-agent", ""))
+
+
+def _client_name(agent: str) -> str:
     return ("zeep" if "zeep" in agent.lower() else "node" if agent.startswith("node-soap")
             else "curl" if agent.startswith("curl") else agent)
 
@@ -248,4 +253,43 @@ def https_reference(contract, tmp_path_factory):
     certfile, keyfile = self_signed(tmp_path_factory.mktemp("tls"))
     with running(contract, ssl_certfile=str(certfile), ssl_keyfile=str(keyfile)) as url:
         yield url
+
+
+
+# -- what lint and replay make of such a recording (issue 10, "done means") --------------------
+
+#: The true findings of these clients: zeep sends a SOAPAction header with SOAP 1.2 (against
+#: spec 4.1 rule 2); nothing else they send breaks a rule.
+TRUE_FINDINGS = {("R2-NO-SOAPACTION", "zeep")}
+
+
+def _recorded(exchanges, path: Path) -> Path:
+    from harness.traffic.recording import RecordingWriter
+
+    with RecordingWriter(path, redacted=True) as writer:
+        for exchange in exchanges:
+            writer.write(exchange)
+    return path
+
+
+def test_lint_of_the_recording_reports_only_true_findings(contract, captured, tmp_path):
+    from harness.judge.lint import lint
+
+    _target, _proxy, exchanges, _calls, _ = captured
+    report = lint([_recorded(exchanges, tmp_path / "r.jsonl")], contract)
+    found = {(f["rule"], _client_name(f.get("client") or "")) for f in report.kept()}
+    assert found <= TRUE_FINDINGS, found
+    assert dict(report.descriptions) == {"WSDL": 21}
+
+
+def test_replaying_the_recording_against_its_deployment_exits_0(captured, tmp_path):
+    target, _proxy, exchanges, *_ = captured
+    path = _recorded(exchanges, tmp_path / "r.jsonl")
+    done = subprocess.run([sys.executable, "-m", "harness", "replay", str(path), "--target",
+                           target, "--quiet", "--json", str(tmp_path / "out.json")],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr
+    data = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    assert data["service_descriptions"] == {"WSDL": 21}
+    assert data["counts"]["failed"] == 0
 

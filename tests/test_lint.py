@@ -67,7 +67,7 @@ FAULTS = [
     ("SOAPAction unquoted", _faulty(
         "SendMarkNotes", Binding.SOAP11,
         lambda r: r.with_header("SOAPAction", "http://tempuri.org/SendMarkNotes")),
-     "R1-SOAPACTION", "warning", "SendMarkNotes", "SOAP 1.1"),
+     "R1-SOAPACTION", "failed", "SendMarkNotes", "SOAP 1.1"),
     ("SOAPAction on SOAP 1.2", _faulty(
         "GetTeacherGrpupsByID", Binding.SOAP12,
         lambda r: r.with_header("SOAPAction", '"http://tempuri.org/GetTeacherGrpupsByID"')),

@@ -57,6 +57,8 @@ def counting(respond=answer) -> Iterator[tuple[str, Counter]]:
     lock = threading.Lock()
 
     def count(contract: Contract, request: HttpRequest) -> HttpResponse:
+        if "wsdl" in request.query.lower():  # the namespace lookup before a run, not a call
+            return respond(contract, request)
         with lock:
             seen[request.method, request.target, request.body] += 1
         return respond(contract, request)
@@ -70,12 +72,12 @@ def load(*args: str | Path, timeout: float = TIMEOUT) -> subprocess.CompletedPro
                           text=True, timeout=timeout, check=False)
 
 
-def distributed(recording: Path, target: str, *args: str | Path, workers: int = 2
-                ) -> subprocess.CompletedProcess[str]:
+def distributed(recording: Path, target: str, *args: str | Path, workers: int = 2,
+                worker_recording: Path | None = None) -> subprocess.CompletedProcess[str]:
     """A real master and ``workers`` real worker processes on loopback."""
     port = str(free_port())
     started = [subprocess.Popen([*HARNESS, "load", "--worker", "--master-port", port,
-                                 str(recording)], stdout=subprocess.PIPE,
+                                 str(worker_recording or recording)], stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True) for _ in range(workers)]
     try:
         master = load(recording, "--target", target, "--master", "--expect-workers",
@@ -152,6 +154,16 @@ def test_faulty_target_fails_naming_operation_and_binding_as_replay(
     assert f"[{fault.rule}] {fault.operation} x {fault.binding}" in done.stdout
 
 
+def test_a_worker_without_the_recording_ends_the_run_with_one_line(
+        recording: Path, reference_url: str, tmp_path: Path) -> None:
+    done = distributed(recording, reference_url, workers=1,
+                       worker_recording=tmp_path / "elsewhere.jsonl")
+    assert done.returncode == 2, done.stdout + done.stderr
+    errors = [line for line in done.stderr.splitlines() if "error" in line]
+    assert len(errors) == 1 and "elsewhere.jsonl does not exist" in errors[0], done.stderr
+    assert "Traceback" not in done.stderr
+
+
 # -------------------------------------------------------------------------- one process
 
 
@@ -194,6 +206,25 @@ def test_users_mode_and_thresholds(recording: Path, tmp_path: Path) -> None:
     data = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     assert data["verdict"] == "passed" and data["sent"] == 32 and data["mode"] == "users"
     assert data["p95_ms"] >= 50
+
+
+def test_send_options_headers_size_cap_and_selection(recording: Path, tmp_path: Path) -> None:
+    runs: list[str | None] = []
+
+    def noting(contract: Contract, request: HttpRequest) -> HttpResponse:
+        if "wsdl" not in request.query.lower():  # not the namespace lookup before the run
+            runs.append(request.header("X-Run"))
+        return answer(contract, request)
+
+    with counting(noting) as (url, _seen):
+        done = load(recording, "--target", url, "--rate", "200", "-H", "X-Run: 7",
+                    "--operation", "AuthCode", "--max-response-mb", "0.0002",
+                    "--json", tmp_path / "r.json")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert runs == ["7"] * 4  # AuthCode over the four bindings, each with the header
+    data = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    too_large = {f.get("binding") for f in data["findings"] if f["rule"] == "SEND-RESPONSE-SIZE"}
+    assert too_large == {"SOAP 1.1", "SOAP 1.2"}  # the envelopes; GET/POST answer nothing
 
 
 def test_dry_run_prints_duration_and_rate(recording: Path) -> None:

@@ -1,12 +1,19 @@
 """The harness as an installed tool: certify's pytest run is its own whatever the user's
-environment says, and a machine without Node still certifies (only the HTML report is skipped)."""
+environment says, a machine without Node still certifies (only the HTML report is skipped), and
+a user's own features run with the packaged steps."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+
+from harness.certify.engine import FEATURES
 
 
 def harness(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -39,3 +46,30 @@ def test_certify_without_node_skips_only_the_html_report(tmp_path):
     assert "npm install -g allure" in skipped[0]
     assert done.stderr == ""
     assert not (tmp_path / "reports" / "allure-report").exists()
+
+
+def test_certify_runs_the_users_own_features(tmp_path):
+    """--features DIR: a folder of the user's *.feature files, run with the packaged steps."""
+    mine = tmp_path / "features"
+    mine.mkdir()
+    shutil.copy(FEATURES / "get_token_device.feature", mine / "tokens.feature")
+    done = harness("certify", "--no-html", "--features", str(mine), "--json", "out.json",
+                   cwd=tmp_path, env=dict(os.environ))
+    assert done.returncode == 0, done.stdout + done.stderr
+    data = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    assert data["verdict"] == "passed"
+    assert 0 < data["exchanges"] < 10  # that feature's calls only, not the packaged set
+
+
+@pytest.mark.parametrize(("content", "said"), [
+    (None, "not a folder"), (b"", "no *.feature file"), (b"\xff\xfe bad", "codec")])
+def test_certify_features_folder_errors_are_one_line(tmp_path, content, said):
+    mine = tmp_path / "features"
+    if content is not None:
+        mine.mkdir()
+        if content:
+            (mine / "bad.feature").write_bytes(content)
+    done = harness("certify", "--no-html", "--features", str(mine), cwd=tmp_path,
+                   env=dict(os.environ))
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and said in done.stderr, done.stderr

@@ -24,9 +24,11 @@ import pytest
 from harness import __version__
 from harness.contract.bindings import Binding, build_request
 from harness.contract.model import Contract, Operation, sample_arguments, school_mobile
-from harness.errors import HarnessError, UsageError
+from harness.contract.selection import Selection, Values
+from harness.errors import HarnessError, ResponseTooLarge, RunStopped, TargetUnreachable, UsageError
 from harness.judge import rules
 from harness.judge.findings import Finding, Report, Verdict
+from harness.judge.profiles import Profile
 from harness.traffic import send
 from harness.traffic.exchange import Exchange
 
@@ -46,10 +48,35 @@ PYTEST_INI = PACKAGE / "pytest.ini"
 #: plugins of the environment it is installed into (coverage, xdist, random order) stay out.
 PLUGINS = ("pytest_bdd.plugin", "allure_pytest.plugin")
 DEFAULT_REPORT_DIR = Path("reports")
+#: The features of the certify run under way when it chose its own (``--features``).
+_run_features: tuple[Path, ...] = ()
 #: Names of the argument value sets of ``contract.sample_arguments`` (its ``variant``).
 VALUE_SETS = {"plain": 0, "non-ascii": 1, "xml-special": 2}
 #: Where the run's Report lives while pytest runs (absent in a plain ``pytest`` run).
 REPORT_KEY = pytest.StashKey[Report]()
+
+
+@dataclass
+class Settings:
+    """How certify sends and what it selects (from the shared options and the config file)."""
+
+    send: send.SendOptions = field(default_factory=send.SendOptions)
+    selection: Selection = field(default_factory=Selection)
+    values: Values = field(default_factory=Values)
+    #: Rule IDs: only scenarios tagged with one of them run (empty: all).
+    rules: frozenset[str] = frozenset()
+    maxfail: int | None = None
+    #: The user's own feature files (``--features DIR``) instead of the packaged ones.
+    features: tuple[Path, ...] = ()
+    #: Set when the run had to stop (no answers, TLS): certify turns it into exit 2.
+    stopped: HarnessError | None = None
+    #: Answers, and those that were 404 or an HTML page (a wrong target's signs).
+    answered: int = 0
+    strange: int = 0
+
+
+#: The run's Settings while pytest runs (a plain ``pytest`` run uses the defaults).
+SETTINGS_KEY = pytest.StashKey[Settings]()
 
 
 @dataclass
@@ -67,15 +94,17 @@ class Call:
 class Service:
     """The service under test: a contract at a base URL, and one HTTP client."""
 
-    def __init__(self, contract: Contract, base_url: str, report: Report | None = None) -> None:
+    def __init__(self, contract: Contract, base_url: str, report: Report | None = None,
+                 settings: Settings | None = None) -> None:
         self.contract = contract
         self.base_url = send.base_url(base_url)
         self.report = report
-        self._http = send.client()
+        self.settings = settings or Settings()
+        self._sender = send.Sender(self.settings.send)
         self._seen: set[tuple] = set()
 
     def close(self) -> None:
-        self._http.close()
+        self._sender.close()
 
     def call(self, operation: str, binding: str, values: str | None = None,
              rules_: Iterable[str] | None = None) -> Call:
@@ -89,21 +118,48 @@ class Service:
         variant = VALUE_SETS.get((values or "plain").lower())
         if variant is None:
             raise UsageError(f"unknown value set {values!r} (use {', '.join(VALUE_SETS)})")
+        if not self.settings.selection.allows(op.name, how.label):
+            pytest.skip(f"{op.name} x {how.label} is not selected (--operation/--binding)")
         exchange = self._send(op, how, variant)
+        if isinstance(exchange, Call):  # no usable answer: its finding says why
+            return exchange
         control = None
         if variant != VALUE_SETS["plain"] and exchange.response.status != 200:
             # Judged by behaviour, not by fault text: does the same call with plain values
             # succeed? Then only these values are refused, which the spec leaves open (4.10).
-            control = self._send(op, how, VALUE_SETS["plain"])
-        found = rules.judge(exchange, self.contract, intended=(op, how), rules=rules_,
-                            control=control)
+            sent = self._send(op, how, VALUE_SETS["plain"])
+            control = sent if isinstance(sent, Exchange) else None
+        found = rules.judge(exchange, self.contract, intended=(op, how),
+                            rules=rules.with_passive(rules_), control=control,
+                            profile=self.report.profile if self.report else rules.SPEC)
         self._record(exchange, found)
         return Call(op, how, exchange, found, control)
 
-    def _send(self, op: Operation, how: Binding, variant: int) -> Exchange:
-        request = build_request(self.contract, op, sample_arguments(op, variant), how,
-                                self.base_url)
-        return Exchange(request, send.send(self._http, request), source=self.base_url)
+    def _send(self, op: Operation, how: Binding, variant: int) -> Exchange | Call:
+        """The exchange, or (no answer, or one over the size cap) a Call holding its one
+        finding. A run that must stop (silent target, TLS) ends pytest here."""
+        arguments = sample_arguments(op, variant) | dict(self.settings.values.get(op.name))
+        request = build_request(self.contract, op, arguments, how, self.base_url)
+        try:
+            response = self._sender.send(request)
+        except ResponseTooLarge as exc:
+            return self._unanswered(op, how, request, send.size_finding(exc, op.name, how.label))
+        except TargetUnreachable as exc:
+            return self._unanswered(op, how, request,
+                                    send.transport_finding(exc, op.name, how.label))
+        except RunStopped as exc:
+            self.settings.stopped = exc
+            pytest.exit(str(exc), returncode=2)
+        self.settings.answered += 1
+        self.settings.strange += send.looks_wrong(response)
+        return Exchange(request, response, source=self.base_url)
+
+    def _unanswered(self, op: Operation, how: Binding, request, finding: Finding) -> Call:
+        """A call without a usable answer: its one finding says why (the rules that judge
+        an answer are not applicable)."""
+        exchange = Exchange(request, None, source=self.base_url)
+        self._record(exchange, [finding])
+        return Call(op, how, exchange, [finding])
 
     def _record(self, exchange: Exchange, findings: list[Finding]) -> None:
         """Into the run's Report; an identical finding on an identical request counts once
@@ -128,6 +184,10 @@ def expect(rule: str, calls: Sequence[Call], tagged: Iterable[str]) -> list[Find
         raise AssertionError(f"{rule} is not a rule of the catalogue")
     if rule not in set(tagged):
         raise AssertionError(f"the scenario checks {rule} but is not tagged @{rule}")
+    unanswered = [f for call in calls for f in call.findings if f.rule in send.RULE_TITLES]
+    if unanswered:  # one cause, said once: no answer to judge
+        raise AssertionError("\n".join(f"[{f.rule}] {f.operation} x {f.binding}: {f.actual}"
+                                        for f in unanswered))
     found = [f for call in calls for f in call.findings if f.rule == rule]
     if not found:
         raise AssertionError(f"{rule} judged nothing: no call in this scenario")
@@ -145,12 +205,27 @@ def expect(rule: str, calls: Sequence[Call], tagged: Iterable[str]) -> list[Find
 class CertifyPlugin:
     """Hands the run's Report to the steps and keeps pytest's own verdict."""
 
-    def __init__(self, report: Report) -> None:
+    def __init__(self, report: Report, settings: Settings | None = None) -> None:
         self.report = report
+        self.settings = settings or Settings()
         self.scenarios = {"passed": 0, "failed": 0, "skipped": 0}
 
     def pytest_configure(self, config: pytest.Config) -> None:
         config.stash[REPORT_KEY] = self.report
+        config.stash[SETTINGS_KEY] = self.settings
+
+    def pytest_collection_modifyitems(self, config: pytest.Config,
+                                      items: list[pytest.Item]) -> None:
+        """--rule: keep the scenarios tagged with one of the chosen rule IDs."""
+        if not self.settings.rules:
+            return
+        keep, drop = [], []
+        for item in items:
+            tags = {mark.args[0] for mark in item.iter_markers("rule")}
+            (keep if tags & self.settings.rules else drop).append(item)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = keep
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "call" or report.outcome != "passed":
@@ -174,11 +249,12 @@ class Outputs:
 
 
 @contextlib.contextmanager
-def _service_url(target: str | None, contract: Contract) -> Iterator[str]:
+def _service_url(target: str | None, contract: Contract,
+                 options: send.SendOptions) -> Iterator[str]:
     """The target's base URL, or the embedded reference started for the run."""
     if target:
         url = send.base_url(target)
-        send.check_reachable(url)
+        send.check_reachable(url, options=options)
         yield url
         return
     from harness.reference.server import running
@@ -187,34 +263,73 @@ def _service_url(target: str | None, contract: Contract) -> Iterator[str]:
         yield url
 
 
+def feature_files() -> tuple[Path, ...]:
+    """The features test_conformance binds: the packaged ones, or those of ``--features``."""
+    return _run_features or tuple(FEATURES / name for name in FEATURE_FILES)
+
+
+def user_features(directory: Path) -> tuple[Path, ...]:
+    """The ``*.feature`` files of a folder of the user's (the packaged step glue runs them);
+    UsageError, naming the file and the problem, when one cannot be read as Gherkin."""
+    from pytest_bdd.exceptions import GherkinParseError
+    from pytest_bdd.parser import FeatureParser
+
+    if not directory.is_dir():
+        raise UsageError(f"--features {directory}: not a folder")
+    found = tuple(sorted(directory.resolve().glob("*.feature")))
+    if not found:
+        raise UsageError(f"--features {directory}: no *.feature file in it")
+    for path in found:
+        try:
+            FeatureParser(str(path.parent), path.name).parse()
+        except (GherkinParseError, OSError, UnicodeError) as exc:
+            raise UsageError(f"--features: {path}: {' '.join(str(exc).split())[:200]}") from None
+    return found
+
+
 def certify(target: str | None, contract: Contract | str | None, outputs: Outputs,
-            stream=sys.stdout) -> int:
+            stream=sys.stdout, settings: Settings | None = None,
+            profile: Profile | None = None) -> int:
     """Run the features against ``target`` (the embedded reference when None); exit status.
 
     ``contract``: the service's Contract (a namespace string, or None, means School Mobile
     under that namespace)."""
     if not isinstance(contract, Contract):
         contract = school_mobile(contract)
+    settings = settings or Settings()
+    unknown = sorted(settings.rules - set(rules.RULES))
+    if unknown:
+        raise UsageError(f"--rule {unknown[0]} is not a rule ID (see --list-rules)")
     for name in FEATURE_FILES:
         if not (FEATURES / name).is_file():
             raise UsageError(f"feature file {FEATURES / name} is missing")
-    with _service_url(target, contract) as url:
+    with _service_url(target, contract, settings.send) as url:
         shown = url if target else f"embedded reference at {url}"
-        report = Report("certify", shown, titles=rules.titles(), namespace=contract.namespace)
-        plugin = CertifyPlugin(report)
+        report = Report("certify", shown, titles=rules.titles() | send.RULE_TITLES,
+                        profile=profile, namespace=contract.namespace)
+        plugin = CertifyPlugin(report, settings)
         args = [str(CONFORMANCE_TESTS), "-c", str(PYTEST_INI), "--rootdir", str(PACKAGE),
                 *(a for name in PLUGINS for a in ("-p", name)), "-q", "--tb=no", "-rN",
                 "--no-header", "-p", "no:cacheprovider", "-W", "ignore",
                 "--target", url, "--namespace", contract.namespace,
                 "--alluredir", str(outputs.allure_results), "--clean-alluredir"]
+        if settings.maxfail:
+            args += ["--maxfail", str(settings.maxfail)]
         print(f"certify: {shown}, namespace {contract.namespace}", file=stream, flush=True)
-        code = _run_pytest(args, plugin, stream)
+        code = _run_pytest(args, plugin, stream, settings.features)
     report.finish()
+    if settings.stopped is not None:
+        raise settings.stopped
+    if code == pytest.ExitCode.NO_TESTS_COLLECTED and settings.rules:
+        raise UsageError("--rule selected no scenario")
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
         raise HarnessError(f"the conformance features did not run (pytest exit {int(code)})")
     write_environment(outputs.allure_results, shown, contract.namespace)
     print(file=stream)
     report.print_console(stream)
+    line = send.wrong_target_line(shown, settings.strange, settings.answered)
+    if line:
+        print(f"certify: {line}", file=stream)
     if outputs.json:
         report.write_json(outputs.json)
         print(f"certify: JSON findings in {outputs.json}", file=stream)
@@ -232,27 +347,34 @@ def certify(target: str | None, contract: Contract | str | None, outputs: Output
     return status
 
 
-def _run_pytest(args: list[str], plugin: CertifyPlugin, stream) -> pytest.ExitCode:
+def _run_pytest(args: list[str], plugin: CertifyPlugin, stream,
+                features: tuple[Path, ...] = ()) -> pytest.ExitCode:
     """pytest.main with its terminal output sent to ``stream``."""
     if stream is sys.stdout:
-        with _pytest_environment():
+        with _pytest_environment(features):
             return pytest.ExitCode(pytest.main(args, plugins=[plugin]))
     buffer = io.StringIO()
-    with contextlib.redirect_stdout(buffer), _pytest_environment():
+    with contextlib.redirect_stdout(buffer), _pytest_environment(features):
         code = pytest.main(args, plugins=[plugin])
     stream.write(buffer.getvalue())
     return pytest.ExitCode(code)
 
 
 @contextlib.contextmanager
-def _pytest_environment() -> Iterator[None]:
-    """The user's PYTEST_* variables are for their own tests, not for certify's run."""
+def _pytest_environment(features: tuple[Path, ...] = ()) -> Iterator[None]:
+    """The user's PYTEST_* variables are for their own tests, not for certify's run; the run's
+    features are bound when pytest imports test_conformance (afresh: one process may run
+    certify twice)."""
+    global _run_features
+    _run_features = features
+    sys.modules.pop(f"{__package__}.steps.test_conformance", None)
     saved = {k: os.environ.pop(k) for k in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS") if k in os.environ}
     autoload = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     try:
         yield
     finally:
+        _run_features = ()
         os.environ.update(saved)
         if autoload is None:
             del os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"]

@@ -3,17 +3,27 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from harness.commands import add_command
-from harness.commands.options import add_contract_options, contract_from
+from harness.commands.judging import add_profile_options, profile_of
+from harness.commands.options import (
+    add_contract_options,
+    add_send_options,
+    check_outputs,
+    contract_for_target,
+    positive,
+    selection,
+    send_options,
+)
 
 
 def register(sub) -> None:
     p = add_command(sub, "certify", "Certify a deployment against the binding rules (the "
                     "Gherkin features): every operation on every binding. Exit 0 when every "
-                    "mandatory rule holds, 1 when one fails, 2 for a usage error or an "
-                    "unreachable target.",
+                    "mandatory rule holds, 1 when one fails, 2 for a usage error, an "
+                    "unreachable or silent target or a TLS failure.",
                     "harness certify --target https://staging.example/School "
                     "--json reports/certify.json --junit reports/certify.xml")
     p.add_argument("--target", metavar="URL",
@@ -29,7 +39,21 @@ def register(sub) -> None:
     p.add_argument("--no-html", action="store_true",
                    help="write Allure results but do not render the HTML report")
     p.add_argument("--list-rules", action="store_true",
-                   help="print the rules catalogue (rule ID, clause, level, side) and exit")
+                   help="print the rules catalogue (rule ID, clause, side, what each profile "
+                        "does) and exit")
+    add_send_options(p)
+    p.add_argument("--rule", action="append", default=[], metavar="RULE_ID",
+                   help="run only the scenarios tagged with this rule ID, e.g. R4-STATUS "
+                        "(repeatable; see --list-rules)")
+    p.add_argument("--maxfail", type=positive(int), metavar="N",
+                   help="stop after N failed scenarios")
+    p.add_argument("--features", metavar="DIR", type=Path,
+                   help="run your own *.feature files (e.g. written for another contract) "
+                        "with the harness's steps, instead of the packaged features")
+    p.add_argument("--values", metavar="FILE",
+                   help="real test data per operation (TOML: [Operation] param = value), used "
+                        "instead of generated values")
+    add_profile_options(p)
     p.set_defaults(run=run)
 
 
@@ -39,8 +63,17 @@ def run(args: argparse.Namespace) -> int:
     if args.list_rules:
         print(rules.catalogue_table())
         return 0
-    from harness.certify.engine import Outputs, certify
+    from harness.certify.engine import Outputs, Settings, certify, user_features
+    from harness.contract.selection import Values
 
+    check_outputs(args.json, args.junit)
+    options = send_options(args)
+    contract = contract_for_target(args, args.target, options, sys.stdout, "certify")
+    settings = Settings(send=options, selection=selection(args, contract),
+                        values=Values.load(contract, args.values),
+                        rules=frozenset(args.rule), maxfail=args.maxfail,
+                        features=user_features(args.features) if args.features else ())
     outputs = Outputs(json=args.json, junit=args.junit, report_dir=args.report_dir,
                       html=not args.no_html)
-    return certify(args.target, contract_from(args), outputs)
+    return certify(args.target, contract, outputs, settings=settings,
+                   profile=profile_of(args))

@@ -6,7 +6,17 @@ import argparse
 import sys
 
 from harness.commands import add_command
-from harness.commands.options import add_contract_options, contract_from
+from harness.commands.judging import add_profile_options, profile_of
+from harness.commands.options import (
+    add_contract_options,
+    add_send_options,
+    check_outputs,
+    contract_for_target,
+    positive,
+    require,
+    selection,
+    send_options,
+)
 
 
 def register(sub) -> None:
@@ -21,10 +31,11 @@ def register(sub) -> None:
     p.add_argument("recordings", nargs="*", metavar="RECORDING",
                    help="recordings (native .jsonl or HAR) whose requests are sent; none: "
                         "requests generated from the contract for every operation x binding")
-    p.add_argument("--primary", required=True, metavar="URL",
-                   help="base URL of the implementation taken as right (e.g. the legacy one)")
-    p.add_argument("--candidate", required=True, metavar="URL",
-                   help="base URL of the implementation under test")
+    p.add_argument("--primary", metavar="URL",
+                   help="base URL of the implementation taken as right (e.g. the legacy one; "
+                        "required, as a flag or in the config file)")
+    p.add_argument("--candidate", metavar="URL",
+                   help="base URL of the implementation under test (required)")
     p.add_argument("--secondary", metavar="URL",
                    help="a second instance of the primary: what differs between it and the "
                         "primary is noise, not held against the candidate")
@@ -36,9 +47,10 @@ def register(sub) -> None:
     p.add_argument("--allure-dir", default="reports/allure-results", metavar="DIR",
                    help="write Allure results here for `harness report` "
                         "(default reports/allure-results; '' to skip)")
-    p.add_argument("--jobs", type=int, default=8, help="requests in flight (default 8)")
-    p.add_argument("--timeout", type=float, default=30.0,
-                   help="seconds to wait for one answer (default 30)")
+    p.add_argument("--jobs", type=positive(int), default=8,
+                   help="requests in flight (default 8)")
+    add_send_options(p)
+    add_profile_options(p)
     p.set_defaults(run=run)
 
 
@@ -51,18 +63,25 @@ def run(args: argparse.Namespace) -> int:
         recorded_cases,
         write_allure,
     )
-    from harness.errors import UsageError
+    from harness.diff.engine import TITLES
+    from harness.traffic.send import check_reachable
 
-    if args.jobs < 1 or args.timeout <= 0:
-        raise UsageError("--jobs must be at least 1 and --timeout above 0")
-    contract = contract_from(args)
+    require(args, "primary", "candidate")
+    check_outputs(args.json, args.junit)
+    options = send_options(args)
+    for url in filter(None, (args.primary, args.candidate, args.secondary)):
+        check_reachable(url, options=options)  # every target up before the ?WSDL line
+    contract = contract_for_target(args, args.primary, options, sys.stderr, "diff")
     cases = (recorded_cases(contract, args.recordings, on_broken=_warn_broken)
              if args.recordings else generated_cases(contract))
     diff = Diff(contract, Targets(args.primary, args.candidate, args.secondary),
-                ignore=args.ignore, jobs=args.jobs, timeout=args.timeout)
+                ignore=args.ignore, jobs=args.jobs, options=options,
+                selection=selection(args, contract), profile=profile_of(args, TITLES))
     result = diff.run(cases)
     print_places(result, sys.stdout)
     result.report.print_console(sys.stdout)
+    for line in result.report.meta.get("wrong_target", []):
+        print(f"diff: {line}", file=sys.stdout)
     if args.json:
         result.report.write_json(args.json)
     if args.junit:

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from harness.commands import add_command
+from harness.commands.judging import add_profile_options, profile_of
 from harness.commands.options import add_contract_options, contract_from
 from harness.errors import RecordingError
 from harness.judge.findings import Report
@@ -21,6 +22,9 @@ def register(sub) -> None:
     p.add_argument("--workers", type=_count, default=None,
                    help="worker processes (default: one per core for large inputs)")
     add_report_options(p)
+    add_profile_options(p, config=True)
+    p.add_argument("--baseline", metavar="FILE",
+                   help="the --json of an earlier run: report only findings not in it")
     p.set_defaults(run=run)
 
 
@@ -75,5 +79,6 @@ def run(args: argparse.Namespace) -> int:
     with progress_bar("lint", quiet=args.quiet) as bar:
         report = lint(args.recordings, contract_from(args), workers=args.workers,
                       on_broken=broken_line_printer("lint"),
-                      on_progress=lambda result: bar.update(result.exchanges))
+                      on_progress=lambda result: bar.update(result.exchanges),
+                      profile=profile_of(args), baseline=args.baseline)
     return write_outputs(report, args)

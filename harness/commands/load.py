@@ -7,14 +7,24 @@ This module never imports Locust: gevent's monkey-patching stays out of the CLI'
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import signal
 import subprocess
 import sys
 
 from harness.commands import add_command
 from harness.commands.lint import _count, add_report_options
-from harness.commands.options import add_contract_options, contract_from
-from harness.commands.replay import _positive
+from harness.commands.options import (
+    add_contract_options,
+    add_send_options,
+    check_outputs,
+    contract_for_target,
+    contract_from,
+    positive,
+    selection,
+    send_options,
+)
 from harness.errors import UsageError
 
 EXAMPLE = """harness load recordings/day.jsonl --target http://127.0.0.1:8000 --speed 200% \\
@@ -24,6 +34,9 @@ EXAMPLE = """harness load recordings/day.jsonl --target http://127.0.0.1:8000 --
     harness load --worker --master-host 10.0.0.5 recordings/day.jsonl      # on each worker
     harness load --master --expect-workers 2 --master-bind-host 0.0.0.0 \\
       recordings/day.jsonl --target https://staging.example/School             # on the master"""
+
+
+_PLAIN = (str, int, float, bool, list, tuple, type(None))
 
 
 def register(sub) -> None:
@@ -44,7 +57,7 @@ def register(sub) -> None:
     when.add_argument("--max-wait", type=_non_negative, default=None, metavar="S",
                       help="clamp each recorded gap between requests to S seconds")
     mode = when.add_mutually_exclusive_group()
-    mode.add_argument("--rate", type=_positive(float), default=None, metavar="R",
+    mode.add_argument("--rate", type=positive(float), default=None, metavar="R",
                       help="R requests per second overall instead of the recorded pace")
     mode.add_argument("--users", type=_count, default=None, metavar="N",
                       help="closed model: N users in all, each sends its next request as soon "
@@ -60,12 +73,8 @@ def register(sub) -> None:
                        "all); unanswered requests always count")
     judge.add_argument("--ignore", action="append", default=[], metavar="PATH_GLOB",
                        help="element path pattern not compared, e.g. '*/Timestamp'")
-    judge.add_argument("--timeout", type=_positive(float), default=30.0, metavar="S",
-                       help="seconds for each whole request and answer (default 30)")
-    judge.add_argument("--insecure", action="store_true",
-                       help="do not verify the target's TLS certificate")
-    judge.add_argument("--cacert", metavar="FILE", help="verify TLS against this CA bundle")
     add_contract_options(p)
+    add_send_options(p)
     out = p.add_argument_group("output and exit status")
     add_report_options(out)
     out.add_argument("--csv", metavar="PREFIX", help="Locust's CSV stats: PREFIX_stats.csv, "
@@ -73,7 +82,7 @@ def register(sub) -> None:
     out.add_argument("--html", metavar="FILE", help="Locust's HTML report")
     out.add_argument("--fail-ratio", type=_ratio_or_zero, default=None, metavar="F",
                      help="exit 1 when more than this share of requests failed (0..1)")
-    out.add_argument("--p95-ms", type=_positive(float), default=None, metavar="MS",
+    out.add_argument("--p95-ms", type=positive(float), default=None, metavar="MS",
                      help="exit 1 when the 95th percentile response time is above MS")
     out.add_argument("--web-port", type=_port, default=None, metavar="PORT",
                      help="Locust's web UI on 127.0.0.1:PORT during the run, and after it "
@@ -85,7 +94,7 @@ def register(sub) -> None:
     role.add_argument("--worker", action="store_true", help="be a worker of --master-host")
     dist.add_argument("--expect-workers", type=_count, default=1, metavar="N",
                       help="the master starts once N workers are connected (default 1)")
-    dist.add_argument("--wait-workers", type=_positive(float), default=120.0, metavar="S",
+    dist.add_argument("--wait-workers", type=positive(float), default=120.0, metavar="S",
                       help="seconds the master waits for them (default 120)")
     dist.add_argument("--master-host", default="127.0.0.1", metavar="HOST",
                       help="the master a worker connects to (default 127.0.0.1)")
@@ -106,17 +115,39 @@ def run(args: argparse.Namespace) -> int:
         args.target = base_url(args.target)
     from harness.contract.model import to_dict
 
-    contract = contract_from(args)
-    if args.dry_run:
-        return dry_run(args, contract)
-    # The contract as data: the child (and every worker, from the master) judges with it.
-    options = {k: v for k, v in vars(args).items() if k != "run"} | {
-        "contract": to_dict(contract)}
+    check_outputs(args.json, args.junit, args.html)
+    sending = send_options(args)
+    if args.dry_run:  # nothing is sent: no need to ask the target for its namespace
+        return dry_run(args, contract_from(args))
+    contract = contract_for_target(args, args.target, sending, sys.stderr, "load")
+    selection(args, contract)  # names checked here, applied by each sending process
+    # The options as plain data, the contract too: the child (and every worker, from the
+    # master) judges with it.
+    options = {k: v for k, v in vars(args).items() if isinstance(v, _PLAIN)} | {
+        "contract": to_dict(contract), "header": [list(h) for h in sending.headers]}
+    child = subprocess.Popen([sys.executable, "-m", "harness.load", json.dumps(options)])
+    with _forwarding_signals(child):
+        try:
+            return child.wait()
+        except KeyboardInterrupt:  # Ctrl-C reached the child too: it ends its run
+            return child.wait()
+
+
+@contextlib.contextmanager
+def _forwarding_signals(child: subprocess.Popen):
+    """SIGTERM and SIGHUP to this process end the child too (no orphaned load process)."""
+    def forward(signum, frame) -> None:
+        child.send_signal(signum)
+
     try:
-        return subprocess.run([sys.executable, "-m", "harness.load", json.dumps(options)],
-                              check=False).returncode
-    except KeyboardInterrupt:  # the child got it too, and ends its run
-        return 130
+        old = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    except ValueError:  # not the main thread: nothing to forward from
+        old = {}
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
 
 
 def dry_run(args: argparse.Namespace, contract) -> int:

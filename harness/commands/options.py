@@ -1,11 +1,143 @@
-"""Option groups shared by the subcommands, so every command spells them alike."""
+"""The option group every command that sends shares, with the same names and meaning
+(certify, replay, diff, and the commands still to come: call ``add_send_options(parser)`` in
+``register`` and ``send_options(args)`` / ``selection(args, contract)`` in ``run``).
+
+Sending: ``--config FILE``, ``--timeout S`` (total per request), ``--max-response-mb N``,
+``--insecure``, ``--cacert FILE``, ``-H/--header 'Name: value'`` (repeatable). Selection:
+``--operation NAME`` and ``--binding LABEL`` (repeatable). Every one of them can also come from
+the config file (harness.config); a flag overrides it.
+
+The contract options (``add_contract_options``: --contract, --wsdl, --namespace) are shared
+too; ``contract_for_target`` reads the namespace from the target's ?WSDL when none is given.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
 
-from harness.contract.model import Contract
+from harness.contract.model import DEFAULT_NAMESPACE, Contract
+from harness.contract.selection import Selection
 from harness.errors import UsageError
+from harness.traffic import send
+
+
+def positive(kind: Callable[[str], Any]) -> Callable[[str], Any]:
+    """An argparse type: a number of ``kind`` above 0."""
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"{text} must be above 0")
+        return value
+    return parse
+
+
+def header(text: str) -> tuple[str, str]:
+    """An argparse type: ``'Name: value'`` as (name, value)."""
+    name, colon, value = text.partition(":")
+    if not colon or not name.strip() or any(c in name for c in " \t\r\n") \
+            or any(c in value for c in "\r\n"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a header 'Name: value'")
+    return name.strip(), value.strip()
+
+
+def add_send_options(p: argparse.ArgumentParser) -> None:
+    """The sending and selection options (see the module docstring)."""
+    g = p.add_argument_group("sending (the same on every command that sends; README: "
+                             "'Certify your staging')")
+    g.add_argument("--config", metavar="FILE",
+                   help="settings file (default ./harness.toml, else [tool.harness] in "
+                        "./pyproject.toml); flags override it")
+    g.add_argument("--timeout", type=positive(float), default=send.DEFAULT_TIMEOUT,
+                   metavar="S", help="total seconds per request: connect, headers and the whole "
+                   f"body (default {send.DEFAULT_TIMEOUT:g}); after "
+                   f"{send.DEFAULT_MAX_FAILURES} requests in a row without an answer the run "
+                   "stops (exit 2)")
+    g.add_argument("--max-response-mb", type=positive(float), metavar="N",
+                   default=send.DEFAULT_MAX_RESPONSE_MB,
+                   help="a response body above N MB (counted decoded) is a finding "
+                        f"{send.RESPONSE_SIZE_RULE} (default {send.DEFAULT_MAX_RESPONSE_MB:g})")
+    g.add_argument("--insecure", action="store_true",
+                   help="do not verify the target's TLS certificate")
+    g.add_argument("--cacert", metavar="FILE",
+                   help="trust this CA (PEM) instead of the system trust store")
+    g.add_argument("-H", "--header", action="append", type=header, default=[],
+                   metavar="'NAME: VALUE'", help="add this header to every request, e.g. "
+                   "'Authorization: Bearer ...' (repeatable; credentials never reach reports)")
+    s = p.add_argument_group("selection")
+    s.add_argument("--operation", action="append", default=[], metavar="NAME",
+                   help="send only this operation (repeatable; default all)")
+    s.add_argument("--binding", action="append", default=[], metavar="LABEL",
+                   help="send only over this binding: soap11, soap12, get, post "
+                        "(repeatable; default all)")
+
+
+def send_options(args: argparse.Namespace) -> send.SendOptions:
+    return send.SendOptions(timeout=args.timeout, max_response_mb=args.max_response_mb,
+                            insecure=args.insecure, cacert=args.cacert,
+                            headers=tuple(args.header))
+
+
+def selection(args: argparse.Namespace, contract: Contract) -> Selection:
+    return Selection.parse(contract, args.operation, args.binding)
+
+
+def contract_for_target(args: argparse.Namespace, url: str | None, options: send.SendOptions,
+                        stream: IO[str] = sys.stderr, command: str = "harness") -> Contract:
+    """``contract_from(args)``; without --namespace/--contract/--wsdl, School Mobile under
+    the namespace of ``url``'s ?WSDL (said in one line)."""
+    if args.namespace is None and not args.contract and not args.wsdl and url:
+        args.namespace = resolve_namespace(None, url, options, stream, command)
+    return contract_from(args)
+
+
+def resolve_namespace(given: str | None, url: str | None, options: send.SendOptions,
+                      stream: IO[str] = sys.stderr, command: str = "harness") -> str:
+    """``given``, else the target's ?WSDL targetNamespace (said in one line), else the
+    default namespace (said too)."""
+    if given:
+        return given
+    if not url:
+        return DEFAULT_NAMESPACE
+    send.check_reachable(url, options=options)  # a down target: its one line, nothing else
+    found, reason = send.target_namespace(url, options)
+    if found:
+        print(f"{command}: namespace {found} (from the target's ?WSDL; --namespace overrides)",
+              file=stream)
+        return found
+    print(f"{command}: namespace {DEFAULT_NAMESPACE} (default: {reason}; --namespace sets it)",
+          file=stream)
+    return DEFAULT_NAMESPACE
+
+
+def check_outputs(*paths: str | Path | None) -> None:
+    """UsageError now, before anything is sent, for an output file that cannot be written."""
+    for path in paths:
+        if not path:
+            continue
+        target = Path(path)
+        if target.is_dir():
+            raise UsageError(f"{target} is a directory, not a file to write")
+        folder = target.parent
+        while not folder.exists() and folder != folder.parent:
+            folder = folder.parent
+        if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK) or (
+                target.exists() and not os.access(target, os.W_OK)):
+            raise UsageError(f"cannot write {target}: {folder} is not writable")
+
+
+def require(args: argparse.Namespace, *names: str) -> None:
+    """Options argparse cannot require (they may come from the config file)."""
+    missing = [f"--{n.replace('_', '-')}" for n in names if not getattr(args, n, None)]
+    if missing:
+        raise UsageError(f"{', '.join(missing)} required (as a flag or in the config file)")
 
 
 def add_contract_options(p: argparse.ArgumentParser) -> None:
@@ -18,8 +150,8 @@ def add_contract_options(p: argparse.ArgumentParser) -> None:
                        help="derive the contract from this WSDL (an endpoint URL gets ?WSDL); "
                             "repeat for each .asmx endpoint of the service")
     group.add_argument("--namespace", metavar="URI", default=None,
-                       help="service namespace (default: the contract's, http://tempuri.org/ "
-                            "for School Mobile)")
+                       help="service namespace (default: the contract's; for School Mobile "
+                            "with a target, its ?WSDL targetNamespace, else http://tempuri.org/)")
 
 
 def contract_from(args: argparse.Namespace) -> Contract:

@@ -12,20 +12,34 @@ import tempfile
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import IO, Any
 
-import httpx
-
 from harness.contract.model import Contract
+from harness.contract.selection import Selection
 from harness.diff.cases import Case
 from harness.diff.consistency import RULE as CROSS_BINDING
 from harness.diff.consistency import Consistency, outcome
 from harness.diff.noise import Noise, noise_key
+from harness.errors import ResponseTooLarge, TargetUnreachable
 from harness.judge.compare import Difference, compare_responses, ignored_path
 from harness.judge.findings import Finding, Report, Verdict
+from harness.judge.profiles import Profile
+from harness.judge.security import judge_leaks
 from harness.traffic.exchange import Exchange, HttpRequest, HttpResponse
-from harness.traffic.send import base_url, check_reachable, client, retarget, send
+from harness.traffic.redaction import redact_credentials
+from harness.traffic.send import (
+    RULE_TITLES,
+    Sender,
+    SendOptions,
+    base_url,
+    check_reachable,
+    looks_wrong,
+    retarget,
+    size_finding,
+    transport_finding,
+    wrong_target_line,
+)
 
 PRIMARY, SECONDARY, CANDIDATE = "primary", "secondary", "candidate"
 TITLES = {
@@ -34,6 +48,7 @@ TITLES = {
     "DIFF-BODY": "candidate's body equals the primary's (XML structurally, fault code included)",
     "DIFF-FAULT-REASON": "fault reason / error text equal (prose: a warning only)",
     CROSS_BINDING: "one implementation gives the same result over all four bindings",
+    "SEC-LEAK": "an error answer leaks no implementation detail (passive: a warning)",
 }
 #: The rules every case is judged on (DIFF-FAULT-REASON only ever warns).
 CASE_RULES = ("DIFF-STATUS", "DIFF-CONTENT-TYPE", "DIFF-BODY")
@@ -70,6 +85,8 @@ class Answered:
     responses: dict[str, HttpResponse]
     differences: list[Difference]  # primary vs candidate
     noise: list[Difference]  # primary vs secondary
+    #: Findings of answers that never came or outgrew the cap (nothing compared then).
+    unanswered: list[Finding] = field(default_factory=list)
 
 
 @dataclass
@@ -96,13 +113,20 @@ class Diff:
     """A comparison of a candidate with a primary (and its second instance, for noise)."""
 
     def __init__(self, contract: Contract, targets: Targets, *, ignore: Iterable[str] = (),
-                 jobs: int = 8, timeout: float = 30.0) -> None:
+                 jobs: int = 8, timeout: float = 30.0, options: SendOptions | None = None,
+                 selection: Selection | None = None,
+                 profile: Profile | None = None) -> None:
         self.contract = contract
         self.roles = targets.roles()
         self.ignore = tuple(ignore)
         self.jobs = max(1, jobs)
-        self.timeout = timeout
-        self.report = Report("diff", self.roles[CANDIDATE], TITLES, **self._meta())
+        self.options = options or SendOptions(timeout=timeout)
+        self.selection = selection or Selection()
+        self.report = Report("diff", self.roles[CANDIDATE], TITLES | RULE_TITLES,
+                             profile=profile, **self._meta())
+        #: Per role: answers, and those that were 404/HTML (a wrong target's signs).
+        self._answered: Counter[str] = Counter()
+        self._strange: Counter[str] = Counter()
         self.noise = Noise()
         self.consistency = Consistency()
         self.places: dict[tuple[str, str], Place] = {}
@@ -117,21 +141,40 @@ class Diff:
 
     def run(self, cases: Iterable[Case]) -> DiffResult:
         for url in self.roles.values():
-            check_reachable(url)
-        with client(self.timeout, connections=self.jobs * len(self.roles)) as http:
-            for answered in _ordered_map(lambda case: self._answer(http, case), cases,
+            check_reachable(url, options=self.options)
+        cases = (c for c in cases if self.selection.allows(c.operation_name, c.binding_label))
+        with Sender(self.options, connections=self.jobs * len(self.roles)) as sender:
+            for answered in _ordered_map(lambda case: self._answer(sender, case), cases,
                                          self.jobs):
                 self._take(answered)
         self._judge()
+        self.report.meta["wrong_target"] = [
+            line for role, url in self.roles.items()
+            if (line := wrong_target_line(f"the {role} {url}", self._strange[role],
+                                          self._answered[role]))]
         self._spill.close()
         return DiffResult(self.report.finish(), self.noise, self.places, self._chosen_examples(),
                           self.roles, self.consistent)
 
     # -------------------------------------------------------------------- sending (threads)
 
-    def _answer(self, http: httpx.Client, case: Case) -> Answered:
+    def _answer(self, sender: Sender, case: Case) -> Answered:
         requests = {role: retarget(case.request, url) for role, url in self.roles.items()}
-        responses = {role: send(http, request) for role, request in requests.items()}
+        responses: dict[str, HttpResponse] = {}
+        unanswered: list[Finding] = []
+        where = {"index": case.index, "source": case.source}
+        for role, request in requests.items():
+            try:
+                responses[role] = sender.send(request)
+            except ResponseTooLarge as exc:
+                unanswered.append(size_finding(exc, case.operation_name, case.binding_label,
+                                               extra={"implementation": role}, **where))
+            except TargetUnreachable as exc:
+                unanswered.append(transport_finding(exc, case.operation_name,
+                                                    case.binding_label,
+                                                    extra={"implementation": role}, **where))
+        if unanswered:
+            return Answered(case, requests, responses, [], [], unanswered)
         own = {role: _without_own_url(responses[role], url) for role, url in self.roles.items()}
         differences = self._compare(own[PRIMARY], own[CANDIDATE])
         noise = self._compare(own[PRIMARY], own[SECONDARY]) if SECONDARY in own else []
@@ -147,6 +190,12 @@ class Diff:
         case = answered.case
         where = (case.operation_name, case.binding_label)
         self.report.exchanges += 1
+        for role, response in answered.responses.items():
+            self._answered[role] += 1
+            self._strange[role] += looks_wrong(response)
+        if answered.unanswered:
+            self.report.extend(answered.unanswered)
+            return
         self.places.setdefault(where, Place()).cases += 1
         self.noise.learn(*where, answered.noise)
         record = {"op": where[0], "binding": where[1], "index": case.index,
@@ -157,6 +206,14 @@ class Diff:
         self._spill.write(json.dumps(record, ensure_ascii=False) + "\n")
         for difference in answered.differences:
             self._keep_example(answered, difference)
+        for role in self.roles:  # SEC-LEAK, passive: a warning on either side's error answers
+            judged = judge_leaks(answered.responses[role])
+            if judged is not None:
+                verdict, expected, actual = judged
+                self.report.add(Finding(
+                    "SEC-LEAK", Verdict.WARNING if verdict is Verdict.FAILED else verdict,
+                    *where, expected=expected, actual=f"{role}: {actual}", index=case.index,
+                    source=case.source, extra={"implementation": role}))
         if case.operation and case.binding and case.arguments is not None:
             for role in (PRIMARY, CANDIDATE):
                 self.consistency.record(role, case.operation, case.arguments, case.binding,
@@ -173,7 +230,7 @@ class Diff:
             "rule": place[2], "operation": place[0], "binding": place[1],
             "path": difference.path, "kind": difference.kind,
             "difference": difference.describe(), "index": case.index, "source": case.source,
-            **{role: Exchange(answered.requests[role], answered.responses[role]).to_dict()
+            **{role: _reported(answered.requests[role], answered.responses[role])
                for role in (PRIMARY, CANDIDATE)},
         }
 
@@ -239,6 +296,13 @@ class Diff:
         examples = list(chosen.values())
         self.report.meta["examples"] = examples
         return examples
+
+
+def _reported(request: HttpRequest, response: HttpResponse) -> dict[str, Any]:
+    """An example exchange as reports show it: credential headers redacted."""
+    request = replace(request, headers=redact_credentials(request.headers))
+    response = replace(response, headers=redact_credentials(response.headers))
+    return Exchange(request, response).to_dict()
 
 
 def _never(_text: str | None) -> bool:

@@ -13,7 +13,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import IO, Any
@@ -22,6 +22,7 @@ from lxml import etree
 
 from harness import __version__
 from harness.errors import UsageError
+from harness.judge.profiles import Profile, Severity
 
 #: Not a rule: the pseudo-rule under which service description requests (WSDL, disco, help
 #: page) reach a Report, which counts them by kind (the finding's ``actual``; in a tally key,
@@ -77,8 +78,15 @@ class Report:
     """What a run found. ``add`` findings, then write it out."""
 
     def __init__(self, command: str, target: str | None = None,
-                 titles: dict[str, str] | None = None, **meta: Any) -> None:
+                 titles: dict[str, str] | None = None, *, profile: Profile | None = None,
+                 **meta: Any) -> None:
         self.command = command
+        #: How verdicts are weighed; its per-rule overrides are applied here, to every finding.
+        self.profile = profile or Profile()
+        self._overrides = dict(self.profile.overrides)
+        #: Findings already known (``use_baseline``): not reported again, only counted.
+        self._known: frozenset[tuple[Any, ...]] = frozenset()
+        self.known = 0
         self.target = target
         self.meta = meta
         self.titles = titles or {}
@@ -88,6 +96,8 @@ class Report:
         self.exchanges = 0
         #: Service description requests by kind ("WSDL": 7): traffic counted, not judged.
         self.descriptions: Counter[str] = Counter()
+        #: What became of them, said beside their count (replay: not sent).
+        self.descriptions_note = "counted, not judged"
         self.started = time.time()
         self.finished: float | None = None
         self._kept = 0
@@ -96,6 +106,14 @@ class Report:
     def add(self, finding: Finding) -> None:
         if finding.rule == DESCRIPTION:
             self.descriptions[finding.actual] += 1
+            return
+        if self._overrides and finding.rule in self._overrides:
+            finding = self._overridden(finding)
+            if finding is None:
+                return
+        if (self._known and finding.verdict in (Verdict.FAILED, Verdict.WARNING)
+                and _baseline_key(finding.to_dict()) in self._known):
+            self.known += 1
             return
         self.counts[finding.verdict] += 1
         self.by_rule.setdefault(finding.rule, Counter())[finding.verdict] += 1
@@ -106,6 +124,28 @@ class Report:
                 self._spill = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 (lives as long as the report)
             self._spill.write(json.dumps(finding.to_dict(), ensure_ascii=False) + "\n")
             self._kept += 1
+
+    def _overridden(self, finding: Finding) -> Finding | None:
+        """``finding`` under its rule's override: None when the rule is off; a failure or
+        warning takes the override's level (passed and not applicable stay)."""
+        severity = self._overrides[finding.rule]
+        if severity is Severity.OFF:
+            return None
+        if finding.verdict not in (Verdict.FAILED, Verdict.WARNING):
+            return finding
+        verdict = Verdict.WARNING if severity is Severity.WARNING else Verdict.FAILED
+        if verdict is finding.verdict:
+            return finding
+        return replace(finding, verdict=verdict,
+                       message=(f"{finding.message}; " if finding.message else "")
+                       + f"{verdict.value} by override ({finding.rule}={severity.value})")
+
+    def use_baseline(self, path: str | Path) -> None:
+        """Report only findings that are not in the JSON report at ``path`` (an earlier run):
+        a failure or warning with the same rule, operation, binding, verdict, expected and
+        actual is known, counted in ``known`` and left out."""
+        self._known = load_baseline(path)
+        self.meta["baseline"] = str(path)
 
     def extend(self, findings: Iterable[Finding]) -> None:
         for finding in findings:
@@ -119,6 +159,8 @@ class Report:
         for (rule, operation, binding, verdict), n in counts.items():
             if rule == DESCRIPTION:
                 self.descriptions[operation or "?"] += n
+                continue
+            if self._overrides.get(rule) is Severity.OFF:
                 continue
             self.counts[verdict] += n
             self.by_rule.setdefault(rule, Counter())[verdict] += n
@@ -163,7 +205,10 @@ class Report:
             "harness_version": __version__,
             "exchanges": self.exchanges,
             "duration_s": round((self.finished or time.time()) - self.started, 3),
+            "profile": self.profile.name,
+            "overrides": {rule: s.value for rule, s in self.profile.overrides},
             "counts": {v.value: self.counts[v] for v in Verdict},
+            **({"known_from_baseline": self.known} if "baseline" in self.meta else {}),
             "service_descriptions": dict(sorted(self.descriptions.items())),
             "rules": {rule: {v.value: c[v] for v in Verdict if c[v]}
                       for rule, c in sorted(self.by_rule.items())},
@@ -240,13 +285,44 @@ class Report:
                 print(f"  {_describe(data)}", file=stream)
         if self.descriptions:
             kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(self.descriptions.items()))
-            print(f"\nservice descriptions (counted, not judged): {kinds}", file=stream)
+            print(f"\nservice descriptions ({self.descriptions_note}): {kinds}", file=stream)
+        if "baseline" in self.meta:
+            print(f"\nbaseline {self.meta['baseline']}: {self.known} known finding(s) not "
+                  "shown", file=stream)
+        overrides = ", ".join(f"{r}={s.value}" for r, s in self.profile.overrides)
+        print(f"\nprofile {self.profile.name}" + (f", overrides {overrides}" if overrides else ""),
+              file=stream)
         c = self.counts
         print(f"\n{self.command}: {self.verdict.upper()} - {c[Verdict.PASSED]} passed, "
               f"{c[Verdict.FAILED]} failed, {c[Verdict.WARNING]} warnings, "
               f"{c[Verdict.NOT_APPLICABLE]} not applicable"
               + (f" over {self.exchanges} exchanges" if self.exchanges else "")
               + (f" ({self.target})" if self.target else ""), file=stream)
+
+
+_BASELINE_FIELDS = ("rule", "operation", "binding", "verdict", "expected", "actual")
+
+
+def _baseline_key(data: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What makes two findings the same one across runs: not where (index) nor who (client)."""
+    return tuple(data.get(name) for name in _BASELINE_FIELDS)
+
+
+def load_baseline(path: str | Path) -> frozenset[tuple[Any, ...]]:
+    """The failures and warnings of an earlier JSON report, as baseline keys."""
+    try:
+        data = json.loads(Path(path).read_bytes())
+    except OSError as exc:
+        raise UsageError(f"baseline {path}: {exc.strerror or exc}") from None
+    except (ValueError, RecursionError):
+        raise UsageError(f"baseline {path} is not a JSON report (--json of an earlier run)"
+                         ) from None
+    findings = data.get("findings") if isinstance(data, dict) else None
+    if not isinstance(findings, list) or not all(isinstance(f, dict) for f in findings):
+        raise UsageError(f"baseline {path} has no findings list (use the --json of an "
+                         "earlier run)")
+    return frozenset(_baseline_key(f) for f in findings
+                     if f.get("verdict") in (Verdict.FAILED.value, Verdict.WARNING.value))
 
 
 def _describe(data: dict[str, Any]) -> str:

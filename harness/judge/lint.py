@@ -15,7 +15,8 @@ from pathlib import Path
 
 from harness.contract.model import Contract
 from harness.judge.findings import Finding, Report
-from harness.judge.rules import Side, judge, titles
+from harness.judge.profiles import Profile
+from harness.judge.rules import SPEC, Side, judge, titles
 from harness.traffic.exchange import Exchange
 from harness.traffic.streaming import ChunkResult, Tally, default_workers, run
 
@@ -29,12 +30,14 @@ class LintJob:
 
     contract: Contract
     sides: tuple[Side, ...] = (Side.REQUEST, Side.RESPONSE)
+    profile: Profile = SPEC
 
     def setup(self) -> None:
         pass
 
     def judge_all(self, exchanges: Sequence[Exchange], tally: Tally) -> list[list[Finding]]:
-        return [judge(exchange, self.contract, sides=self.sides, tally=tally)
+        return [judge(exchange, self.contract, sides=self.sides, tally=tally,
+                      profile=self.profile)
                 for exchange in exchanges]
 
     def close(self) -> None:
@@ -43,15 +46,20 @@ class LintJob:
 
 def lint(paths: Sequence[str | Path], contract: Contract, *, workers: int | None = None,
          chunk_size: int = CHUNK_SIZE, on_broken: Callable[[str], None] = lambda reason: None,
-         on_progress: Callable[[ChunkResult], None] = lambda result: None) -> Report:
+         on_progress: Callable[[ChunkResult], None] = lambda result: None,
+         profile: Profile = SPEC, baseline: str | Path | None = None) -> Report:
     """Judge every exchange of every recording (native or HAR) into a finished Report.
 
     Broken lines are skipped, passed to ``on_broken`` and counted in the report's
     ``broken_lines``; an unclassifiable exchange is a finding (UNCLASSIFIED), not dropped.
     """
-    report = Report("lint", None, titles(), recordings=[str(p) for p in paths])
+    report = Report("lint", None, titles(), profile=profile,
+                    recordings=[str(p) for p in paths])
+    if baseline is not None:  # read before judging: a bad baseline fails at once
+        report.use_baseline(baseline)
     workers = default_workers(paths) if workers is None else workers
-    report.meta["broken_lines"] = run(LintJob(contract), paths, report, workers=workers,
+    job = LintJob(contract, profile=profile)
+    report.meta["broken_lines"] = run(job, paths, report, workers=workers,
                                       chunk_size=chunk_size, on_broken=on_broken,
                                       on_progress=on_progress)
     return report.finish()

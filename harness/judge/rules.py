@@ -36,6 +36,8 @@ from harness.contract.model import Contract, Operation, ParamType
 from harness.contract.xmlsafe import element_children, local_name, namespace
 from harness.errors import ClassificationError, ServiceDescription
 from harness.judge.findings import DESCRIPTION, Finding, Verdict
+from harness.judge.profiles import Profile
+from harness.judge.security import judge_leaks
 from harness.traffic.exchange import (
     Exchange,
     HttpRequest,
@@ -63,6 +65,9 @@ class Outcome(NamedTuple):  # a tuple: built ~20 times per exchange, cheaply
     expected: str = ""
     actual: str = ""
     message: str = ""
+    #: A deviation the ASMX runtime accepts: failed under the spec profile, a warning under
+    #: the asmx profile (``harness.judge.profiles``).
+    tolerated: bool = False
 
 
 # The helpers build the tuple directly: NamedTuple's own __new__ is a Python-level layer more.
@@ -70,19 +75,25 @@ _new = tuple.__new__
 
 
 def passed(expected: str = "", actual: str = "", message: str = "") -> Outcome:
-    return _new(Outcome, (Verdict.PASSED, expected, actual, message))
+    return _new(Outcome, (Verdict.PASSED, expected, actual, message, False))
 
 
 def failed(expected: str, actual: str, message: str = "") -> Outcome:
-    return _new(Outcome, (Verdict.FAILED, expected, actual, message))
+    return _new(Outcome, (Verdict.FAILED, expected, actual, message, False))
 
 
 def warning(expected: str, actual: str, message: str = "") -> Outcome:
-    return _new(Outcome, (Verdict.WARNING, expected, actual, message))
+    return _new(Outcome, (Verdict.WARNING, expected, actual, message, False))
+
+
+def tolerated(expected: str, actual: str, message: str) -> Outcome:
+    """A deviation the spec forbids and the ASMX runtime accepts: a failure under the spec
+    profile, a warning under the asmx profile."""
+    return _new(Outcome, (Verdict.FAILED, expected, actual, message, True))
 
 
 def not_applicable(message: str) -> Outcome:
-    return _new(Outcome, (Verdict.NOT_APPLICABLE, "", "", message))
+    return _new(Outcome, (Verdict.NOT_APPLICABLE, "", "", message, False))
 
 
 @dataclass(frozen=True)
@@ -101,6 +112,9 @@ class Case:
     #: The same operation x binding sent again with the spec's plain values, when certify made
     #: such a call because this one failed (GAP-VALUES judges the refusal by it).
     control: Exchange | None = None
+    #: Replay: the answer the recording holds for this request. Where it is a failed call, the
+    #: rules that presuppose success do not apply; replay's comparison judges the new answer.
+    recorded: HttpResponse | None = None
 
     @property
     def request(self) -> HttpRequest:
@@ -155,6 +169,8 @@ class Rule:
     level: Level
     side: Side
     check: Callable[[Case], Iterable[Outcome]]
+    #: The deviation the asmx profile turns into a warning, when there is one.
+    tolerates: str = ""
 
     def applies_to(self, sides: frozenset[Side]) -> bool:
         return self.side is Side.BOTH or self.side in sides
@@ -227,10 +243,22 @@ def _refusal_permitted(case: Case) -> Outcome | None:
     return None
 
 
+def _recorded_failure(case: Case) -> Outcome | None:
+    """not applicable when the recording replayed holds a failed call: the target is judged
+    against the recording (REPLAY-STATUS and the other comparisons), not against success."""
+    recorded = case.recorded
+    if recorded is None or recorded.status == 200:
+        return None
+    return not_applicable(f"the recording holds a failed call (HTTP {recorded.status}): "
+                          "the answer is compared with it (REPLAY-*)")
+
+
 def _presupposes_success(case: Case) -> Outcome | None:
     """The one gate of every rule that presupposes a successful call: not applicable when the
-    call did not succeed. R4-STATUS reports that once, with its cause (one cause, one
-    failure)."""
+    call did not succeed, or when the recording it replays holds a failed call. R4-STATUS
+    reports a failed call once, with its cause (one cause, one failure)."""
+    if (na := _recorded_failure(case)) is not None:
+        return na
     response = case.response
     if response is None or response.status == 200:
         return None
@@ -286,7 +314,7 @@ def method_and_path(case: Case) -> Iterator[Outcome]:
         yield passed(expected, actual)
     elif (path.lower().endswith(want_path.lower())
           and path.endswith(want_path[len(case.operation.endpoint):])):
-        yield warning(expected, actual, "endpoint path differs in case only (IIS accepts it)")
+        yield tolerated(expected, actual, "endpoint path differs in case only (IIS accepts it)")
     elif path.lower().endswith(want_path.lower()):
         yield failed(expected, actual, _with(guess, "operation names are case-sensitive "
                                                     "(ASMX refuses another case)"))
@@ -310,7 +338,7 @@ def request_content_type(case: Case) -> Iterator[Outcome]:
     elif not case.binding.is_soap or (charset or "").lower() == "utf-8":
         yield passed(want, _content_type(actual))
     elif charset is None:
-        yield warning(want, _content_type(actual), "no charset (ASMX reads it as UTF-8)")
+        yield tolerated(want, _content_type(actual), "no charset (ASMX reads it as UTF-8)")
     else:
         yield failed(want, _content_type(actual), "charset is not utf-8")
 
@@ -363,7 +391,8 @@ def soap_action(case: Case) -> Iterator[Outcome]:
     elif actual.strip() == want:
         yield passed(want, actual)
     elif actual.strip().strip('"') == want.strip('"'):
-        yield warning(want, actual, "SOAPAction not quoted (ASMX accepts it)")
+        yield tolerated(want, actual, "SOAPAction not quoted (the spec and WS-I BP R2744 "
+                        "say quoted; ASMX accepts it)")
     else:
         yield failed(want, actual)
 
@@ -481,6 +510,8 @@ def status_ok(case: Case) -> Iterator[Outcome]:
         yield not_applicable("response side not judged")
     elif response is None:
         yield failed("HTTP 200", "no response")
+    elif (na := _recorded_failure(case)) is not None:
+        yield na
     elif response.status == 200:
         yield passed("HTTP 200", "HTTP 200")
     elif (na := _refusal_permitted(case)) is not None:
@@ -637,11 +668,14 @@ def operation_endpoint(case: Case) -> Iterator[Outcome]:
     """4.2-4.9: the operation is served at its own endpoint (4.8 and 4.9 share one)."""
     op = case.operation
     endpoint = case.classification.endpoint if case.classification else op.endpoint
-    if endpoint != op.endpoint:
+    if not case.judges(Side.REQUEST):  # replay judges the target, not the recorded request
+        yield not_applicable("request side not judged")
+    elif endpoint != op.endpoint:
         yield failed(f"{op.name} at {op.endpoint}", f"asked at {endpoint}",
                      f"clause {op.clause}")
         return
-    yield passed(f"{op.name} at {op.endpoint}", f"asked at {endpoint}")
+    else:
+        yield passed(f"{op.name} at {op.endpoint}", f"asked at {endpoint}")
     if not case.judges(Side.RESPONSE) or case.response is None:
         return
     if (na := _presupposes_success(case)) is not None:
@@ -685,22 +719,38 @@ def operation_result(case: Case) -> Iterator[Outcome]:
         yield failed(f"root {want}", f"root {_describe_element(root)}")
 
 
+def no_leak(case: Case) -> Iterator[Outcome]:
+    """7 (silent): an error answer leaks no implementation detail (security.judge_leaks). A
+    permitted deviation here: stock ASP.NET sends stack traces to local clients; ``harness
+    probe`` fails it."""
+    if (skip := _response_outcome(case)) is not None:
+        yield skip
+        return
+    judged = judge_leaks(case.response)  # type: ignore[arg-type]
+    if judged is None:
+        yield not_applicable("not an error answer")
+    else:
+        yield Outcome(*judged, "")  # (Outcome's own __new__ fills ``tolerated``)
+
+
 # -------------------------------------------------------------------------------- catalogue
 
 UNCLASSIFIED = "UNCLASSIFIED"
+#: The default profile: the spec's rules as written, no overrides.
+SPEC = Profile()
 
 CATALOGUE: tuple[Rule, ...] = (
     Rule("BIND-METHOD-PATH", "4.1 table", "method and path of the binding",
-         Level.MANDATORY, Side.BOTH, method_and_path),
+         Level.MANDATORY, Side.REQUEST, method_and_path, "endpoint path differing in case"),
     Rule("BIND-REQUEST-CONTENT-TYPE", "4.1 table", "request Content-Type of the binding",
-         Level.MANDATORY, Side.REQUEST, request_content_type),
+         Level.MANDATORY, Side.REQUEST, request_content_type, "SOAP Content-Type without charset"),
     Rule("BIND-ENVELOPE", "4.1 table", "request envelope namespace of the SOAP version",
          Level.MANDATORY, Side.REQUEST, request_envelope),
     Rule("BIND-OPERATION-ELEMENT", "4.1 table",
          "Body holds one <Operation> element in the service namespace",
          Level.MANDATORY, Side.REQUEST, operation_element),
     Rule("R1-SOAPACTION", "4.1 rule 1", "SOAP 1.1 SOAPAction is \"{namespace}/<Operation>\"",
-         Level.MANDATORY, Side.REQUEST, soap_action),
+         Level.MANDATORY, Side.REQUEST, soap_action, "unquoted SOAPAction"),
     Rule("R2-NO-SOAPACTION", "4.1 rule 2", "SOAP 1.2 request carries no SOAPAction",
          Level.MANDATORY, Side.REQUEST, no_soap_action),
     Rule("R3-LENGTH-HOST", "4.1 rule 3", "Content-Length matches the body; Host present",
@@ -733,9 +783,20 @@ CATALOGUE: tuple[Rule, ...] = (
          Level.MANDATORY, Side.RESPONSE, version_by_content_type),
     Rule("V2-NO-VERSION-SEGMENT", "9.2", "no version segment in the path",
          Level.MANDATORY, Side.REQUEST, no_version_segment),
+    Rule("SEC-LEAK", "7", "an error answer leaks no implementation detail (stack frames, "
+         "exception types, source paths, SQL text, framework version)",
+         Level.PERMITTED, Side.RESPONSE, no_leak),
 )
 
 RULES: dict[str, Rule] = {rule.id: rule for rule in CATALOGUE}
+#: Rules judged on every exchange a command sees, whatever rules it selects (certify's
+#: scenarios select theirs by tag).
+PASSIVE: tuple[str, ...] = ("SEC-LEAK",)
+
+
+def with_passive(ids: Iterable[str] | None) -> tuple[str, ...] | None:
+    """``ids`` plus the passive rules (None, all rules, stays None)."""
+    return None if ids is None else tuple(dict.fromkeys([*ids, *PASSIVE]))
 
 
 def titles() -> dict[str, str]:
@@ -765,6 +826,7 @@ def judge(exchange: Exchange, contract: Contract, *,
           rules: Iterable[str] | None = None,
           tally: Tally | None = None,
           control: Exchange | None = None,
+          profile: Profile = SPEC,
           ) -> list[Finding]:
     """Judge one exchange against the catalogue (or the chosen rule IDs).
 
@@ -774,9 +836,10 @@ def judge(exchange: Exchange, contract: Contract, *,
     counted there, as ``(rule, operation, binding label, verdict)``, and the Findings returned
     are the failures and warnings (lint over a million exchanges builds no Finding it drops).
     ``control`` is the same call made with the spec's plain values (see ``Case.control``).
+    ``profile`` weighs the verdicts (``harness.judge.profiles``; default: the spec's letter).
     """
     side_set = sides if type(sides) is frozenset else frozenset(sides)
-    chosen = _applicable(rules, side_set)  # an unknown rule ID fails before any reading
+    chosen = _applicable(rules, side_set, profile.off)  # unknown IDs fail before any reading
     try:
         case = read_case(exchange, contract, side_set, intended, control)
     except ServiceDescription as exc:
@@ -784,7 +847,7 @@ def judge(exchange: Exchange, contract: Contract, *,
     except ClassificationError as exc:
         return [_finding(exchange, UNCLASSIFIED, None, None,
                          failed("an operation x binding of the contract", str(exc)))]
-    return _judge_case(case, chosen, tally)
+    return _judge_case(case, chosen, tally, profile)
 
 
 def described(exchange: Exchange, kind: str, tally: Tally | None = None) -> list[Finding]:
@@ -800,10 +863,12 @@ def described(exchange: Exchange, kind: str, tally: Tally | None = None) -> list
 
 def read_case(exchange: Exchange, contract: Contract, sides: frozenset[Side] = BOTH_SIDES,
               intended: tuple[Operation, Binding] | None = None,
-              control: Exchange | None = None) -> Case:
+              control: Exchange | None = None, *,
+              recorded: HttpResponse | None = None) -> Case:
     """``exchange`` read once in the contract's terms: the request classified, the response
     read when its side is judged. ClassificationError when the request is none of the
-    contract's pairs and no ``intended`` (operation, binding) says what it meant to be."""
+    contract's pairs and no ``intended`` (operation, binding) says what it meant to be
+    (ServiceDescription for a documentation request). ``recorded``: see ``Case.recorded``."""
     try:
         classification: Classification | None = classify(contract, exchange.request)
     except ClassificationError:
@@ -818,16 +883,18 @@ def read_case(exchange: Exchange, contract: Contract, sides: frozenset[Side] = B
     reading = None
     if exchange.response is not None and Side.RESPONSE in sides:
         reading = read_response(op, binding, exchange.response)
-    return Case(exchange, contract, op, binding, classification, reading, sides, control)
+    return Case(exchange, contract, op, binding, classification, reading, sides, control,
+                recorded)
 
 
 def judge_case(case: Case, *, rules: Iterable[str] | None = None,
-               tally: Tally | None = None) -> list[Finding]:
+               tally: Tally | None = None, profile: Profile = SPEC) -> list[Finding]:
     """``judge`` of a Case already read (``read_case``)."""
-    return _judge_case(case, _applicable(rules, case.sides), tally)
+    return _judge_case(case, _applicable(rules, case.sides, profile.off), tally, profile)
 
 
-def _judge_case(case: Case, chosen: tuple[Rule, ...], tally: Tally | None) -> list[Finding]:
+def _judge_case(case: Case, chosen: tuple[Rule, ...], tally: Tally | None,
+                profile: Profile = SPEC) -> list[Finding]:
     exchange, op, binding = case.exchange, case.operation, case.binding
     findings: list[Finding] = []
     counted: list[tuple[str, str | None, str | None, Verdict]] = []
@@ -839,27 +906,42 @@ def _judge_case(case: Case, chosen: tuple[Rule, ...], tally: Tally | None) -> li
             if tally is not None and verdict is not _FAILED and verdict is not _WARNING:
                 counted.append((rule.id, op_name, label, verdict))
                 continue
-            if verdict is _FAILED and rule.level is Level.PERMITTED:
-                outcome = Outcome(Verdict.WARNING, outcome.expected, outcome.actual,
-                                  outcome.message)
+            weighed = _weighed(rule, outcome, profile)
+            if weighed is not verdict:
+                outcome = outcome._replace(verdict=weighed)
             findings.append(_finding(exchange, rule.id, op, binding, outcome, client))
     if tally is not None:
         tally.update(counted)  # counted in C, once per exchange
     return findings
 
 
+def _weighed(rule: Rule, outcome: Outcome, profile: Profile) -> Verdict:
+    """The verdict of a failed or warning ``outcome`` under ``profile``: a tolerated deviation
+    is a warning under asmx; a permitted rule only warns. (Per-rule overrides are the
+    Report's: they weigh every command's findings alike, replay's and diff's own included.)"""
+    verdict = outcome[0]
+    if profile.tolerant and len(outcome) > 4 and outcome[4]:
+        verdict = _WARNING
+    if verdict is _FAILED and rule.level is Level.PERMITTED:
+        verdict = _WARNING
+    return verdict
+
+
 _FAILED, _WARNING = Verdict.FAILED, Verdict.WARNING
-#: (chosen rule IDs or None, sides) -> the rules that apply, in catalogue order.
-_APPLICABLE: dict[tuple[tuple[str, ...] | None, frozenset[Side]], tuple[Rule, ...]] = {}
+#: (chosen rule IDs or None, sides, rules off) -> the rules that apply, in catalogue order.
+_APPLICABLE: dict[tuple[tuple[str, ...] | None, frozenset[Side], frozenset[str]],
+                  tuple[Rule, ...]] = {}
 
 
-def _applicable(ids: Iterable[str] | None, sides: frozenset[Side]) -> tuple[Rule, ...]:
-    """``select(ids)`` restricted to the rules that judge ``sides``, worked out once."""
-    key = (None if ids is None else tuple(sorted(set(ids))), sides)
+def _applicable(ids: Iterable[str] | None, sides: frozenset[Side],
+                off: frozenset[str] = frozenset()) -> tuple[Rule, ...]:
+    """``select(ids)`` restricted to the rules that judge ``sides`` and are not ``off``,
+    worked out once."""
+    key = (None if ids is None else tuple(sorted(set(ids))), sides, off)
     found = _APPLICABLE.get(key)
     if found is None:
         found = _APPLICABLE[key] = tuple(rule for rule in select(key[0])
-                                         if rule.applies_to(sides))
+                                         if rule.applies_to(sides) and rule.id not in off)
     return found
 
 
@@ -878,9 +960,14 @@ def _md(text: str) -> str:
 
 
 def catalogue_table() -> str:
-    """The catalogue as a Markdown table (``harness certify --list-rules``)."""
-    lines = ["| rule | clause | level | side | title |", "|---|---|---|---|---|"]
-    lines += [f"| `{r.id}` | {r.clause} | {r.level} | {r.side} | {_md(r.title)} |"
-              for r in CATALOGUE]
-    lines.append(f"| `{UNCLASSIFIED}` | 4.1 | mandatory | request | {titles()[UNCLASSIFIED]} |")
+    """The catalogue as a Markdown table (``harness certify --list-rules``), with what each
+    profile makes of a deviation per rule."""
+    lines = ["| rule | clause | side | `--profile spec` | `--profile asmx` | title |",
+             "|---|---|---|---|---|---|"]
+    for r in CATALOGUE:
+        spec = "warning" if r.level is Level.PERMITTED else "failure"
+        asmx = f"{spec}; warning: {r.tolerates}" if r.tolerates else spec
+        lines.append(f"| `{r.id}` | {r.clause} | {r.side} | {spec} | {asmx} | {_md(r.title)} |")
+    lines.append(f"| `{UNCLASSIFIED}` | 4.1 | request | failure | failure | "
+                 f"{titles()[UNCLASSIFIED]} |")
     return "\n".join(lines)

@@ -17,7 +17,7 @@ import csv
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,14 +27,15 @@ from locust import stats as locust_stats
 from locust.env import Environment
 from locust.html import get_html_report
 
-from harness.contract.model import from_dict
-from harness.errors import TargetUnreachable, UsageError
+from harness.contract.model import Contract, from_dict
+from harness.contract.selection import Selection
+from harness.errors import HarnessError, TargetUnreachable, UsageError
 from harness.judge.findings import Report
 from harness.load.schedule import Schedule, Timing
 from harness.load.slicing import read_slice
 from harness.load.user import Feed, ReplayUser
 from harness.load.verdict import Merged
-from harness.traffic.send import check_reachable
+from harness.traffic.send import SendOptions, check_reachable
 
 #: Seconds between the go message and the first request due: every worker hears it first.
 START_DELAY = 1.0
@@ -49,17 +50,30 @@ class Settings:
     timing: Timing
     check_ratio: float = 1.0
     ignore: tuple[str, ...] = ()
-    timeout: float = 30.0
     concurrency: int = 100
-    insecure: bool = False
-    cacert: str | None = None
+    #: harness.traffic.send.SendOptions as data (timeout, max_response_mb, insecure, cacert,
+    #: headers), and the --operation/--binding selection.
+    sending: dict[str, Any] = field(default_factory=dict)
+    operations: tuple[str, ...] = ()
+    bindings: tuple[str, ...] = ()
 
     def to_data(self) -> dict[str, Any]:
-        return {**self.__dict__, "timing": self.timing.__dict__, "ignore": list(self.ignore)}
+        return {**self.__dict__, "timing": self.timing.__dict__, "ignore": list(self.ignore),
+                "operations": list(self.operations), "bindings": list(self.bindings)}
 
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> Settings:
-        return cls(**{**data, "timing": Timing(**data["timing"]), "ignore": tuple(data["ignore"])})
+        return cls(**{**data, "timing": Timing(**data["timing"]), "ignore": tuple(data["ignore"]),
+                      "operations": tuple(data["operations"]),
+                      "bindings": tuple(data["bindings"])})
+
+    @property
+    def options(self) -> SendOptions:
+        return SendOptions(**{**self.sending, "headers": tuple(
+            (str(k), str(v)) for k, v in self.sending.get("headers", ()))})
+
+    def selection(self, contract: Contract) -> Selection:
+        return Selection.parse(contract, self.operations, self.bindings)
 
     def users(self, workers: int = 1) -> int:
         """Locust users in all: one dispatcher per worker in the open models."""
@@ -82,7 +96,7 @@ class Outputs:
 
 
 def run_local(paths: list[str], settings: Settings, outputs: Outputs) -> int:
-    check_reachable(settings.target)
+    check_reachable(settings.target, options=settings.options)
     recordings = read_slice(paths, from_dict(settings.contract))
     schedule = Schedule(recordings.started, settings.timing)
     env = _environment(settings)
@@ -92,7 +106,7 @@ def run_local(paths: list[str], settings: Settings, outputs: Outputs) -> int:
     extras = _start_outputs(env, outputs, schedule.total)
     started = time.time()
     feed.start(started + 0.05)
-    runner.start(settings.users(), spawn_rate=settings.users())
+    runner.start(settings.users(), spawn_rate=10 * settings.users())
     done.wait()
     runner.quit()
     merged = _merged(settings, paths, schedule, workers=1, broken=recordings.broken)
@@ -107,7 +121,7 @@ def run_local(paths: list[str], settings: Settings, outputs: Outputs) -> int:
 
 def run_master(paths: list[str], settings: Settings, outputs: Outputs, *, workers: int,
                bind_host: str, port: int, wait_workers: float) -> int:
-    check_reachable(settings.target)
+    check_reachable(settings.target, options=settings.options)
     recordings = read_slice(paths, from_dict(settings.contract), keep=False)
     schedule = Schedule(recordings.started, settings.timing)
     if settings.timing.users and settings.timing.users < workers:
@@ -120,7 +134,9 @@ def run_master(paths: list[str], settings: Settings, outputs: Outputs, *, worker
 
     def on_ready(environment, msg, **kw) -> None:
         state["ready"].add(msg.node_id)
-        if msg.data.get("count") != schedule.count:
+        if msg.data.get("error"):
+            state["errors"].append(f"worker {msg.node_id}: {msg.data['error']}")
+        elif msg.data.get("count") != schedule.count:
             state["errors"].append(f"worker {msg.node_id} read {msg.data.get('count')} "
                                    f"exchanges, the master {schedule.count}: not the same "
                                    "recordings")
@@ -144,17 +160,23 @@ def run_master(paths: list[str], settings: Settings, outputs: Outputs, *, worker
     _say(outputs, f"load: master on {bind_host}:{port}, waiting for {workers} worker(s)")
     # A worker says hello once its handlers are registered: a plan sent before would be lost.
     ids = _wait_for(lambda: list(state["hello"]), workers, wait_workers,
-                    f"{workers} worker(s) did not connect to {bind_host}:{port} in time")
+                    f"{workers} worker(s) did not connect to {bind_host}:{port} in time",
+                    state["errors"])
     for index, client_id in enumerate(sorted(ids)[:workers]):
         runner.send_message("harness_plan", {"settings": settings.to_data(), "index": index,
                                              "workers": workers}, client_id=client_id)
-    _wait_for(lambda: list(state["ready"]), workers, wait_workers,
-              "the workers did not read their recordings in time")
+    try:
+        _wait_for(lambda: list(state["ready"]), workers, wait_workers,
+                  "the workers did not read their recordings in time", state["errors"])
+    except HarnessError:
+        runner.quit()  # the workers end too
+        raise
     extras = _start_outputs(env, outputs, schedule.total)
-    started = time.time()
+    started, cpu0 = time.time(), time.process_time()
     runner.send_message("harness_go", {"t0": started + START_DELAY})
-    runner.start(settings.users(workers), spawn_rate=settings.users(workers))
+    runner.start(settings.users(workers), spawn_rate=10 * settings.users(workers))
     _watch(runner, finished, workers, state["errors"])
+    merged.report.meta["master_cpu_s"] = round(time.process_time() - cpu0, 3)
     runner.quit()
     return _finish(env, merged, outputs, extras, started, state["errors"])
 
@@ -180,16 +202,13 @@ def run_worker(paths: list[str], *, master_host: str, port: int) -> int:
     feeds: list[Feed] = []
 
     def on_plan(environment, msg, **kw) -> None:
-        settings = Settings.from_data(msg.data["settings"])
-        _configure(settings)
-        environment.host = settings.target
-        recordings = read_slice(paths, from_dict(settings.contract), msg.data["index"],
-                                msg.data["workers"], pause=lambda: gevent.sleep(0))
-        schedule = Schedule(recordings.started, settings.timing)
-        feed = _feed(recordings.entries, schedule, settings, lambda: _report_done(runner, feed))
-        feeds.append(feed)
-        runner.send_message("harness_ready", {"count": schedule.count,
-                                              "slice": len(recordings.entries)})
+        try:
+            feeds.append(_plan(paths, msg.data, runner))
+        except HarnessError as exc:  # e.g. no such recording here: the master says it
+            runner.send_message("harness_ready", {"error": str(exc)})
+            return
+        runner.send_message("harness_ready", {"count": feeds[-1].schedule.count,
+                                              "slice": len(feeds[-1].entries)})
 
     def on_go(environment, msg, **kw) -> None:
         feeds[-1].start(msg.data["t0"])
@@ -199,6 +218,18 @@ def run_worker(paths: list[str], *, master_host: str, port: int) -> int:
     runner.send_message("harness_hello")
     runner.greenlet.join()
     return 0
+
+
+def _plan(paths: list[str], data: dict[str, Any], runner) -> Feed:
+    """This worker's feed: its slice of its own copy of the recordings, as the master says."""
+    settings = Settings.from_data(data["settings"])
+    _configure(settings)
+    runner.environment.host = settings.target
+    recordings = read_slice(paths, from_dict(settings.contract), data["index"],
+                            data["workers"], pause=lambda: gevent.sleep(0))
+    schedule = Schedule(recordings.started, settings.timing)
+    feed = _feed(recordings.entries, schedule, settings, lambda: _report_done(runner, feed))
+    return feed
 
 
 def _report_done(runner, feed: Feed) -> None:
@@ -222,22 +253,24 @@ def _environment(settings: Settings | None) -> Environment:
 
 def _configure(settings: Settings) -> None:
     """The user class as the settings say (users are made after this, when they spawn)."""
+    options = settings.options
     ReplayUser.host = settings.target
-    ReplayUser.network_timeout = ReplayUser.connection_timeout = settings.timeout
+    ReplayUser.network_timeout = ReplayUser.connection_timeout = options.timeout
     ReplayUser.concurrency = settings.concurrency
-    ReplayUser.insecure = settings.insecure
-    if settings.cacert:
+    ReplayUser.insecure = options.insecure
+    if options.cacert:
         import gevent.ssl
 
-        cafile = settings.cacert
+        cafile = options.cacert
         ReplayUser.ssl_context_factory = staticmethod(
             lambda: gevent.ssl.create_default_context(cafile=cafile))
 
 
 def _feed(entries, schedule: Schedule, settings: Settings, on_done: Callable[[], None]) -> Feed:
-    feed = Feed(entries, schedule, from_dict(settings.contract), settings.target,
-                settings.check_ratio, settings.ignore, settings.timeout, settings.concurrency,
-                on_done)
+    contract = from_dict(settings.contract)
+    feed = Feed(entries, schedule, contract, settings.target, settings.check_ratio,
+                settings.ignore, settings.options, settings.selection(contract),
+                settings.concurrency, on_done)
     ReplayUser.feed = feed
     return feed
 
@@ -251,12 +284,17 @@ def _merged(settings: Settings, paths: list[str], schedule: Schedule, *, workers
                   scheduled_duration_s=schedule.duration, broken_lines=broken)
 
 
-def _wait_for(found: Callable[[], list], count: int, timeout: float, message: str) -> list:
+def _wait_for(found: Callable[[], list], count: int, timeout: float, message: str,
+              errors: list[str]) -> list:
+    """``found()`` once it holds ``count`` items; the first error or ``message`` after
+    ``timeout`` seconds as one line."""
     deadline = time.monotonic() + timeout
-    while len(items := found()) < count:
+    while len(items := found()) < count and not errors:
         if time.monotonic() > deadline:
             raise TargetUnreachable(message)
         gevent.sleep(0.1)
+    if errors:
+        raise HarnessError(errors[0])
     return items
 
 
@@ -354,6 +392,8 @@ def _write_report(report: Report, outputs: Outputs) -> int:
           f"p50 {m['p50_ms']} ms, p95 {m['p95_ms']} ms, p99 {m['p99_ms']} ms; "
           f"lag max {m['lag_max_s']} s, mean {m['lag_mean_s']} s, {m['late']} late; "
           f"{m['workers']} worker(s)", file=sys.stdout)
+    if m.get("broken_lines"):
+        print(f"harness load: {m['broken_lines']} broken line(s) skipped", file=sys.stderr)
     if outputs.json:
         report.write_json(outputs.json)
     if outputs.junit:
@@ -377,9 +417,11 @@ def run_from_options(o: dict[str, Any]) -> int:
     if o["worker"]:
         return run_worker(o["recordings"], master_host=o["master_host"], port=o["master_port"])
     timing = Timing(o["speed"], o["loop"], o["max_wait"], o["rate"], o["users"])
+    sending = {"timeout": o["timeout"], "max_response_mb": o["max_response_mb"],
+               "insecure": o["insecure"], "cacert": o["cacert"], "headers": o["header"]}
     settings = Settings(o["target"], o["contract"], timing, o["check_ratio"],
-                        tuple(o["ignore"]), o["timeout"], o["concurrency"], o["insecure"],
-                        o["cacert"])
+                        tuple(o["ignore"]), o["concurrency"], sending,
+                        tuple(o["operation"]), tuple(o["binding"]))
     outputs = Outputs(o["json"], o["junit"], o["csv"], o["html"], o["quiet"], o["fail_ratio"],
                       o["p95_ms"], o["web_port"])
     if o["master"]:

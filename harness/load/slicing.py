@@ -32,7 +32,15 @@ class Entry:
 
     position: int  # 0-based, over all the recordings in the order given
     exchange: Exchange
-    name: str  # Locust's stats line: "AuthCode [SOAP 1.1]"
+    operation: str | None  # None: not a call of the contract
+    binding: str | None  # the binding's label, e.g. "SOAP 1.1"
+
+    @property
+    def name(self) -> str:
+        """Locust's stats line: "AuthCode [SOAP 1.1]"."""
+        if self.operation is None:
+            return f"{self.exchange.request.method} {self.exchange.request.path}"
+        return f"{self.operation} [{self.binding}]"
 
 
 @dataclass
@@ -44,23 +52,25 @@ class Recordings:
     broken: int = 0
 
 
-def describe(exchange: Exchange, contract: Contract) -> tuple[str, str | None]:
-    """(stats name, session key) from the capture's classification (meta) or a fresh one."""
+def describe(exchange: Exchange, contract: Contract
+             ) -> tuple[str | None, str | None, str | None]:
+    """(operation, binding label, session key) from the capture's classification (meta) or a
+    fresh one."""
     meta = exchange.meta
     if meta.get("operation") and meta.get("binding"):
         try:
             label = Binding(meta["binding"]).label
         except ValueError:
             label = str(meta["binding"])
-        name, arguments = f"{meta['operation']} [{label}]", meta.get("arguments") or ()
+        operation, arguments = str(meta["operation"]), meta.get("arguments") or ()
     else:
         try:
             call = classify(contract, exchange.request)
         except ClassificationError:
-            return f"{exchange.request.method} {exchange.request.path}", None
-        name, arguments = f"{call.operation.name} [{call.binding.label}]", call.arguments
+            return None, None, None
+        operation, label, arguments = call.operation.name, call.binding.label, call.arguments
     values = {str(k).lower(): str(v) for k, v in arguments}
-    return name, next((values[n] for n in SESSION_NAMES if values.get(n)), None)
+    return operation, label, next((values[n] for n in SESSION_NAMES if values.get(n)), None)
 
 
 def worker_of(key: str | None, position: int, workers: int) -> int:
@@ -82,9 +92,9 @@ def read_slice(paths: Sequence[str | Path], contract: Contract, index: int = 0,
     for position, exchange in enumerate(read_exchanges(paths, on_broken=broken)):
         out.started.append(exchange.timings.get("started"))
         if keep:
-            name, key = describe(exchange, contract)
+            operation, binding, key = describe(exchange, contract)
             if worker_of(key, position, workers) == index:
-                out.entries.append(Entry(position, exchange, name))
+                out.entries.append(Entry(position, exchange, operation, binding))
         if position % 256 == 255:
             pause()
     return out

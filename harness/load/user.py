@@ -27,12 +27,14 @@ from locust import FastHttpUser, constant, task
 from locust.exception import StopUser
 
 from harness.contract.model import Contract
-from harness.errors import TargetUnreachable
+from harness.contract.selection import Selection
+from harness.errors import ResponseTooLarge, TargetUnreachable
 from harness.load.schedule import Schedule
 from harness.load.slicing import Entry
 from harness.load.verdict import Gathered, sampled
 from harness.traffic.exchange import HttpRequest, HttpResponse, header_value
-from harness.traffic.send import retarget
+from harness.traffic.replay import skipped_description
+from harness.traffic.send import PIECE, SendOptions, retarget
 
 
 class HarnessFailure(Exception):
@@ -49,7 +51,8 @@ class Feed:
     target: str
     check_ratio: float = 1.0
     ignore: tuple[str, ...] = ()
-    timeout: float = 30.0
+    options: SendOptions = field(default_factory=SendOptions)
+    selection: Selection | None = None
     concurrency: int = 100  # requests in flight per process (open models)
     on_done: Callable[[], None] = lambda: None
     gathered: Gathered = field(default_factory=Gathered)
@@ -58,15 +61,25 @@ class Feed:
     _items: Iterator[tuple[float, int, int]] | None = None
     _users: int = 0
     error: str | None = None
+    _cpu0: float = 0.0
+    _done: bool = False
 
     def __post_init__(self) -> None:
-        self._requests = {e.position: (e, _wire(retarget(e.exchange.request, self.target)))
-                          for e in self.entries}
+        """Each selected exchange's request as it goes out (moved to the target, -H added),
+        or the kind of service description it fetched (counted, not sent, as replay does)."""
+        self._requests: dict[int, tuple[Entry, _Wire | str]] = {}
+        for e in self.entries:
+            if self.selection and not self.selection.allows(e.operation, e.binding):
+                continue
+            kind = skipped_description(self.contract, e.exchange)
+            self._requests[e.position] = (e, kind if kind is not None else _wire(
+                retarget(e.exchange.request, self.target), self.options.headers))
         self._items = self.schedule.items(list(self._requests))
 
     def start(self, wall_t0: float) -> None:
         """Start the schedule at ``wall_t0`` (time.time(), sent by the master)."""
         self.t0 = time.monotonic() + (wall_t0 - time.time())
+        self._cpu0 = time.process_time()
         self.go.set()
 
     def serve(self, user: FastHttpUser) -> None:
@@ -90,19 +103,25 @@ class Feed:
             self.error = f"{type(exc).__name__}: {exc}"
         finally:
             self._users -= 1
-            if self._users == 0:
+            # Done once: a user Locust spawns late finds the slice exhausted and ends.
+            if self._users == 0 and not self._done:
+                self._done = True
+                self.gathered.cpu_s = time.process_time() - self._cpu0
                 self.on_done()
         raise StopUser
 
     def send(self, user: FastHttpUser, http: Any, item: tuple[float, int, int]) -> None:
         due, _loop, position = item
         entry, wire = self._requests[position]
+        if isinstance(wire, str):  # a service description: counted, not sent
+            self.gathered.judge(entry.exchange, wire, self.contract, check=False, ignore=())
+            return
         now = time.monotonic()
         if not self.schedule.timing.users:
             self.gathered.lag(now - (self.t0 + due))
         self.gathered.sending()
         started, perf = time.time(), time.perf_counter()
-        answer = _exchange_over(http, wire, self.timeout)
+        answer = _exchange_over(http, wire, self.options)
         elapsed_ms = (time.perf_counter() - perf) * 1000
         found = self.gathered.judge(entry.exchange, answer, self.contract,
                                     check=sampled(position, self.check_ratio),
@@ -141,9 +160,12 @@ class _Wire:
     body: bytes
 
 
-def _wire(request: HttpRequest) -> _Wire:
-    return _Wire(request.method, request.url, request.target or "/", list(request.headers),
-                 request.body)
+def _wire(request: HttpRequest, extra: tuple[tuple[str, str], ...] = ()) -> _Wire:
+    """``request`` ready to send, with the -H headers in place of any of the same name."""
+    headers = list(request.headers)
+    for name, value in extra:
+        headers = [(k, v) for k, v in headers if k.lower() != name.lower()] + [(name, value)]
+    return _Wire(request.method, request.url, request.target or "/", headers, request.body)
 
 
 def _http_client(user: FastHttpUser, target: str) -> Any:
@@ -154,25 +176,42 @@ def _http_client(user: FastHttpUser, target: str) -> Any:
     return http
 
 
-def _exchange_over(http: Any, wire: _Wire, timeout: float) -> HttpResponse | TargetUnreachable:
-    """The answer to ``wire`` within ``timeout`` seconds in all, or why none came."""
+def _exchange_over(http: Any, wire: _Wire, options: SendOptions
+                   ) -> HttpResponse | TargetUnreachable | ResponseTooLarge:
+    """The answer to ``wire`` within ``options.timeout`` seconds in all and at most
+    ``options.max_response_bytes`` (decoded), or why there is none."""
+    limit = options.max_response_bytes
     try:
-        with gevent.Timeout(timeout):
+        with gevent.Timeout(options.timeout):
             reply = http.request(wire.method, wire.uri, body=wire.body,
                                  headers=_headers(wire.headers))
             try:
-                body = reply.read()
+                body = _read_capped(reply, limit, wire)
             finally:
-                reply.release()
+                reply.release()  # a body left unread closes the connection
     except gevent.Timeout:
         return TargetUnreachable(f"{_origin(wire.url)} did not answer {wire.method} "
-                                 f"{urlsplit(wire.url).path} in time")
+                                 f"{urlsplit(wire.url).path} within {options.timeout:g} s")
+    except ResponseTooLarge as exc:
+        return exc
     except Exception as exc:  # socket, TLS, HTTP parse errors: no answer
         text = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
         return TargetUnreachable(f"{_origin(wire.url)}: {' '.join(str(text).split())}")
     headers = tuple((str(k), str(v)) for k, v in reply.items())
-    return _decoded(HttpResponse(reply.status_code, headers, bytes(body),
-                                 reply.status_message or "", "HTTP/1.1"))
+    try:
+        return _decoded(HttpResponse(reply.status_code, headers, body,
+                                     reply.status_message or "", "HTTP/1.1"), limit, wire)
+    except ResponseTooLarge as exc:
+        return exc
+
+
+def _read_capped(reply: Any, limit: int, wire: _Wire) -> bytes:
+    body = bytearray()
+    while piece := reply.read(PIECE):
+        body += piece
+        if len(body) > limit:
+            raise ResponseTooLarge(wire.method, wire.url, limit)
+    return bytes(body)
 
 
 def _headers(pairs: list[tuple[str, str]]) -> Any:
@@ -184,17 +223,20 @@ def _headers(pairs: list[tuple[str, str]]) -> Any:
     return made
 
 
-def _decoded(response: HttpResponse) -> HttpResponse:
-    """gzip/deflate bodies decoded and Content-Encoding dropped, as harness.traffic.send does
-    with httpx (the comparison sees the document, not its encoding)."""
+def _decoded(response: HttpResponse, limit: int, wire: _Wire) -> HttpResponse:
+    """gzip/deflate bodies decoded (within ``limit``) and Content-Encoding dropped, as
+    harness.traffic.send does with httpx (the comparison sees the document)."""
     coding = (header_value(response.headers, "Content-Encoding") or "").strip().lower()
     if coding not in ("gzip", "x-gzip", "deflate"):
         return response
     try:
-        wbits = 16 + zlib.MAX_WBITS if "gzip" in coding else zlib.MAX_WBITS
-        body = zlib.decompress(response.body, wbits)
+        inflate = zlib.decompressobj(16 + zlib.MAX_WBITS if "gzip" in coding
+                                     else zlib.MAX_WBITS)
+        body = inflate.decompress(response.body, limit + 1)
     except zlib.error:
-        return response
+        return response  # judged as it came: the comparison names the difference
+    if len(body) > limit:
+        raise ResponseTooLarge(wire.method, wire.url, limit)
     headers = tuple((k, v) for k, v in response.headers
                     if k.lower() not in ("content-encoding", "content-length"))
     return HttpResponse(response.status, headers, body, response.reason, response.http_version)

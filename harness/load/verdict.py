@@ -17,7 +17,8 @@ from harness.contract.model import Contract
 from harness.judge.findings import Finding, Report, Verdict
 from harness.judge.rules import titles
 from harness.traffic.exchange import Exchange, HttpResponse
-from harness.traffic.replay import REPLAY_RULES, check_replayed, transport_failure
+from harness.traffic.replay import REPLAY_RULES, Answer, judge_answer
+from harness.traffic.send import RULE_TITLES
 from harness.traffic.streaming import Tally
 
 #: An answer this much later than due counts as late.
@@ -47,20 +48,17 @@ class Gathered:
     late: int = 0
     first_sent: float | None = None  # time.time() of the first request sent
     last_sent: float | None = None
+    cpu_s: float = 0.0  # this process's CPU time from the start to the end of its slice
 
-    def judge(self, exchange: Exchange, response: HttpResponse | Exception, contract: Contract,
-              *, check: bool, ignore: Sequence[str]) -> list[Finding]:
-        """The failures and warnings on one answer (``response``: the exception when none
-        came); passed and not-applicable findings are only counted."""
-        self.sent += 1
-        if isinstance(response, Exception):
-            found = [transport_failure(exchange, response)]  # type: ignore[arg-type]
-        elif check:
-            self.judged += 1
-            found = check_replayed(exchange, response, contract, ignore=ignore,
-                                   tally=self.tally).findings
-        else:
-            found = []
+    def judge(self, exchange: Exchange, answer: Answer, contract: Contract, *, check: bool,
+              ignore: Sequence[str]) -> list[Finding]:
+        """The failures and warnings on one answer, as replay finds them (``judge_answer``:
+        the answer, or the transport failure, the size overflow, a service description's
+        kind); passed and not-applicable findings are only counted."""
+        self.sent += not isinstance(answer, str)  # a service description is not sent
+        self.judged += isinstance(answer, HttpResponse) and check
+        found = judge_answer(exchange, answer, contract, ignore=ignore, check=check,
+                             tally=self.tally)
         if any(f.verdict is Verdict.FAILED for f in found):
             self.failing += 1
         self.kept += found
@@ -87,16 +85,18 @@ class Gathered:
         return {"tally": [[*key[:3], key[3].value, n] for key, n in self.tally.items()],
                 "sent": self.sent, "judged": self.judged, "failing": self.failing,
                 "lag_max": self.lag_max, "lag_sum": self.lag_sum, "late": self.late,
-                "first_sent": self.first_sent, "last_sent": self.last_sent}
+                "first_sent": self.first_sent, "last_sent": self.last_sent,
+                "cpu_s": self.cpu_s}
 
 
 class Merged:
     """The master's side: findings and figures of every worker, into one Report."""
 
     def __init__(self, target: str, **meta: Any) -> None:
-        self.report = Report("load", target, titles() | REPLAY_RULES, **meta)
+        self.report = Report("load", target, titles() | REPLAY_RULES | RULE_TITLES, **meta)
         self.figures = Gathered()
         self.slices: list[int] = []  # requests sent by each worker
+        self.cpu: list[float] = []  # CPU seconds of each worker
 
     def add_kept(self, batch: Sequence[dict[str, Any]]) -> None:
         for data in batch:
@@ -112,6 +112,7 @@ class Merged:
         f.lag_sum += data["lag_sum"]
         f.late += data["late"]
         self.slices.append(data["sent"])
+        self.cpu.append(round(data["cpu_s"], 3))
         if data["first_sent"] is not None:
             f.first_sent = min(f.first_sent or data["first_sent"], data["first_sent"])
             f.last_sent = max(f.last_sent or data["last_sent"], data["last_sent"])
@@ -124,7 +125,7 @@ class Merged:
             lag_max_s=round(f.lag_max, 3),
             lag_mean_s=round(f.lag_sum / f.sent, 4) if f.sent else 0.0, late=f.late,
             sent_span_s=round(f.last_sent - f.first_sent, 3) if f.first_sent else 0.0,
-            sent_by_worker=self.slices)
+            sent_by_worker=self.slices, worker_cpu_s=self.cpu)
         return self.report.finish()
 
 

@@ -7,6 +7,7 @@ around it, so tests can build deliberately faulty implementations by wrapping ``
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from functools import lru_cache
 from html import escape
@@ -32,6 +33,11 @@ from harness.traffic.exchange import HttpRequest, HttpResponse, content_type_par
 Answer = Callable[[Contract, HttpRequest], HttpResponse]
 #: Largest request body the reference reads; beyond it the request is refused unread.
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
+#: The text of a fault for an unexpected error: ASMX's words, with nothing of the cause.
+SERVER_ERROR = "Server was unable to process request."
+#: Bodies larger than this are answered on a worker thread (lxml parses without the GIL), so
+#: one large request does not hold up the event loop; small ones stay on the loop (hot path).
+OFF_LOOP_BYTES = 64 * 1024
 
 
 class Refusal(Exception):
@@ -80,8 +86,9 @@ def answer(contract: Contract, request: HttpRequest) -> HttpResponse:
         return build_fault(binding, FaultCode.CLIENT, str(exc))
     except Refusal as exc:
         return build_fault(binding, exc.code, str(exc))
-    except Exception as exc:  # an ASMX service answers a server fault, never a dropped socket
-        return build_fault(binding, FaultCode.SERVER, f"Server error: {type(exc).__name__}")
+    except Exception:  # an ASMX service answers a server fault, never a dropped socket;
+        # and no implementation detail (exception type or text) ever reaches the client
+        return build_fault(binding, FaultCode.SERVER, SERVER_ERROR)
 
 
 def _void_response(contract: Contract, op: Operation, binding: Binding) -> HttpResponse:
@@ -117,6 +124,9 @@ def _check(contract: Contract, request: HttpRequest, endpoint: str, call: Classi
     op = call.operation
     if op.endpoint != endpoint:
         raise Refusal(f"{op.name} is not an operation of {endpoint}")
+    if request.method.upper() != call.binding.method:  # PUT, PATCH, HEAD: ASMX answers 500
+        raise Refusal("Request format is unrecognized for URL unexpectedly ending in "
+                      f"'/{op.name}'.")
     if not call.binding.is_soap:
         return
     if soap_version(media_type(request.content_type)) is None:
@@ -142,7 +152,7 @@ def _action(request: HttpRequest, binding: Binding) -> str | None:
 
 def _arguments(call: Classification) -> dict[str, str]:
     """The call's arguments, checked against the operation's parameters."""
-    op, given = call.operation, call.args
+    op, given = call.operation, _given(call)
     for name in given:
         if op.parameter(name) is None and call.binding.is_soap:
             raise Refusal(f"element {name!r} is not a parameter of {op.name}")
@@ -157,6 +167,18 @@ def _arguments(call: Classification) -> dict[str, str]:
             raise Refusal(f"Cannot convert {given[p.name]!r} to {p.type_name or p.type} "
                           f"({p.name})")
     return {p.name: given.get(p.name, "") for p in op.parameters}
+
+
+def _given(call: Classification) -> dict[str, str]:
+    """The arguments by name as ASMX reads repeated ones: in SOAP the first element counts; in
+    GET/POST the values are joined with "," (ASP.NET's NameValueCollection)."""
+    given: dict[str, str] = {}
+    for name, value in call.arguments:
+        if name not in given:
+            given[name] = value
+        elif not call.binding.is_soap:
+            given[name] += f",{value}"
+    return given
 
 
 def _describe(contract: Contract, endpoint: str, base: str, query: str) -> HttpResponse:
@@ -187,7 +209,13 @@ def create_app(contract: Contract | None = None, respond: Answer = answer):
             return  # nobody to answer
         headers = tuple((k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"])
         call = HttpRequest(scope["method"], _url(scope), headers, body or b"")
-        response = respond(contract, call) if body is not None else too_large(contract, call)
+        if body is None:
+            response = too_large(contract, call)
+        elif len(body) > OFF_LOOP_BYTES:  # parsing it must not stall the other requests
+            response = await asyncio.get_running_loop().run_in_executor(
+                None, respond, contract, call)
+        else:
+            response = respond(contract, call)
         await _send(response, send)
 
     return app

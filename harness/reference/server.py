@@ -14,10 +14,60 @@ import uvicorn
 from harness.contract.model import Contract, school_mobile
 from harness.errors import UsageError
 
+#: Seconds a connection may take to send a request's headers (from connecting, or from the end
+#: of the previous response); then it is closed. uvicorn has no such limit: 600 half-sent
+#: requests stayed open. http.sys allows 120 s; a SOAP client sends its headers at once.
+HEADER_TIMEOUT = 10.0
 
-def _config(app, host: str, port: int, **tls: str | None) -> uvicorn.Config:
+
+def _config(app, host: str, port: int, header_timeout: float = HEADER_TIMEOUT,
+            **tls: str | None) -> uvicorn.Config:
     return uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False,
-                          lifespan="off", server_header=False, date_header=False, **tls)
+                          lifespan="off", server_header=False, date_header=False,
+                          http=_with_header_deadline(header_timeout), **tls)
+
+
+def _with_header_deadline(seconds: float) -> type[asyncio.Protocol]:
+    """uvicorn's HTTP protocol (httptools) closing a connection whose request headers are not
+    complete ``seconds`` after it opened or after its previous response."""
+    from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+    if not hasattr(AutoHTTPProtocol, "on_headers_complete"):  # h11: no per-header hook
+        return AutoHTTPProtocol
+
+    class HeaderDeadline(AutoHTTPProtocol):  # type: ignore[misc, valid-type]
+        _deadline: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport) -> None:
+            super().connection_made(transport)
+            self._arm()
+
+        def on_headers_complete(self) -> None:
+            self._disarm()
+            super().on_headers_complete()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self._arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._deadline = self.loop.call_later(seconds, self._expire)
+
+        def _disarm(self) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+
+        def _expire(self) -> None:
+            if not self.transport.is_closing():
+                self.transport.close()
+
+    return HeaderDeadline
 
 
 def serve(contract: Contract | None = None, host: str = "127.0.0.1", port: int = 8000,
@@ -57,7 +107,8 @@ def _bind(host: str, port: int) -> socket.socket:
 @contextlib.contextmanager
 def running(contract: Contract | None = None, app=None, host: str = "127.0.0.1",
             port: int = 0, *, ssl_certfile: str | None = None,
-            ssl_keyfile: str | None = None) -> Iterator[str]:
+            ssl_keyfile: str | None = None,
+            header_timeout: float = HEADER_TIMEOUT) -> Iterator[str]:
     """Run the reference (or ``app``) in a background thread; yields its base URL.
 
     With ``ssl_certfile`` and ``ssl_keyfile`` (PEM) it serves HTTPS and yields an https URL
@@ -67,8 +118,8 @@ def running(contract: Contract | None = None, app=None, host: str = "127.0.0.1",
     app = app or create_app(contract or school_mobile())
     sock = _bind(host, port)
     bound_port = sock.getsockname()[1]
-    server = uvicorn.Server(_config(app, host, bound_port, ssl_certfile=ssl_certfile,
-                                    ssl_keyfile=ssl_keyfile))
+    server = uvicorn.Server(_config(app, host, bound_port, header_timeout,
+                                    ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile))
     thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])),
                               name="reference-server", daemon=True)
     thread.start()

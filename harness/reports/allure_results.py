@@ -26,6 +26,7 @@ from allure_commons.model2 import (
 
 from harness.errors import UsageError
 from harness.traffic.exchange import HttpRequest, HttpResponse
+from harness.traffic.redaction import redact_credentials
 
 DEFAULT_DIR = "reports/allure-results"
 #: Allure statuses a harness verdict maps to.
@@ -103,7 +104,7 @@ def http_text(message: HttpRequest | HttpResponse) -> str:
         first = f"{message.method} {message.url} {message.http_version}"
     else:
         first = f"{message.http_version} {message.status} {message.reason}".rstrip()
-    head = "\n".join([first, *(f"{k}: {v}" for k, v in message.headers)])
+    head = "\n".join([first, *(f"{k}: {v}" for k, v in redact_credentials(message.headers))])
     return f"{head}\n\n{message.body.decode('utf-8', 'replace')}"
 
 

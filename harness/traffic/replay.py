@@ -18,13 +18,32 @@ from pathlib import Path
 
 import httpx
 
+from harness.contract.bindings import classify, service_description
 from harness.contract.model import Contract
-from harness.errors import ClassificationError, TargetUnreachable, UsageError
+from harness.contract.selection import Selection
+from harness.errors import (
+    ClassificationError,
+    ResponseTooLarge,
+    ServiceDescription,
+    TargetUnreachable,
+    UsageError,
+)
 from harness.judge.compare import Difference, compare_responses
 from harness.judge.findings import Finding, Report, Verdict
-from harness.judge.rules import Side, judge, judge_case, read_case, titles
+from harness.judge.profiles import Profile
+from harness.judge.rules import SPEC, Side, described, judge, judge_case, read_case, titles
 from harness.traffic.exchange import Exchange, HttpResponse
-from harness.traffic.send import DEFAULT_TIMEOUT, base_url, check_reachable, client, retarget, send
+from harness.traffic.send import (
+    DEFAULT_TIMEOUT,
+    RULE_TITLES,
+    Sender,
+    SendOptions,
+    base_url,
+    check_reachable,
+    retarget,
+    send,
+    size_finding,
+)
 from harness.traffic.streaming import ChunkResult, Tally, run
 
 #: Replay's own rules: the new response differs from the recorded one (IDs from
@@ -93,20 +112,25 @@ class ReplayJob:
     rate: float | None = None  # requests/s for this process
     check: bool = True
     timeout: float = DEFAULT_TIMEOUT
+    #: How to send (default: SendOptions with ``timeout``).
+    options: SendOptions | None = None
+    selection: Selection = field(default_factory=Selection)
+    profile: Profile = SPEC
     _state: dict = field(default_factory=dict, repr=False)
 
     def __getstate__(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if k != "_state"} | {"_state": {}}
 
     def setup(self) -> None:
-        self._state.update(client=client(self.timeout, connections=self.threads),
+        options = self.options or SendOptions(timeout=self.timeout)
+        self._state.update(sender=Sender(options, connections=self.threads),
                            pace=Pace(self.rate),
                            pool=ThreadPoolExecutor(self.threads, thread_name_prefix="replay"))
 
     def close(self) -> None:
         if self._state:
             self._state["pool"].shutdown()
-            self._state["client"].close()
+            self._state["sender"].close()
             self._state.clear()
 
     def judge_all(self, exchanges: Sequence[Exchange], tally: Tally) -> Iterator[list[Finding]]:
@@ -116,20 +140,60 @@ class ReplayJob:
         answers = (map(self.send_one, exchanges) if self.threads <= 1
                    else self._state["pool"].map(self.send_one, exchanges))
         for exchange, answer in zip(exchanges, list(answers), strict=True):
-            if isinstance(answer, TargetUnreachable):
-                yield [transport_failure(exchange, answer)]
-            elif self.check:
-                yield check_replayed(exchange, answer, self.contract, ignore=self.ignore,
-                                     tally=tally).findings
-            else:
-                yield []
+            yield judge_answer(exchange, answer, self.contract, ignore=self.ignore,
+                               check=self.check, tally=tally, profile=self.profile)
 
-    def send_one(self, exchange: Exchange) -> HttpResponse | TargetUnreachable:
+    def chosen(self, exchange: Exchange) -> bool:
+        """--operation/--binding: streaming leaves the others out (not sent, not counted)."""
+        return not self.selection or self.selection.allows(*_names(exchange, self.contract))
+
+    def send_one(self, exchange: Exchange
+                 ) -> HttpResponse | TargetUnreachable | ResponseTooLarge | str:
+        """The answer, or why there is none: the kind of service description the request
+        asks for (not sent: see ``skipped_description``), the transport failure or size
+        overflow. RunStopped propagates: it ends the run."""
+        if (kind := skipped_description(self.contract, exchange)) is not None:
+            return kind
         self._state["pace"].wait()
         try:
-            return send_recorded(self._state["client"], exchange, self.target)
-        except TargetUnreachable as exc:
-            return exc
+            return self._state["sender"].send(retarget(exchange.request, self.target))
+        except (TargetUnreachable, ResponseTooLarge) as exc:
+            return exc.with_traceback(None)  # kept until the chunk is judged: no frames
+
+
+Answer = HttpResponse | TargetUnreachable | ResponseTooLarge | str | None
+
+
+def judge_answer(exchange: Exchange, answer: Answer, contract: Contract, *,
+                 ignore: Sequence[str] = (), check: bool = True,
+                 tally: Tally | None = None, profile: Profile = SPEC) -> list[Finding]:
+    """What replay (and ``harness load``) find on one answer to ``exchange``'s request, as
+    ``ReplayJob.send_one`` returns it: None (not selected), a service description's kind (not
+    sent, counted), the transport failure, the size overflow, or the response (judged by
+    ``check_replayed`` unless ``check`` is off)."""
+    if answer is None:
+        return []
+    if isinstance(answer, TargetUnreachable):
+        return [transport_failure(exchange, answer, contract)]
+    if isinstance(answer, ResponseTooLarge):
+        operation, binding = _names(exchange, contract)
+        return [size_finding(answer, operation, binding, index=exchange.index,
+                             source=exchange.source or None)]
+    if isinstance(answer, str):
+        return described(exchange, answer, tally)
+    if check:
+        return check_replayed(exchange, answer, contract, ignore=ignore, tally=tally,
+                              profile=profile).findings
+    return []
+
+
+def _names(exchange: Exchange, contract: Contract) -> tuple[str | None, str | None]:
+    """Operation name and binding label of a recorded request (None when it is neither)."""
+    try:
+        found = classify(contract, exchange.request)
+    except ClassificationError:
+        return None, None
+    return found.operation.name, found.binding.label
 
 
 @dataclass(frozen=True)
@@ -157,10 +221,16 @@ def replay_exchange(http: httpx.Client, exchange: Exchange, contract: Contract, 
     With ``tally``, passed and not-applicable findings are only counted there (as
     ``rules.judge`` does) and the Replayed holds the failures and warnings.
     """
+    if (kind := skipped_description(contract, exchange)) is not None:
+        return Replayed(exchange, None, described(exchange, kind, tally), [])
     try:
         response = send_recorded(http, exchange, target)
     except TargetUnreachable as exc:
-        return Replayed(exchange, None, [transport_failure(exchange, exc)], [])
+        return Replayed(exchange, None, [transport_failure(exchange, exc, contract)], [])
+    except ResponseTooLarge as exc:
+        found = size_finding(exc, *_names(exchange, contract), index=exchange.index,
+                             source=exchange.source or None)
+        return Replayed(exchange, None, [found], [])
     if not check:
         return Replayed(exchange, response, [], [])
     return check_replayed(exchange, response, contract, ignore=ignore, tally=tally)
@@ -172,27 +242,50 @@ def send_recorded(http: httpx.Client, exchange: Exchange, target: str) -> HttpRe
     return send(http, retarget(exchange.request, target))
 
 
-def transport_failure(exchange: Exchange, exc: TargetUnreachable) -> Finding:
-    return _finding(exchange, _TRANSPORT, Verdict.FAILED, None, None, "a response", str(exc))
+def skipped_description(contract: Contract, exchange: Exchange) -> str | None:
+    """The kind of service description ``exchange`` fetched (WSDL, disco, help page), which
+    replay does not send: a description names its deployment (addresses, host) and is the
+    contract itself rather than a call, so it is counted (``Report.descriptions``) and
+    skipped. ``harness contract --check`` compares a WSDL with the contract."""
+    return service_description(contract, exchange.request)
+
+
+def transport_failure(exchange: Exchange, exc: TargetUnreachable,
+                      contract: Contract | None = None) -> Finding:
+    """REPLAY-TRANSPORT on ``exchange``, attributed to its operation x binding when
+    ``contract`` classifies the request."""
+    operation, binding = _names(exchange, contract) if contract else (None, None)
+    return _finding(exchange, _TRANSPORT, Verdict.FAILED, operation, binding, "a response",
+                    str(exc))
 
 
 _RESPONSE_SIDE = frozenset((Side.RESPONSE,))
 
 
 def check_replayed(exchange: Exchange, response: HttpResponse, contract: Contract, *,
-                   ignore: Sequence[str] = (), tally: Tally | None = None) -> Replayed:
+                   ignore: Sequence[str] = (), tally: Tally | None = None,
+                   profile: Profile = SPEC) -> Replayed:
     """The response-side rules on the new ``response`` to ``exchange``'s request, and its
-    comparison with the recorded response (``tally``: as in ``replay_exchange``)."""
+    comparison with the recorded response (``tally``: as in ``replay_exchange``).
+
+    The target is judged against the recording, not against success: a failed call the
+    recording holds (a 415, a fault, a 500) given again is no failure; the rules that
+    presuppose success apply only where the recorded exchange succeeded; any other answer
+    than the recorded one is a REPLAY-* difference naming what differs."""
     replayed = Exchange(exchange.request, response, exchange.index, exchange.source)
     document = None  # the new body as the rules parsed it: compared without a second parse
     try:
-        case = read_case(replayed, contract, _RESPONSE_SIDE)
+        # Judged against the recording: where it holds a failed call, the rules that
+        # presuppose success do not apply and the comparison below names any difference.
+        case = read_case(replayed, contract, _RESPONSE_SIDE, recorded=exchange.response)
+    except ServiceDescription as exc:  # counted, not compared (see skipped_description)
+        return Replayed(exchange, response, described(exchange, exc.kind, tally), [])
     except ClassificationError:  # rare: judge reports it as UNCLASSIFIED
         operation = binding = None
-        judged = judge(replayed, contract, sides=_RESPONSE_SIDE, tally=tally)
+        judged = judge(replayed, contract, sides=_RESPONSE_SIDE, tally=tally, profile=profile)
     else:
         operation, binding = case.operation.name, case.binding.label
-        judged = judge_case(case, tally=tally)
+        judged = judge_case(case, tally=tally, profile=profile)
         document = case.reading.document if case.reading else None
     compared: list[Finding] = []
     if exchange.response is not None:
@@ -238,8 +331,10 @@ def _finding(exchange: Exchange, rule: str, verdict: Verdict, operation: str | N
 def replay(paths: Sequence[str | Path], contract: Contract, target: str, *,
            concurrency: int = 8, rate: float | None = None, ignore: Sequence[str] = (),
            check: bool = True, timeout: float = DEFAULT_TIMEOUT, chunk_size: int | None = None,
+           options: SendOptions | None = None, selection: Selection | None = None,
            on_broken: Callable[[str], None] = lambda reason: None,
-           on_progress: Callable[[ChunkResult], None] = lambda result: None) -> Report:
+           on_progress: Callable[[ChunkResult], None] = lambda result: None,
+           profile: Profile = SPEC) -> Report:
     """Replay every exchange of ``paths`` against ``target`` into a finished Report.
 
     TargetUnreachable (one line) before anything is sent when the target is down.
@@ -249,13 +344,17 @@ def replay(paths: Sequence[str | Path], contract: Contract, target: str, *,
         raise UsageError("--concurrency must be at least 1")
     if rate is not None and rate <= 0:
         raise UsageError("--rate must be above 0")
-    check_reachable(target)
+    options = options or SendOptions(timeout=timeout)
+    check_reachable(target, options=options)
     layout = Layout.for_concurrency(concurrency)
     job = ReplayJob(contract, target, tuple(ignore), layout.threads,
-                    rate / layout.processes if rate else None, check, timeout)
-    report = Report("replay", target, titles() | REPLAY_RULES,
+                    rate / layout.processes if rate else None, check, options.timeout, options,
+                    selection or Selection(), profile)
+    report = Report("replay", target, titles() | REPLAY_RULES | RULE_TITLES,
+                    profile=profile,
                     recordings=[str(p) for p in paths], concurrency=concurrency, rate=rate,
                     processes=layout.processes, threads=layout.threads)
+    report.descriptions_note = "skipped: not sent"
     # Big chunks: a chunk's answers are checked in one run, and a longer run keeps caches warm.
     size = chunk_size or max(16, 32 * layout.threads)
     report.meta["broken_lines"] = run(job, paths, report, workers=layout.processes,

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from harness.certify.engine import REPORT_KEY, Call, Service
+from harness.certify.engine import REPORT_KEY, SETTINGS_KEY, Call, Service
 from harness.certify.steps.conformance_steps import *  # noqa: F403 (step definitions)
 from harness.certify.steps.recorded_traffic_steps import *  # noqa: F403 (step definitions)
 from harness.contract.model import DEFAULT_NAMESPACE, school_mobile
@@ -44,16 +44,17 @@ def pytest_configure(config: pytest.Config) -> None:
 def service(request: pytest.FixtureRequest) -> Iterator[Service]:
     contract = school_mobile(request.config.getoption("--namespace"))
     report = request.config.stash.get(REPORT_KEY, None)
+    settings = request.config.stash.get(SETTINGS_KEY, None)
     target = request.config.getoption("--target")
     if target:
-        under_test = Service(contract, target, report)
+        under_test = Service(contract, target, report, settings)
         yield under_test
         under_test.close()
         return
     from harness.reference.server import running
 
     with running(contract) as url:
-        under_test = Service(contract, url, report)
+        under_test = Service(contract, url, report, settings)
         yield under_test
         under_test.close()
 

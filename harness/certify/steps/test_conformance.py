@@ -2,7 +2,7 @@
 
 from pytest_bdd import scenarios
 
-from harness.certify.engine import FEATURE_FILES, FEATURES
+from harness.certify.engine import feature_files
 
 # Absolute paths: the same scenarios whatever the rootdir or ini file pytest picked.
-scenarios(*(str(FEATURES / name) for name in FEATURE_FILES))
+scenarios(*(str(path) for path in feature_files()))

@@ -1,0 +1,72 @@
+"""Failing cases saved to a file and read back (``harness probe --replay FILE``).
+
+The file is a harness recording (``traffic.recording``: a header line, then one exchange a line,
+body byte-exact) whose exchanges carry no response and keep what the probe knew of the case
+under ``meta.probe``: name, family, operation, binding, what a sound target does, the rules it
+failed. So ``harness replay`` and ``harness diff`` read it too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from harness.contract.bindings import Binding
+from harness.contract.model import Contract
+from harness.errors import RecordingError, UsageError
+from harness.probe.cases import Expect, Family, ProbeCase
+from harness.traffic.exchange import Exchange
+from harness.traffic.recording import RecordingWriter, read_exchanges
+
+
+class CaseFile:
+    """Writes failing cases to ``path``, replaced by each run, created on the first case."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.written = 0
+        self._out: RecordingWriter | None = None
+
+    def save(self, case: ProbeCase, failed_rules: list[str]) -> None:
+        if self._out is None:
+            try:
+                self.path.unlink(missing_ok=True)  # the last run's cases, not this run's
+            except OSError as exc:
+                raise UsageError(f"cannot write {self.path}: {exc.strerror or exc}") from None
+            # sample values only: no personal data to redact
+            self._out = RecordingWriter(self.path, redacted=False, source="harness probe")
+        meta = {"case": case.name, "family": case.family.value,
+                "operation": case.operation.name, "binding": case.binding.value,
+                "expect": case.expect.value, "entity": case.entity, "what": case.what,
+                "failed": failed_rules}
+        self._out.write(Exchange(case.request, None, meta={"probe": meta}))
+        self.written += 1
+
+    def close(self) -> None:
+        if self._out is not None:
+            self._out.close()
+
+
+def read_cases(path: Path, contract: Contract) -> Iterator[ProbeCase]:
+    """The cases saved in ``path``; RecordingError (one line) for a file that holds none."""
+    for exchange in read_exchanges([path], skip_broken=False):
+        meta = exchange.meta.get("probe")
+        if not isinstance(meta, dict):
+            raise RecordingError(f"{path}: exchange #{exchange.index} is not a probe case "
+                                 "(no meta.probe): not a file of failing cases")
+        yield _case(meta, exchange, contract, path)
+
+
+def _case(meta: dict[str, Any], exchange: Exchange, contract: Contract, path: Path
+          ) -> ProbeCase:
+    try:
+        op = contract.find(meta["operation"])
+        if op is None:
+            raise KeyError(meta["operation"])
+        return ProbeCase(meta["case"], Family(meta["family"]), op, Binding(meta["binding"]),
+                         exchange.request, Expect(meta["expect"]), meta.get("what", ""),
+                         bool(meta.get("entity", False)))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise RecordingError(f"{path}: exchange #{exchange.index} is a broken probe case "
+                             f"({exc})") from None

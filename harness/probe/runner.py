@@ -1,0 +1,322 @@
+"""Running the probe: the budget, sending each case, the plain call after each hostile one, the
+report (certify's: console, JSON, JUnit, Allure) and the file of failing cases.
+
+Order: XML attacks, malformed envelopes, HTTP-level cases, then generated values with what is
+left of the budget. The run stops early, with what it found, when the budget is spent or the
+target stops answering.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import IO
+
+from harness.contract.bindings import Binding
+from harness.contract.model import Contract, ParamType
+from harness.contract.selection import Selection
+from harness.errors import ResponseTooLarge, TargetUnreachable, UsageError
+from harness.judge.findings import Finding, Report, Verdict
+from harness.judge.rules import Outcome, failed, passed
+from harness.probe import checks, values
+from harness.probe.attacks import attacked_operations, malformed_envelopes, xml_attacks
+from harness.probe.casefile import CaseFile, read_cases
+from harness.probe.cases import ProbeCase, plain_request
+from harness.probe.checks import Answer
+from harness.probe.http_level import http_cases
+from harness.traffic import send
+from harness.traffic.exchange import HttpRequest
+
+
+@dataclass(frozen=True)
+class Budget:
+    max_requests: int = 1500
+    max_time: float = 60.0
+    rate: float = 0.0  # requests per second; 0: as fast as the target answers
+
+
+@dataclass(frozen=True)
+class Outputs:
+    json: Path | None = None
+    junit: Path | None = None
+    allure_dir: Path | None = None
+    failures: Path = Path("reports/probe-failures.jsonl")
+
+
+#: Plain calls after a failed one, a second apart, before the target is declared down.
+RETRIES = 3
+
+
+class Prober:
+    """Sends cases to one target within a budget and judges them into a Report."""
+
+    def __init__(self, contract: Contract, base: str, budget: Budget, report: Report,
+                 cases_out: CaseFile | None, options: send.SendOptions | None = None) -> None:
+        self.contract, self.base, self.budget, self.report = contract, base, budget, report
+        self.cases_out = cases_out
+        #: The shared sending options; their total timeout is ROB-TIME's bound.
+        self.options = options or send.SendOptions(timeout=5.0)
+        self.bound = self.options.timeout
+        self.http = send.client(self.options)
+        self.sent = 0
+        self.started = time.monotonic()
+        self._last = 0.0
+        self.stopped: str | None = None  # why the run ended early
+        self._warned: set[tuple[str, str]] = set()
+        self.plain = self._find_plain_call()
+
+    def close(self) -> None:
+        self.http.close()
+
+    # ------------------------------------------------------------------------------ budget
+
+    def left(self, requests: int = 1) -> bool:
+        if self.stopped is None:
+            if self.sent + requests > self.budget.max_requests:
+                self.stopped = f"--max-requests {self.budget.max_requests} reached"
+            elif time.monotonic() - self.started > self.budget.max_time:
+                self.stopped = f"--max-time {self.budget.max_time:g} s reached"
+        return self.stopped is None
+
+    def exchange(self, request: HttpRequest) -> Answer:
+        """Send ``request`` (rate-limited, counted, timed) and say what came back."""
+        if self.budget.rate > 0:
+            wait = self._last + 1 / self.budget.rate - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+        self._last = start = time.monotonic()
+        self.sent += 1
+        try:
+            response = send.send(self.http, request, self.options)
+        except TargetUnreachable as exc:
+            seconds = time.monotonic() - start
+            return Answer(None, seconds, str(exc), seconds >= self.bound * 0.95)
+        except ResponseTooLarge as exc:  # an answer, over the cap: judged as no answer
+            return Answer(None, time.monotonic() - start, str(exc))
+        return Answer(response, time.monotonic() - start)
+
+    # ------------------------------------------------------------------------------ cases
+
+    def try_case(self, case: ProbeCase) -> tuple[Answer, list[tuple[str, Outcome]]]:
+        answer = self.exchange(case.request)
+        return answer, checks.judge(case, answer, self.bound)
+
+    def run(self, case: ProbeCase, *, health: bool = True) -> bool:
+        """Send and judge ``case`` into the report, then the plain call; whether it failed."""
+        answer, outcomes = self.try_case(case)
+        if health or answer.response is None:
+            outcomes.append(("ROB-NO-CRASH", self.still_answers(case)))
+        return self.record(case, outcomes)
+
+    def record(self, case: ProbeCase, outcomes: list[tuple[str, Outcome]]) -> bool:
+        self.report.exchanges += 1
+        for rule, outcome in outcomes:
+            outcome = self._once(outcome)
+            self.report.add(Finding(
+                rule, outcome.verdict, case.operation.name, case.binding.label,
+                expected=outcome.expected,
+                actual=f"{case.name}: {outcome.actual}" if outcome.actual else case.name,
+                message=case.what, source=self.base, extra={"case": case.name}))
+        failing = checks.failing(outcomes)
+        if failing and self.cases_out is not None:
+            self.cases_out.save(case, failing)
+        return bool(failing)
+
+    def _once(self, outcome: Outcome) -> Outcome:
+        """A warning repeated word for word (the same version header on every error answer)
+        is reported the first time; later ones count as passed, saying so."""
+        if outcome.verdict is not Verdict.WARNING:
+            return outcome
+        key = (outcome.expected, outcome.actual)
+        if key not in self._warned:
+            self._warned.add(key)
+            return outcome
+        return passed(outcome.expected, f"{outcome.actual} (warned once already)")
+
+    def still_answers(self, after: ProbeCase | str) -> Outcome:
+        """ROB-NO-CRASH: the plain call answers 200 after ``after``; retried a few times, and
+        the run stops when it never does."""
+        what = after.label if isinstance(after, ProbeCase) else after
+        expected = "the plain call answered with 200 after the case"
+        for attempt in range(RETRIES + 1):
+            if attempt:
+                time.sleep(1.0)
+            answer = self.exchange(self.plain)
+            if answer.response is not None and answer.response.status == 200:
+                if attempt == 0:
+                    return passed(expected, "200")
+                return failed(expected, f"no answer for {attempt} s after {what}, then 200")
+            last = answer.error or f"HTTP {answer.response.status}"  # type: ignore[union-attr]
+        self.stopped = f"the target stopped answering after {what}"
+        return failed(expected, f"{last} ({RETRIES + 1} tries over {RETRIES} s)")
+
+    def record_alive(self, target: values.Target) -> None:
+        """ROB-NO-CRASH after the generated values of one target."""
+        outcome = self.still_answers(f"the {target.parameter.name} values of "
+                                     f"{target.operation.name} x {target.binding.label}")
+        self.report.add(Finding("ROB-NO-CRASH", outcome.verdict, target.operation.name,
+                                target.binding.label, outcome.expected, outcome.actual,
+                                source=self.base))
+
+    def _find_plain_call(self) -> HttpRequest:
+        """The first of the attacked operation's bindings the target answers with 200."""
+        op = attacked_operations(self.contract)[0]
+        seen = []
+        for binding in Binding:
+            request = plain_request(self.contract, op, binding, self.base)
+            answer = self.exchange(request)
+            if answer.response is not None and answer.response.status == 200:
+                return request
+            seen.append(f"{binding.label}: {answer.error or answer.response.status}")
+        raise TargetUnreachable(f"{self.base} does not answer a plain {op.name} call with 200 "
+                                f"({'; '.join(seen)})")
+
+
+# ---------------------------------------------------------------------------------- phases
+
+
+def run_fixed(prober: Prober, cases: Iterable[ProbeCase]) -> None:
+    for case in cases:
+        if not prober.left(2):
+            return
+        prober.run(case)
+
+
+def run_values(prober: Prober, seed: int | None = None, chosen: Selection | None = None
+               ) -> None:
+    """Generated values with what is left of the budget, shared among the targets."""
+    found = [t for t in values.targets(prober.contract)  # typed parameters first
+             if chosen is None or chosen.allows(t.operation.name, t.binding.label)]
+    spare = prober.budget.max_requests - prober.sent
+    per_target = max(2, min(40, spare * 2 // (3 * max(1, len(found)))))
+    for target in found:
+        if not prober.left(2):
+            return
+        # a typed parameter gets at least a few inputs even on a small budget: its refusals
+        # (ROB-REJECT) are what a small run must not miss
+        typed = target.parameter.type is not ParamType.STRING
+        examples = max(per_target, 8) if typed else per_target
+        _search(prober, target, examples, seed)
+        if prober.left():
+            prober.record_alive(target)
+
+
+def _search(prober: Prober, target: values.Target, examples: int, seed: int | None) -> None:
+    results: dict[values.Generated, tuple[ProbeCase, list[tuple[str, Outcome]]]] = {}
+    allowance = examples * 2  # generation plus shrinking, in requests
+
+    def try_case(given: values.Generated) -> bool:
+        if len(results) >= allowance or not prober.left():
+            return False
+        case = values.value_case(prober.contract, target.operation, target.binding,
+                                 target.parameter, given, prober.base)
+        answer, outcomes = prober.try_case(case)
+        if answer.response is None:  # a reset or a timeout: is the target still there?
+            outcomes.append(("ROB-NO-CRASH", prober.still_answers(case)))
+        results[given] = (case, outcomes)
+        return bool(checks.failing(outcomes))
+
+    minimal = values.search(target, try_case, examples, seed)
+    for given, (case, outcomes) in results.items():
+        if given == minimal:
+            prober.record(case, outcomes)
+        elif not checks.failing(outcomes):
+            prober.record(case, outcomes)  # the passes count; failures other than the
+            # minimal one are the shrinker's steps towards it
+
+
+
+# ------------------------------------------------------------------------------------ run
+
+
+@contextlib.contextmanager
+def target_url(target: str | None, contract: Contract,
+               options: send.SendOptions | None = None) -> Iterator[str]:
+    """The target's base URL, or the embedded reference started for the run (as certify)."""
+    if target:
+        url = send.base_url(target)
+        send.check_reachable(url, options=options)
+        yield url
+        return
+    from harness.reference.server import running
+
+    with running(contract) as url:
+        yield url
+
+
+def probe(target: str | None, contract: Contract, budget: Budget, outputs: Outputs, *,
+          options: send.SendOptions | None = None, chosen: Selection | None = None,
+          replay: Path | None = None, seed: int | None = None, stream: IO[str] | None = None
+          ) -> int:
+    """Probe ``target`` (the embedded reference when None), or replay saved cases; exit status."""
+    stream = stream or sys.stdout
+    _check_budget(budget)
+    saved = list(read_cases(replay, contract)) if replay else None
+    with target_url(target, contract, options) as url:
+        shown = url if target else f"embedded reference at {url}"
+        report = Report("probe", shown, titles=checks.titles(), namespace=contract.namespace)
+        cases_out = None if replay else CaseFile(outputs.failures)
+        print(f"probe: {shown}, at most {budget.max_requests} requests in "
+              f"{budget.max_time:g} s" + (f" at {budget.rate:g}/s" if budget.rate else ""),
+              file=stream, flush=True)
+        prober = Prober(contract, url, budget, report, cases_out, options)
+        chosen = chosen or Selection()
+
+        def picked(cases: Iterable[ProbeCase]) -> Iterator[ProbeCase]:
+            return (c for c in cases if chosen.allows(c.operation.name, c.binding.label))
+
+        try:
+            if saved is not None:
+                run_fixed(prober, picked(_retargeted(case, url) for case in saved))
+            else:
+                run_fixed(prober, picked(xml_attacks(contract, url)))
+                run_fixed(prober, picked(malformed_envelopes(contract, url)))
+                run_fixed(prober, picked(http_cases(contract, url)))
+                run_values(prober, seed, chosen)
+        finally:
+            prober.close()
+            if cases_out is not None:
+                cases_out.close()
+    report.meta.update(requests=prober.sent, stopped=prober.stopped,
+                       failing_cases=str(outputs.failures) if cases_out and cases_out.written
+                       else None)
+    report.finish()
+    return _write(report, prober, cases_out, outputs, stream)
+
+
+def _check_budget(budget: Budget) -> None:
+    if budget.max_requests < 10:
+        raise UsageError("--max-requests must be at least 10")
+    if budget.max_time <= 0 or budget.rate < 0:
+        raise UsageError("--max-time must be positive, --rate not negative")
+
+
+def _retargeted(case: ProbeCase, base: str) -> ProbeCase:
+    return replace(case, request=send.retarget(case.request, base))
+
+
+def _write(report: Report, prober: Prober, cases_out: CaseFile | None, outputs: Outputs,
+           stream: IO[str]) -> int:
+    print(file=stream)
+    report.print_console(stream)
+    ending = prober.stopped or "every case sent"
+    print(f"probe: {prober.sent} requests; {ending}", file=stream)
+    if cases_out is not None and cases_out.written:
+        print(f"probe: {cases_out.written} failing case(s) saved to {outputs.failures} "
+              f"(send them again: harness probe --replay {outputs.failures})", file=stream)
+    if outputs.json:
+        report.write_json(outputs.json)
+        print(f"probe: JSON findings in {outputs.json}", file=stream)
+    if outputs.junit:
+        report.write_junit(outputs.junit)
+        print(f"probe: JUnit XML in {outputs.junit}", file=stream)
+    if outputs.allure_dir:
+        from harness.probe.allure import write_allure
+
+        write_allure(report, outputs.allure_dir)
+        print(f"probe: Allure results in {outputs.allure_dir}", file=stream)
+    return report.exit_code
