@@ -6,7 +6,9 @@ runs as a real ``harness serve`` process on loopback. Every run judges every ans
 
 - replay: ``harness.traffic.replay.replay`` with ``--concurrency`` (processes x threads);
 - load, one process: ``harness load --users C`` (closed model, C requests in flight);
-- load, master + 1 worker and master + 2 workers: the same, distributed on loopback.
+- load, master + 1 worker and master + 2 workers: the same, distributed on loopback;
+- load, master + 2 workers against a target whose every answer is a 500 (an in-process
+  loopback server): each exchange fails several rules, the master's worst case.
 
 The load runs say their request rate (requests / span from first to last sent) and the CPU
 time of each worker and of the master: the per-worker figures the README works out N machines
@@ -28,14 +30,18 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from bench_replay import start_server
+from faulty import serve_fault, where
 from varied import write_varied
 
 from harness.contract.model import school_mobile
+from harness.traffic.exchange import HttpResponse
 from harness.traffic.replay import replay
 
 HARNESS = str(Path(sys.executable).parent / "harness")
@@ -45,6 +51,12 @@ def cpu_seconds(pid: int) -> float:
     """User + system CPU of process ``pid`` so far (Linux /proc)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _all_500(contract, op, binding, response: HttpResponse) -> HttpResponse:
+    """Every answer a 500: each exchange fails several rules (the master's worst case: every
+    failure crosses from a worker to the master and into the report)."""
+    return replace(response, status=500, reason="Internal Server Error")
 
 
 def free_port() -> int:
@@ -88,7 +100,7 @@ def run_load(path: Path, url: str, users: int, workers: int, out: Path) -> dict:
     done = subprocess.run(args, capture_output=True, text=True, check=False, timeout=1800)
     for helper in helpers:
         helper.wait(timeout=60)
-    if done.returncode not in (0, 1):
+    if done.returncode not in (0, 1) or not out.exists():
         raise SystemExit(f"harness load failed: {done.stderr.strip()}")
     data = json.loads(out.read_text(encoding="utf-8"))
     span = data["sent_span_s"] or 1e-9
@@ -123,6 +135,10 @@ def main() -> int:
                                                  Path(tmp) / "load.json"))
                      for name, w in (("load, one process", 0), ("load, master + 1 worker", 1),
                                      ("load, master + 2 workers", 2))]
+            failing = contextlib.ExitStack()
+            bad_url = failing.enter_context(serve_fault(where(change=_all_500)))
+            runs.append(("load, 2 workers, all fail", lambda: run_load(
+                path, bad_url, args.concurrency, 2, Path(tmp) / "load.json")))
             for n in range(1, args.rounds + 1):
                 for name, run in runs:
                     before = cpu_seconds(server.pid)
@@ -133,6 +149,7 @@ def main() -> int:
                     rates.setdefault(name, []).append(figures["rate"])
                     print(f"{n:>5}  {name:<22}  {figures['rate']:>7.0f}  {figures['failed']:>6}"
                           f"  {figures['cpu']}", flush=True)
+        failing.close()
     finally:
         server.terminate()
         server.wait(timeout=10)
