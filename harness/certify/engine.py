@@ -28,13 +28,8 @@ from harness.contract.bindings import Binding, build_request
 from harness.contract.model import Contract, Operation, sample_arguments, school_mobile
 from harness.contract.selection import Selection, Values
 from harness.errors import HarnessError, ResponseTooLarge, RunStopped, TargetUnreachable, UsageError
-<<<<<<< HEAD
-from harness.judge import rules
-from harness.judge.findings import Finding, Report, Verdict, example_text
-=======
 from harness.judge import rules, wsdl_rules
-from harness.judge.findings import Finding, Report, Verdict
->>>>>>> main
+from harness.judge.findings import Finding, Report, Verdict, example_text
 from harness.judge.profiles import Profile
 from harness.traffic import send
 from harness.traffic.exchange import Exchange
@@ -214,14 +209,10 @@ class Service:
         self.report.exchanges += 1
         sent = (exchange.request.method, exchange.request.url, exchange.request.body)
         for f in findings:
-<<<<<<< HEAD
             if f.verdict is Verdict.FAILED:
                 self.report.add_example(f, example_text(exchange.request, exchange.response))
-            key = (sent, f.rule, f.verdict, f.expected, f.actual, f.message)
-=======
             key = (sent, f.rule, f.operation, f.binding, f.verdict, f.expected, f.actual,
                    f.message)
->>>>>>> main
             if key not in self._seen:
                 self._seen.add(key)
                 self.report.add(f)
