@@ -181,6 +181,7 @@ def test_selection_values_rule_and_maxfail(tmp_path, recording):
         assert {name.split()[1] for name in sent(tmp_path / "reports")} == {"SOAP"}
         replayed, data = run("replay", url, tmp_path, recording, "--binding", "soap12")
         assert replayed.returncode == 0
+        assert data["exchanges"] == 3 and data["not_selected"] == 9  # 3 operations x 4
         assert {f.get("binding") for f in data["findings"]} <= {"SOAP 1.2"}
     with serve("html") as url:
         stopped, _ = run("certify", url, tmp_path, recording, *NS, "--maxfail", "1")

@@ -49,7 +49,10 @@ def test_catalogue_is_data_with_stable_ids():
     assert len(ids) == len(set(ids)) == len(RULES)
     assert all(re.fullmatch(r"[A-Z0-9]+(-[A-Z0-9]+)+", i) for i in ids)
     assert all(r.clause and r.title and callable(r.check) for r in rules.CATALOGUE)
-    assert set(rules.titles()) == {*ids, rules.UNCLASSIFIED}
+    from harness.judge import wsdl_rules
+
+    assert set(rules.titles()) == {*ids, rules.UNCLASSIFIED, *wsdl_rules.RULES}
+    assert not set(ids) & set(wsdl_rules.RULES)
     assert ("| `R1-SOAPACTION` | 4.1 rule 1 | request | failure | failure; warning: unquoted "
             "SOAPAction |") in rules.catalogue_table()
 

@@ -127,6 +127,9 @@ def _check(contract: Contract, request: HttpRequest, endpoint: str, call: Classi
     if request.method.upper() != call.binding.method:  # PUT, PATCH, HEAD: ASMX answers 500
         raise Refusal("Request format is unrecognized for URL unexpectedly ending in "
                       f"'/{op.name}'.")
+    if call.binding.value not in contract.bindings_of(op):  # disabled, or not carried by HTTP
+        raise Refusal(f"{op.name} Web Service method name is not valid over "
+                      f"{call.binding.label}.")
     if not call.binding.is_soap:
         return
     if soap_version(media_type(request.content_type)) is None:
@@ -163,7 +166,7 @@ def _arguments(call: Classification) -> dict[str, str]:
             if p.type is ParamType.INT:
                 raise Refusal(f"parameter {p.name} (int) is missing")
             continue
-        if not p.accepts(given[p.name]):
+        if not p.accepts(given[p.name], http=not call.binding.is_soap):
             raise Refusal(f"Cannot convert {given[p.name]!r} to {p.type_name or p.type} "
                           f"({p.name})")
     return {p.name: given.get(p.name, "") for p in op.parameters}

@@ -143,15 +143,17 @@ class ReplayJob:
             yield judge_answer(exchange, answer, self.contract, ignore=self.ignore,
                                check=self.check, tally=tally, profile=self.profile)
 
+    def chosen(self, exchange: Exchange) -> bool:
+        """--operation/--binding: streaming leaves the others out (not sent, not counted)."""
+        return not self.selection or self.selection.allows(*_names(exchange, self.contract))
+
     def send_one(self, exchange: Exchange
-                 ) -> HttpResponse | TargetUnreachable | ResponseTooLarge | str | None:
-        """The answer, or why there is none: None when not selected, the kind of service
-        description the request asks for (not sent: see ``skipped_description``), the
-        transport failure or size overflow. RunStopped propagates: it ends the run."""
+                 ) -> HttpResponse | TargetUnreachable | ResponseTooLarge | str:
+        """The answer, or why there is none: the kind of service description the request
+        asks for (not sent: see ``skipped_description``), the transport failure or size
+        overflow. RunStopped propagates: it ends the run."""
         if (kind := skipped_description(self.contract, exchange)) is not None:
             return kind
-        if self.selection and not self.selection.allows(*_names(exchange, self.contract)):
-            return None
         self._state["pace"].wait()
         try:
             return self._state["sender"].send(retarget(exchange.request, self.target))

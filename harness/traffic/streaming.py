@@ -69,6 +69,8 @@ class ChunkResult:
     failing: int = 0
     broken: list[str] = field(default_factory=list)
     counts: Tally = field(default_factory=Counter)
+    #: Exchanges read but left out by the job's ``chosen`` (not sent, not judged).
+    unselected: int = 0
     #: Failures and warnings; their index counts from 1 at the chunk's first exchange.
     kept: list[Finding] = field(default_factory=list)
 
@@ -116,7 +118,10 @@ def process(chunk: Chunk) -> ChunkResult:
     """Decode, judge and tally one chunk (in whichever process holds the job)."""
     assert _job is not None, "the job is not set up in this process"
     result = ChunkResult(chunk.source)
-    exchanges = _decode(chunk, result)
+    decoded = _decode(chunk, result)
+    chosen = getattr(_job, "chosen", None)  # a job may leave exchanges out (--operation...)
+    exchanges = decoded if chosen is None else [e for e in decoded if chosen(e)]
+    result.unselected = len(decoded) - len(exchanges)
     try:
         judged = list(_job.judge_all(exchanges, result.counts))
     except RunStopped:  # the run must end (no answers, TLS): not one odd exchange
@@ -134,7 +139,7 @@ def process(chunk: Chunk) -> ChunkResult:
             else:
                 counts[f.rule, f.operation, f.binding, f.verdict] += 1
         result.failing += failing
-    result.exchanges = len(exchanges)
+    result.exchanges = len(decoded)
     return result
 
 
@@ -233,7 +238,9 @@ def run(job: Job, paths: Sequence[str | Path], report: Report, *, workers: int, 
         for reason in result.broken:
             on_broken(reason)
         broken += len(result.broken)
-        report.exchanges += result.exchanges
+        report.exchanges += result.exchanges - result.unselected
+        if result.unselected:
+            report.meta["not_selected"] = report.meta.get("not_selected", 0) + result.unselected
         report.add_counts(result.counts)
         for finding in result.kept:
             if finding.index is not None:
