@@ -15,6 +15,7 @@ import contextlib
 import io
 import os
 import sys
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +29,7 @@ from harness.contract.model import Contract, Operation, sample_arguments, school
 from harness.contract.selection import Selection, Values
 from harness.errors import HarnessError, ResponseTooLarge, RunStopped, TargetUnreachable, UsageError
 from harness.judge import rules, wsdl_rules
-from harness.judge.findings import Finding, Report, Verdict
+from harness.judge.findings import Finding, Report, Verdict, example_text
 from harness.judge.profiles import Profile
 from harness.traffic import send
 from harness.traffic.exchange import Exchange
@@ -144,6 +145,7 @@ class Service:
         arguments = (sample_arguments(op, variant, how.value)
                      | dict(self.settings.values.get(op.name)))
         request = build_request(self.contract, op, arguments, how, self.base_url)
+        started = time.monotonic()
         try:
             response = self._sender.send(request)
         except ResponseTooLarge as exc:
@@ -154,6 +156,9 @@ class Service:
         except RunStopped as exc:
             self.settings.stopped = exc
             pytest.exit(str(exc), returncode=2)
+        finally:  # a JUnit test case's time: that of the calls it judged
+            if self.report is not None:
+                self.report.add_seconds({(op.name, how.label): time.monotonic() - started})
         self.settings.answered += 1
         self.settings.strange += send.looks_wrong(response)
         return Exchange(request, response, source=self.base_url)
@@ -204,6 +209,8 @@ class Service:
         self.report.exchanges += 1
         sent = (exchange.request.method, exchange.request.url, exchange.request.body)
         for f in findings:
+            if f.verdict is Verdict.FAILED:
+                self.report.add_example(f, example_text(exchange.request, exchange.response))
             key = (sent, f.rule, f.operation, f.binding, f.verdict, f.expected, f.actual,
                    f.message)
             if key not in self._seen:
