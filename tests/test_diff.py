@@ -434,3 +434,20 @@ def test_har_file_is_replayed_to_both(contract: Contract, tmp_path: Path) -> Non
     assert {(f["operation"], f["binding"], f["index"], f["source"])
             for f in failures(report, "DIFF-BODY")} == {
         ("GetTokenDevice", "SOAP 1.2", 1, str(har)), ("GetTokenDevice", "HTTP POST", 2, str(har))}
+
+
+def test_allure_warning_is_not_broken_and_each_test_has_its_own_duration(
+        contract: Contract, tmp_path: Path) -> None:
+    # The candidate's cross-binding inconsistency is the primary's too: a warning.
+    with serving(contract, get_result_differs, get_result_differs) as (primary, candidate):
+        proc, report = diff(tmp_path, "--primary", primary, "--candidate", candidate)
+    assert proc.returncode == 0
+    assert {f["verdict"] for f in report["findings"] if f["rule"] == "CROSS-BINDING"} == {
+        "warning"}
+    results = [json.loads(p.read_text()) for p in (tmp_path / "allure").glob("*-result.json")]
+    assert results and not [r for r in results if r["status"] == "broken"]
+    places = [r for r in results if r["name"].endswith("candidate matches primary")]
+    assert len(places) == 8 * 4
+    assert len({(r["start"], r["stop"]) for r in places}) > 1  # not all the run's span
+    first, last = min(r["start"] for r in places), max(r["stop"] for r in places)
+    assert all(r["stop"] - r["start"] < last - first for r in places)
