@@ -230,3 +230,39 @@ def test_real_runtime_drift_fails_naming_it(asmx_home: Path, kind: str, tmp_path
     assert done.returncode == 1, done.stdout + done.stderr
     assert any(line.startswith(f"[{rule}]") and words in line
                for line in done.stdout.splitlines()), done.stdout
+
+
+def test_lint_and_replay_classify_and_judge_by_the_contract(inventory: Contract,
+                                                            tmp_path: Path) -> None:
+    """A recording of the inventory service: judged by its contract it is clean but for the
+    one bad guid (R9-GUID); by the default School Mobile contract nothing classifies."""
+    from harness.contract.bindings import Binding, build_request
+    from harness.contract.model import sample_arguments
+    from harness.traffic import send
+    from harness.traffic.exchange import Exchange
+    from harness.traffic.recording import RecordingWriter
+
+    recording = tmp_path / "inventory.jsonl"
+    restock = inventory.operation("Restock")
+    with running(inventory) as url, send.client() as http, RecordingWriter(recording) as out:
+        calls = [(op, b, sample_arguments(op, 0, b.value)) for op in inventory.operations
+                 for b in Binding if b.value in inventory.bindings_of(op)]
+        calls.append((restock, Binding.SOAP11,
+                      sample_arguments(restock, 0) | {"batch": "not-a-guid"}))
+        for op, binding, args in calls:
+            request = build_request(inventory, op, args, binding, url)
+            out.write(Exchange(request, send.send(http, request), source=url))
+        replayed = harness("replay", str(recording), "--target", url, "--contract", str(SAVED),
+                           "--json", str(tmp_path / "replay.json"), "--quiet")
+    linted = harness("lint", str(recording), "--contract", str(SAVED), "--json",
+                     str(tmp_path / "lint.json"), "--quiet")
+    assert linted.returncode == 1, linted.stdout + linted.stderr
+    lint = json.loads((tmp_path / "lint.json").read_text())
+    assert {(f["rule"], f["operation"]) for f in lint["findings"]
+            if f["verdict"] == "failed"} == {("R9-GUID", "Restock")}
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert "UNCLASSIFIED" not in (tmp_path / "replay.json").read_text()
+    default = harness("lint", str(recording), "--json", str(tmp_path / "sm.json"), "--quiet")
+    assert default.returncode == 1
+    assert {f["rule"] for f in json.loads((tmp_path / "sm.json").read_text())["findings"]} \
+        == {"UNCLASSIFIED"}
