@@ -227,6 +227,37 @@ def test_send_options_headers_size_cap_and_selection(recording: Path, tmp_path: 
     assert too_large == {"SOAP 1.1", "SOAP 1.2"}  # the envelopes; GET/POST answer nothing
 
 
+@contextlib.contextmanager
+def silent() -> Iterator[str]:
+    """A loopback server that accepts connections and never answers."""
+    server = socket.create_server(("127.0.0.1", 0))
+    accepted: list[socket.socket] = []
+
+    def accept() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                accepted.append(server.accept()[0])
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.getsockname()[1]}"
+    finally:
+        server.close()
+        for conn in accepted:
+            conn.close()
+
+
+def test_a_target_that_stops_answering_stops_the_run(recording: Path, tmp_path: Path) -> None:
+    with silent() as url:
+        done = load(recording, "--target", url, "--timeout", "1", "--rate", "10",
+                    "--namespace", "http://tempuri.org/", "--json", tmp_path / "r.json")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "stopped after 3 requests in a row got no answer" in done.stderr
+    data = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert 3 <= data["sent"] < 32  # the rest was never sent
+    assert data["rules"]["REPLAY-TRANSPORT"]["failed"] == data["sent"]
+
+
 def test_dry_run_prints_duration_and_rate(recording: Path) -> None:
     done = load(recording, "--target", "http://127.0.0.1:9", "--dry-run", "--speed", "50%",
                 "--loop", "3")

@@ -179,7 +179,12 @@ def test_real_asmx_refusals_lint_true_and_replay_clean(contract: Contract, asmx_
         recorded = [Exchange(req, send(http, req)) for req in _asmx_refusals(contract, asmx_url)]
     assert [e.response.status for e in recorded] == [415, 400, 500, 500, 200]
     path = write_recording(tmp_path / "r.jsonl", recorded)
-    found = sorted((f["rule"], f["operation"], f["binding"]) for f in lint([path], contract).kept())
+    kept = list(lint([path], contract).kept())
+    # stock ASP.NET shows stack traces to a local client: the passive SEC-LEAK warns, never fails
+    leaks = [f for f in kept if f["rule"] == "SEC-LEAK"]
+    assert leaks and all(f["verdict"] == "warning" for f in leaks)
+    found = sorted((f["rule"], f["operation"], f["binding"]) for f in kept
+                   if f["rule"] != "SEC-LEAK")
     assert found == [("BIND-ENVELOPE", "AuthCode", "SOAP 1.2"),
                      ("BIND-ENVELOPE", "GetTokenDevice", "SOAP 1.1"),
                      ("BIND-METHOD-PATH", "SendMarkNotes", "HTTP GET"),

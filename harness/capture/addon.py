@@ -49,6 +49,7 @@ class Recorder:
         self.writer: WriterProcess | None = None
         self.redactor: Redactor | None = None
         self.failed: str | None = None  # why recording stopped, when it did
+        self.rewrite = True  # ctx.options.rewrite_addresses (an option read costs a deep copy)
 
     def load(self, loader) -> None:
         loader.add_option("recording", str | None, None,
@@ -75,6 +76,8 @@ class Recorder:
                           "'-' for a random key kept in memory for this run only.")
 
     def configure(self, updated: set[str]) -> None:
+        if "rewrite_addresses" in updated:
+            self.rewrite = ctx.options.rewrite_addresses
         watched = {"recording", "redact", "redact_names", "redaction_key_file",
                    "recording_upstream", "recording_mode", "keep_foreign"}
         if not updated & watched:
@@ -126,7 +129,7 @@ class Recorder:
         """Record the exchange, and release the response only once it is in the recording: no
         client gets an answer the recording lacks (a 502 instead, if the writer died)."""
         snapshot = self._snapshot(flow)  # what the upstream sent, before any rewriting
-        rewritten = keep_on_proxy(flow) if ctx.options.rewrite_addresses else None
+        rewritten = keep_on_proxy(flow) if self.rewrite else None
         if snapshot is None:
             return
         writer = self.writer

@@ -15,6 +15,7 @@ import contextlib
 import io
 import os
 import sys
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,12 +23,13 @@ from pathlib import Path
 import pytest
 
 from harness import __version__
+from harness.certify.generate import WSDL_FEATURE, write_features
 from harness.contract.bindings import Binding, build_request
 from harness.contract.model import Contract, Operation, sample_arguments, school_mobile
 from harness.contract.selection import Selection, Values
 from harness.errors import HarnessError, ResponseTooLarge, RunStopped, TargetUnreachable, UsageError
-from harness.judge import rules
-from harness.judge.findings import Finding, Report, Verdict
+from harness.judge import rules, wsdl_rules
+from harness.judge.findings import Finding, Report, Verdict, example_text
 from harness.judge.profiles import Profile
 from harness.traffic import send
 from harness.traffic.exchange import Exchange
@@ -54,6 +56,8 @@ _run_features: tuple[Path, ...] = ()
 VALUE_SETS = {"plain": 0, "non-ascii": 1, "xml-special": 2}
 #: Where the run's Report lives while pytest runs (absent in a plain ``pytest`` run).
 REPORT_KEY = pytest.StashKey[Report]()
+#: The contract of the run (absent in a plain ``pytest`` run: then --contract/--namespace).
+CONTRACT_KEY = pytest.StashKey[Contract]()
 
 
 @dataclass
@@ -138,8 +142,10 @@ class Service:
     def _send(self, op: Operation, how: Binding, variant: int) -> Exchange | Call:
         """The exchange, or (no answer, or one over the size cap) a Call holding its one
         finding. A run that must stop (silent target, TLS) ends pytest here."""
-        arguments = sample_arguments(op, variant) | dict(self.settings.values.get(op.name))
+        arguments = (sample_arguments(op, variant, how.value)
+                     | dict(self.settings.values.get(op.name)))
         request = build_request(self.contract, op, arguments, how, self.base_url)
+        started = time.monotonic()
         try:
             response = self._sender.send(request)
         except ResponseTooLarge as exc:
@@ -150,6 +156,9 @@ class Service:
         except RunStopped as exc:
             self.settings.stopped = exc
             pytest.exit(str(exc), returncode=2)
+        finally:  # a JUnit test case's time: that of the calls it judged
+            if self.report is not None:
+                self.report.add_seconds({(op.name, how.label): time.monotonic() - started})
         self.settings.answered += 1
         self.settings.strange += send.looks_wrong(response)
         return Exchange(request, response, source=self.base_url)
@@ -161,6 +170,37 @@ class Service:
         self._record(exchange, [finding])
         return Call(op, how, exchange, [finding])
 
+    def wsdl(self, endpoint: str) -> Call:
+        """GET ``endpoint``?WSDL and judge it with the WSDL-* rules."""
+        from harness.contract.wsdl_import import describe
+        from harness.traffic.exchange import HttpRequest
+
+        path = self.contract.endpoint(endpoint)
+        if path is None:
+            raise UsageError(f"the feature names {endpoint!r}, which is not an endpoint of the "
+                             f"{self.contract.name} contract")
+        url = f"{self.base_url.rstrip('/')}{path}?WSDL"
+        request = HttpRequest("GET", url, (("Host", url.split("/")[2]),))
+        described: object
+        try:
+            response = self._sender.send(request)
+        except (ResponseTooLarge, TargetUnreachable) as exc:
+            response, described = None, str(exc)
+        except RunStopped as exc:
+            self.settings.stopped = exc
+            pytest.exit(str(exc), returncode=2)
+        exchange = Exchange(request, response, source=self.base_url)
+        if response is not None and response.status != 200:
+            described = f"HTTP {response.status}"
+        elif response is not None:
+            try:
+                described = describe(url, response.body)
+            except HarnessError as exc:
+                described = str(exc)
+        found = wsdl_rules.judge_endpoint(self.contract, path, described)  # type: ignore[arg-type]
+        self._record(exchange, found)
+        return Call(self.contract.endpoints[path][0], Binding.HTTP_GET, exchange, found)
+
     def _record(self, exchange: Exchange, findings: list[Finding]) -> None:
         """Into the run's Report; an identical finding on an identical request counts once
         (two features may ask the very same request and judge the same rule on it)."""
@@ -169,7 +209,10 @@ class Service:
         self.report.exchanges += 1
         sent = (exchange.request.method, exchange.request.url, exchange.request.body)
         for f in findings:
-            key = (sent, f.rule, f.verdict, f.expected, f.actual, f.message)
+            if f.verdict is Verdict.FAILED:
+                self.report.add_example(f, example_text(exchange.request, exchange.response))
+            key = (sent, f.rule, f.operation, f.binding, f.verdict, f.expected, f.actual,
+                   f.message)
             if key not in self._seen:
                 self._seen.add(key)
                 self.report.add(f)
@@ -180,7 +223,7 @@ def expect(rule: str, calls: Sequence[Call], tagged: Iterable[str]) -> list[Find
 
     The scenario must carry the rule's tag (so the report and the Gherkin agree) and the rule
     must have judged something."""
-    if rule not in rules.RULES:
+    if rule not in rules.RULES and rule not in wsdl_rules.RULES:
         raise AssertionError(f"{rule} is not a rule of the catalogue")
     if rule not in set(tagged):
         raise AssertionError(f"the scenario checks {rule} but is not tagged @{rule}")
@@ -205,14 +248,18 @@ def expect(rule: str, calls: Sequence[Call], tagged: Iterable[str]) -> list[Find
 class CertifyPlugin:
     """Hands the run's Report to the steps and keeps pytest's own verdict."""
 
-    def __init__(self, report: Report, settings: Settings | None = None) -> None:
+    def __init__(self, report: Report, settings: Settings | None = None,
+                 contract: Contract | None = None) -> None:
         self.report = report
         self.settings = settings or Settings()
+        self.contract = contract
         self.scenarios = {"passed": 0, "failed": 0, "skipped": 0}
 
     def pytest_configure(self, config: pytest.Config) -> None:
         config.stash[REPORT_KEY] = self.report
         config.stash[SETTINGS_KEY] = self.settings
+        if self.contract is not None:
+            config.stash[CONTRACT_KEY] = self.contract
 
     def pytest_collection_modifyitems(self, config: pytest.Config,
                                       items: list[pytest.Item]) -> None:
@@ -247,6 +294,10 @@ class Outputs:
     def allure_report(self) -> Path:
         return self.report_dir / "allure-report"
 
+    @property
+    def features(self) -> Path:
+        return self.report_dir / "features"
+
 
 @contextlib.contextmanager
 def _service_url(target: str | None, contract: Contract,
@@ -265,7 +316,7 @@ def _service_url(target: str | None, contract: Contract,
 
 def feature_files() -> tuple[Path, ...]:
     """The features test_conformance binds: the packaged ones, or those of ``--features``."""
-    return _run_features or tuple(FEATURES / name for name in FEATURE_FILES)
+    return _run_features or tuple(FEATURES / name for name in (*FEATURE_FILES, WSDL_FEATURE))
 
 
 def user_features(directory: Path) -> tuple[Path, ...]:
@@ -297,17 +348,15 @@ def certify(target: str | None, contract: Contract | str | None, outputs: Output
     if not isinstance(contract, Contract):
         contract = school_mobile(contract)
     settings = settings or Settings()
-    unknown = sorted(settings.rules - set(rules.RULES))
+    unknown = sorted(settings.rules - set(rules.RULES) - set(wsdl_rules.RULES))
     if unknown:
         raise UsageError(f"--rule {unknown[0]} is not a rule ID (see --list-rules)")
-    for name in FEATURE_FILES:
-        if not (FEATURES / name).is_file():
-            raise UsageError(f"feature file {FEATURES / name} is missing")
+    features = settings.features or _contract_features(contract, outputs.features)
     with _service_url(target, contract, settings.send) as url:
         shown = url if target else f"embedded reference at {url}"
         report = Report("certify", shown, titles=rules.titles() | send.RULE_TITLES,
                         profile=profile, namespace=contract.namespace)
-        plugin = CertifyPlugin(report, settings)
+        plugin = CertifyPlugin(report, settings, contract)
         args = [str(CONFORMANCE_TESTS), "-c", str(PYTEST_INI), "--rootdir", str(PACKAGE),
                 *(a for name in PLUGINS for a in ("-p", name)), "-q", "--tb=no", "-rN",
                 "--no-header", "-p", "no:cacheprovider", "-W", "ignore",
@@ -315,8 +364,11 @@ def certify(target: str | None, contract: Contract | str | None, outputs: Output
                 "--alluredir", str(outputs.allure_results), "--clean-alluredir"]
         if settings.maxfail:
             args += ["--maxfail", str(settings.maxfail)]
-        print(f"certify: {shown}, namespace {contract.namespace}", file=stream, flush=True)
-        code = _run_pytest(args, plugin, stream, settings.features)
+        print(f"certify: {contract.name}, {shown}, namespace {contract.namespace}; "
+              f"{len(features)} features" + ("" if settings.features else
+                                             f" written in {outputs.features}"),
+              file=stream, flush=True)
+        code = _run_pytest(args, plugin, stream, features)
     report.finish()
     if settings.stopped is not None:
         raise settings.stopped
@@ -345,6 +397,19 @@ def certify(target: str | None, contract: Contract | str | None, outputs: Output
               "failure (see the pytest lines above)", file=stream)
         status = 1
     return status
+
+
+def _contract_features(contract: Contract, folder: Path) -> tuple[Path, ...]:
+    """The packaged features written for ``contract`` into ``folder`` (next to the report)."""
+    for name in (*FEATURE_FILES, WSDL_FEATURE):
+        if not (FEATURES / name).is_file():
+            raise UsageError(f"feature file {FEATURES / name} is missing")
+    try:
+        written = write_features(contract, FEATURES, FEATURE_FILES, folder)
+    except OSError as exc:
+        raise UsageError(f"cannot write the features into {folder}: "
+                         f"{exc.strerror or exc}") from None
+    return tuple(folder.resolve() / name for name in written)
 
 
 def _run_pytest(args: list[str], plugin: CertifyPlugin, stream,

@@ -8,10 +8,11 @@ raises ClassificationError with the precise reason. ``build_response``/``build_f
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import urlencode, urlsplit
 
 from lxml import etree
 
@@ -308,11 +309,32 @@ def _form_text(body: bytes) -> str:
 
 
 def _pairs(encoded: str) -> tuple[tuple[str, str], ...]:
+    """``parse_qsl(encoded, keep_blank_values=True, errors="strict")``, several times faster on
+    percent-encoded non-ASCII values (urllib decodes those one escape at a time; capture's
+    recording writer classifies every exchange)."""
+    pairs = []
     try:
-        return tuple(parse_qsl(encoded, keep_blank_values=True, errors="strict"))
+        for part in encoded.split("&"):
+            if not part:
+                continue
+            name, _sep, value = part.partition("=")
+            pairs.append((_unquote_plus(name), _unquote_plus(value)))
     except UnicodeDecodeError:
         raise ClassificationError("query string or form fields are not percent-encoded UTF-8"
                                   ) from None
+    return tuple(pairs)
+
+
+_ESCAPES = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+
+
+def _unquote_plus(text: str) -> str:
+    if "+" in text:
+        text = text.replace("+", " ")
+    if "%" not in text:
+        return text
+    return _ESCAPES.sub(lambda m: bytes.fromhex(m.group().replace("%", "")).decode("utf-8"),
+                        text)
 
 
 def _classify_soap(contract: Contract, request: HttpRequest, endpoint: str,

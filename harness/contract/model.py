@@ -39,8 +39,10 @@ class Parameter:
     #: The members of an enumeration, in schema order.
     values: tuple[str, ...] = ()
 
-    def accepts(self, text: str) -> bool:
-        return self.type.accepts(text, self.values)
+    def accepts(self, text: str, *, http: bool = False) -> bool:
+        """Whether ASMX reads ``text`` as a value of this parameter (``http``: a GET/POST
+        field)."""
+        return self.type.accepts(text, self.values, http=http)
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,18 @@ class Operation:
     #: operation whose parameters HTTP cannot carry (a Guid, a complex type) out of HttpGet and
     #: HttpPost.
     bindings: tuple[str, ...] = ()
+
+    @property
+    def result_root(self) -> str | None:
+        """Root element of a GET/POST result document: the result type's name (a complex
+        type's name without its structure)."""
+        return self.result.split("{", 1)[0] if self.result else None
+
+    @property
+    def is_simple(self) -> bool:
+        """Every parameter and the result are simple types (certify can generate calls)."""
+        return all(p.type.is_simple for p in self.parameters) and (
+            self.result_type is None or self.result_type.is_simple)
 
     @property
     def result_type(self) -> ParamType | None:
@@ -171,15 +185,16 @@ def reference_result(op: Operation, arguments: dict[str, str]) -> str | None:
     return value_from_digest(op.result_type or ParamType.STRING, digest, op.result_values)
 
 
-def sample_arguments(op: Operation, variant: int = 0) -> dict[str, str]:
+def sample_arguments(op: Operation, variant: int = 0, binding: str = "soap11"
+                     ) -> dict[str, str]:
     """Arguments for ``op`` built from the parameter types; ``variant`` picks the value set
-    (plain, non-ASCII, XML-special).
+    (plain, non-ASCII, XML-special); ``binding`` (a contract binding name) how they travel.
 
     Each string parameter gets a value distinct from its siblings so that a swapped order shows.
     """
     args = {}
     for i, p in enumerate(op.parameters):
-        value = sample_value(p.type, variant, p.values)
+        value = sample_value(p.type, variant, p.values, http=binding in ("get", "post"))
         args[p.name] = f"{value}{i}" if p.type is ParamType.STRING else value
     return args
 

@@ -60,13 +60,20 @@ class ParamType(StrEnum):
     def is_simple(self) -> bool:
         return self is not ParamType.COMPLEX
 
-    def accepts(self, text: str, values: tuple[str, ...] = ()) -> bool:
+    def accepts(self, text: str, values: tuple[str, ...] = (), *, http: bool = False) -> bool:
         """Whether ``text`` is a value of this type as ASMX reads it (``values``: the
-        enumeration's members)."""
+        enumeration's members). ``http``: a GET/POST field, which ASMX converts with
+        System.Convert rather than XmlConvert: a char is the character itself, a boolean is
+        True/False in any case, numbers may group thousands with commas, an enumeration may be
+        given by its number, and dates take DateTime.Parse's many forms (only their alphabet is
+        checked)."""
+        text = text.strip()
+        if http and (check := _HTTP_CHECKS.get(self)) is not None:
+            return check(text, values)
         if self is ParamType.ENUM:
-            return text.strip() in values
+            return text in values
         check = _CHECKS.get(self)
-        return True if check is None else check(text.strip())
+        return True if check is None else check(text)
 
 
 _INT_RANGES = {
@@ -126,6 +133,20 @@ _CHECKS = {
     ParamType.BASE64: lambda text: _BASE64_RE.fullmatch("".join(text.split())) is not None,
 }
 
+_GROUPED = re.compile(r"[+-]?(\d{1,3}(,\d{3})+|\d+)(\.\d*)?([eE][+-]?\d+)?")
+_HTTP_DATE = re.compile(r"[\w\s/:.,+-]*\d[\w\s/:.,+-]*")
+_HTTP_CHECKS = {
+    ParamType.CHAR: lambda text, _: len(text) == 1,
+    ParamType.BOOLEAN: lambda text, _: text.lower() in ("true", "false"),
+    ParamType.DECIMAL: lambda text, _: bool(_GROUPED.fullmatch(text)) and "e" not in text.lower(),
+    ParamType.DOUBLE: lambda text, _: bool(_GROUPED.fullmatch(text) or _FLOATING.fullmatch(text)),
+    ParamType.FLOAT: lambda text, _: bool(_GROUPED.fullmatch(text) or _FLOATING.fullmatch(text)),
+    ParamType.ENUM: lambda text, values: text in values or _integer(-(2**63), 2**63)(text),
+    ParamType.DATETIME: lambda text, _: bool(_HTTP_DATE.fullmatch(text)),
+    ParamType.DATE: lambda text, _: bool(_HTTP_DATE.fullmatch(text)),
+    ParamType.TIME: lambda text, _: bool(_HTTP_DATE.fullmatch(text)),
+}
+
 #: Values the generators use per type, by value set (plain, non-ASCII, XML-special): edges of
 #: each type's range, so an implementation that narrows a type shows.
 SAMPLE_VALUES: dict[ParamType, tuple[str, ...]] = {
@@ -154,12 +175,15 @@ SAMPLE_VALUES: dict[ParamType, tuple[str, ...]] = {
 }
 
 
-def sample_value(type_: ParamType, variant: int, values: tuple[str, ...] = ()) -> str:
-    """The value set ``variant``'s value of ``type_`` (an enumeration cycles its members)."""
+def sample_value(type_: ParamType, variant: int, values: tuple[str, ...] = (),
+                 *, http: bool = False) -> str:
+    """The value set ``variant``'s value of ``type_`` (an enumeration cycles its members;
+    ``http``: as a GET/POST field, where a char is the character itself)."""
     if type_ is ParamType.ENUM:
         return values[variant % len(values)] if values else ""
     samples = SAMPLE_VALUES.get(type_, ("",))
-    return samples[variant % len(samples)]
+    value = samples[variant % len(samples)]
+    return chr(int(value)) if http and type_ is ParamType.CHAR else value
 
 
 _EPOCH = datetime(2000, 1, 1, tzinfo=UTC)

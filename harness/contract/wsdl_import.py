@@ -32,6 +32,16 @@ _XS_TYPES = {t.value: t for t in ParamType if t not in (ParamType.ENUM, ParamTyp
     "guid": None, "char": None}
 
 
+SOAP_ENCODING_NS = "http://schemas.xmlsoap.org/soap/encoding/"
+#: What ASMX WSDLs use of the SOAP encoding schema (soapenc:Array, restricted by the
+#: StringArray of HttpGet/HttpPost array parameters).
+SOAP_ENCODING_STUB = (
+    f'<s:schema xmlns:s="{XS}" targetNamespace="{SOAP_ENCODING_NS}">'
+    '<s:complexType name="Array"><s:sequence>'
+    '<s:any minOccurs="0" maxOccurs="unbounded" processContents="lax"/></s:sequence>'
+    '<s:attribute name="arrayType" type="s:string"/></s:complexType></s:schema>').encode()
+
+
 class WsdlError(HarnessError):
     """A WSDL that cannot be read as an ASMX service description."""
 
@@ -86,7 +96,7 @@ def _fetch(url: str, timeout: float) -> tuple[str, bytes]:
     from harness.traffic.exchange import HttpRequest
 
     host = urlsplit(url).netloc
-    with send.client(timeout=timeout) as http:
+    with send.client(timeout) as http:
         response = send.send(http, HttpRequest("GET", url, (("Host", host),)))
     if response.status != 200:
         raise WsdlError(f"{url} answered HTTP {response.status}, not a WSDL")
@@ -130,15 +140,21 @@ def _zeep_document(location: str, data: bytes):
     from zeep.wsdl.wsdl import Document
 
     class OnlyThis(Transport):
-        """Hands zeep the one document given; any other reference is refused."""
+        """Hands zeep the one document given (and a stub of the SOAP encoding schema, which
+        zeep imports by itself for the arrays ASMX's HttpGet/HttpPost messages use); any other
+        reference is refused, never fetched."""
 
         def load(self, url: str) -> bytes:
             if url == location:
                 return data
+            if url == SOAP_ENCODING_NS:
+                return SOAP_ENCODING_STUB
             raise WsdlError(f"{location} refers to {url}: external references are not loaded")
 
+    # forbid_external stays off only because zeep would refuse its own soap-encoding import
+    # before asking the transport; the transport above is the gate.
     settings = Settings(strict=False, forbid_dtd=True, forbid_entities=True,
-                        forbid_external=True)
+                        forbid_external=False)
     try:
         return Document(location, OnlyThis(), settings=settings)
     except HarnessError:

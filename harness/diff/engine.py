@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -87,6 +88,9 @@ class Answered:
     noise: list[Difference]  # primary vs secondary
     #: Findings of answers that never came or outgrew the cap (nothing compared then).
     unanswered: list[Finding] = field(default_factory=list)
+    #: When sending began (epoch seconds) and how long the answers took.
+    started: float = 0.0
+    seconds: float = 0.0
 
 
 @dataclass
@@ -97,6 +101,10 @@ class Place:
     differing: int = 0
     suppressed: int = 0
     rules: Counter[str] = field(default_factory=Counter)
+    #: When its first case was sent (epoch seconds) and how long its answers took in all:
+    #: its own duration in Allure and JUnit.
+    started: float = 0.0
+    seconds: float = 0.0
 
 
 @dataclass
@@ -160,6 +168,7 @@ class Diff:
 
     def _answer(self, sender: Sender, case: Case) -> Answered:
         requests = {role: retarget(case.request, url) for role, url in self.roles.items()}
+        started, clock = time.time(), time.monotonic()
         responses: dict[str, HttpResponse] = {}
         unanswered: list[Finding] = []
         where = {"index": case.index, "source": case.source}
@@ -173,12 +182,13 @@ class Diff:
                 unanswered.append(transport_finding(exc, case.operation_name,
                                                     case.binding_label,
                                                     extra={"implementation": role}, **where))
+        seconds = time.monotonic() - clock
         if unanswered:
-            return Answered(case, requests, responses, [], [], unanswered)
+            return Answered(case, requests, responses, [], [], unanswered, started, seconds)
         own = {role: _without_own_url(responses[role], url) for role, url in self.roles.items()}
         differences = self._compare(own[PRIMARY], own[CANDIDATE])
         noise = self._compare(own[PRIMARY], own[SECONDARY]) if SECONDARY in own else []
-        return Answered(case, requests, responses, differences, noise)
+        return Answered(case, requests, responses, differences, noise, [], started, seconds)
 
     def _compare(self, expected: HttpResponse, actual: HttpResponse) -> list[Difference]:
         # Both sides are live: a pseudonym in an answer is a value like any other.
@@ -190,13 +200,16 @@ class Diff:
         case = answered.case
         where = (case.operation_name, case.binding_label)
         self.report.exchanges += 1
+        self.report.add_seconds({where: answered.seconds})
         for role, response in answered.responses.items():
             self._answered[role] += 1
             self._strange[role] += looks_wrong(response)
         if answered.unanswered:
             self.report.extend(answered.unanswered)
             return
-        self.places.setdefault(where, Place()).cases += 1
+        place = self.places.setdefault(where, Place(started=answered.started))
+        place.cases += 1
+        place.seconds += answered.seconds
         self.noise.learn(*where, answered.noise)
         record = {"op": where[0], "binding": where[1], "index": case.index,
                   "source": case.source, "request": f"{case.request.method} "

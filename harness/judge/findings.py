@@ -9,6 +9,7 @@ still lists every failure and warning.
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 import time
 from collections import Counter
@@ -23,6 +24,7 @@ from lxml import etree
 from harness import __version__
 from harness.errors import UsageError
 from harness.judge.profiles import Profile, Severity
+from harness.traffic.exchange import HttpRequest, HttpResponse
 
 #: Not a rule: the pseudo-rule under which service description requests (WSDL, disco, help
 #: page) reach a Report, which counts them by kind (the finding's ``actual``; in a tally key,
@@ -87,6 +89,10 @@ class Report:
         #: Findings already known (``use_baseline``): not reported again, only counted.
         self._known: frozenset[tuple[Any, ...]] = frozenset()
         self.known = 0
+        #: Seconds the exchanges of each (operation, binding label) took (JUnit ``time``).
+        self.seconds: Counter[tuple[str, str]] = Counter()
+        #: (rule, operation, binding) -> its first failing exchange as text (JUnit system-out).
+        self.examples: dict[tuple[str, str, str], str] = {}
         self.target = target
         self.meta = meta
         self.titles = titles or {}
@@ -139,6 +145,16 @@ class Report:
         return replace(finding, verdict=verdict,
                        message=(f"{finding.message}; " if finding.message else "")
                        + f"{verdict.value} by override ({finding.rule}={severity.value})")
+
+    def add_seconds(self, seconds: Mapping[tuple[str | None, str | None], float]) -> None:
+        """Time taken by exchanges of (operation, binding label) pairs: a test case's
+        ``time`` in JUnit is that of the calls it judged."""
+        for (operation, binding), value in seconds.items():
+            self.seconds[operation or "(unclassified)", binding or "-"] += value
+
+    def add_example(self, finding: Finding, text: str) -> None:
+        """``text`` (``example_text``) shows the first failure of ``finding``'s test case."""
+        self.examples.setdefault(case_of(finding.rule, finding.operation, finding.binding), text)
 
     def use_baseline(self, path: str | Path) -> None:
         """Report only findings that are not in the JSON report at ``path`` (an earlier run):
@@ -225,45 +241,69 @@ class Report:
             out.write("\n ]\n}\n")
 
     def write_junit(self, path: str | Path) -> None:
-        """JUnit XML: a suite per rule, a test case per rule x operation x binding."""
-        suites = etree.Element("testsuites", name=f"harness {self.command}")
+        """JUnit XML: a suite per rule, a test case per rule x operation x binding, each with
+        the ``time`` its calls took; a failure's message holds the first failure's expected
+        and actual, its text up to 20 of them, and ``system-out`` the first failing exchange
+        (request and response, credential headers redacted)."""
+        duration = (self.finished or time.time()) - self.started
+        suites = etree.Element("testsuites", name=f"harness {self.command}",
+                               time=f"{duration:.3f}")
         examples: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
         for data in self.kept(Verdict.FAILED):
-            case = (data["rule"], data.get("operation") or "(unclassified)",
-                    data.get("binding") or "-")
-            bucket = examples.setdefault(case, [])
+            bucket = examples.setdefault(
+                case_of(data["rule"], data.get("operation"), data.get("binding")), [])
             if len(bucket) < 20:
                 bucket.append(data)
+        totals = Counter[str]()
         for rule in sorted(self.by_rule):
             cases = sorted(c for c in self.by_case if c[0] == rule)
             suite = etree.SubElement(suites, "testsuite", name=rule, tests=str(len(cases)))
-            failures = skipped = 0
+            counted = Counter[str]()
             for case in cases:
-                counts = self.by_case[case]
-                title = self.titles.get(rule, "")
-                testcase = etree.SubElement(suite, "testcase", classname=f"{self.command}.{rule}",
-                                            name=f"{case[1]} [{case[2]}]" + (f" {title}" if title
-                                                                             else ""))
-                if counts[Verdict.FAILED]:
-                    failures += 1
-                    lines = [_describe(d) for d in examples.get(case, [])]
-                    more = counts[Verdict.FAILED] - len(lines)
-                    if more > 0:
-                        lines.append(f"... and {more} more")
-                    failure = etree.SubElement(testcase, "failure",
-                                               message=f"{counts[Verdict.FAILED]} failed")
-                    failure.text = "\n".join(lines)
-                elif not counts[Verdict.PASSED] and not counts[Verdict.WARNING]:
-                    skipped += 1
-                    etree.SubElement(testcase, "skipped", message="not applicable")
-                if counts[Verdict.WARNING]:
-                    etree.SubElement(testcase, "system-out").text = (
-                        f"{counts[Verdict.WARNING]} warning(s): permitted deviation")
-            suite.set("failures", str(failures))
-            suite.set("skipped", str(skipped))
+                counted.update(self._junit_case(suite, case, examples.get(case, [])))
+            suite.set("failures", str(counted["failures"]))
+            suite.set("skipped", str(counted["skipped"]))
+            suite.set("time", f"{counted['time'] / 1000:.3f}")
+            totals.update(counted, tests=len(cases))
+        suites.set("tests", str(totals["tests"]))
+        suites.set("failures", str(totals["failures"]))
         with _open_output(path, binary=True) as out:
             out.write(etree.tostring(suites, xml_declaration=True, encoding="utf-8",
                                      pretty_print=True))
+
+    def _junit_case(self, suite: etree._Element, case: tuple[str, str, str],
+                    failed: list[dict[str, Any]]) -> Counter[str]:
+        """One test case into ``suite``; what it counts (failures, skipped, time in ms)."""
+        rule, operation, binding = case
+        counts, title = self.by_case[case], self.titles.get(rule, "")
+        seconds = self.seconds.get((operation, binding), 0.0)
+        testcase = etree.SubElement(suite, "testcase", classname=f"{self.command}.{rule}",
+                                    name=f"{operation} [{binding}]" + (f" {title}" if title
+                                                                       else ""),
+                                    time=f"{seconds:.3f}")
+        counted = Counter(time=round(seconds * 1000))
+        out: list[str] = []
+        if counts[Verdict.FAILED]:
+            counted["failures"] += 1
+            first = failed[0] if failed else {}
+            lines = [_describe(d) for d in failed]
+            if (more := counts[Verdict.FAILED] - len(lines)) > 0:
+                lines.append(f"... and {more} more")
+            message = (f"{counts[Verdict.FAILED]} failed: expected {first.get('expected', '')}, "
+                       f"actual {first.get('actual', '')}")
+            failure = etree.SubElement(testcase, "failure", type=rule,
+                                       message=_xml_safe(message[:500]))
+            failure.text = _xml_safe("\n".join(lines))
+            if case in self.examples:
+                out.append(f"first failing exchange:\n{self.examples[case]}")
+        elif not counts[Verdict.PASSED] and not counts[Verdict.WARNING]:
+            counted["skipped"] += 1
+            etree.SubElement(testcase, "skipped", message="not applicable")
+        if counts[Verdict.WARNING]:
+            out.insert(0, f"{counts[Verdict.WARNING]} warning(s): permitted deviation")
+        if out:
+            etree.SubElement(testcase, "system-out").text = _xml_safe("\n\n".join(out))
+        return counted
 
     def print_console(self, stream: IO[str], *, limit: int = 40) -> None:
         """A summary per rule ID, then failures as operation x binding, expected and actual."""
@@ -300,6 +340,35 @@ class Report:
               + (f" ({self.target})" if self.target else ""), file=stream)
 
 
+_XML_UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+
+
+def _xml_safe(text: str) -> str:
+    """``text`` without the characters XML 1.0 cannot hold (a recorded body may have any)."""
+    return _XML_UNSAFE.sub("\ufffd", text)
+
+
+def case_of(rule: str, operation: str | None, binding: str | None) -> tuple[str, str, str]:
+    """The test case a finding belongs to: rule x operation x binding."""
+    return rule, operation or "(unclassified)", binding or "-"
+
+
+#: Characters of a body shown in a JUnit example (the JSON has every finding).
+EXAMPLE_BODY = 4000
+
+
+def example_text(request: HttpRequest, response: HttpResponse | None) -> str:
+    """An exchange as CI shows it: request and response as on the wire, credential headers
+    redacted, bodies shortened to EXAMPLE_BODY characters."""
+    from harness.reports.allure_results import http_text
+
+    def short(message: HttpRequest | HttpResponse) -> str:
+        text = http_text(message)
+        return text if len(text) <= EXAMPLE_BODY else text[:EXAMPLE_BODY] + "\n[...]"
+    return short(request) + "\n\n" + (short(response) if response is not None
+                                      else "(no response)")
+
+
 _BASELINE_FIELDS = ("rule", "operation", "binding", "verdict", "expected", "actual")
 
 
@@ -331,8 +400,9 @@ def _describe(data: dict[str, Any]) -> str:
         where += f" #{data['index']}" + (f" in {data['source']}" if "source" in data else "")
     text = f"[{data['rule']}] {where}: expected {data.get('expected', '')!s}, " \
            f"actual {data.get('actual', '')!s}"
-    if data.get("message"):
-        text += f" ({data['message']})"
+    message = data.get("message")
+    if message and "expected " not in message:  # diff/replay messages restate expected/actual
+        text += f" ({message})"
     if data.get("client"):
         text += f" (client {data['client']})"
     return text

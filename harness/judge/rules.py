@@ -471,22 +471,38 @@ def _soap_parameters(case: Case, want: list[str], sent: list[str]) -> Iterator[O
 _VERSION_SEGMENT = re.compile(r"v\d+(\.\d+)*|version\d*", re.I)
 
 
-def integer_parameters(case: Case) -> Iterator[Outcome]:
-    """4.1 rule 9 / 4.3: an int parameter carries an integer: an xsd:int in SOAP, its decimal
-    text in GET/POST (where every parameter is text, and ASMX still converts it to Int32)."""
-    ints = [p.name for p in case.operation.parameters if p.type is ParamType.INT]
-    if not ints:
-        yield not_applicable(f"{case.operation.name} has no int parameter")
-        return
-    args = case.classification.args if case.classification else {}
-    for name in ints:
-        value = args.get(name)
-        if value is None:
-            yield not_applicable(f"{name} not sent (see R9-PARAMETERS)")
-        elif ParamType.INT.accepts(value):
-            yield passed(f"{name}: an int", value)
-        else:
-            yield failed(f"{name}: an int", repr(value))
+def typed_parameters(kind: ParamType) -> Callable[[Case], Iterator[Outcome]]:
+    """4.1 rule 9: a parameter of type ``kind`` carries a value of that type: its XSD lexical
+    form in SOAP, text ASMX converts in GET/POST (``ParamType.accepts``, the one check the
+    reference uses too)."""
+    def check(case: Case) -> Iterator[Outcome]:
+        typed = [p for p in case.operation.parameters if p.type is kind]
+        if not typed:
+            yield not_applicable(f"{case.operation.name} has no {kind.value} parameter")
+            return
+        args = case.classification.args if case.classification else {}
+        for p in typed:
+            value = args.get(p.name)
+            want = f"{p.name}: {_a(p.type_name or kind.value)}"
+            if value is None:
+                yield not_applicable(f"{p.name} not sent (see R9-PARAMETERS)")
+            elif p.accepts(value, http=not case.binding.is_soap):
+                yield passed(want, value)
+            else:
+                yield failed(want, repr(value))
+    return check
+
+
+def _a(type_name: str) -> str:
+    return f"{'an' if type_name[:1].lower() in 'aeiou' else 'a'} {type_name}"
+
+
+#: The R9 rule of each simple type (string takes any text; complex types are compared whole).
+TYPED_RULES: tuple[Rule, ...] = tuple(
+    Rule(kind.rule_id, "4.1 rule 9", f"{kind.value} parameters carry {kind.value} values"
+         + (" (integers; as text in GET/POST)" if kind is ParamType.INT else ""),
+         Level.MANDATORY, Side.REQUEST, typed_parameters(kind))
+    for kind in ParamType if kind.is_simple and kind is not ParamType.STRING)
 
 
 def no_version_segment(case: Case) -> Iterator[Outcome]:
@@ -704,19 +720,32 @@ def operation_result(case: Case) -> Iterator[Outcome]:
         children = [_describe_element(c) for c in element_children(payload)]
         if children == [want]:
             yield passed(f"one {want}", want)
+            yield _result_value(op, case.reading)
         else:
             yield failed(f"one {want}", ", ".join(children) or "empty response element")
         return
     response, reading = case.response, case.reading
     yield _typed(response, "text/xml; charset=utf-8")
-    want = _qname(ns, op.result)
+    want = _qname(ns, op.result_root or "")
     root = reading.document if reading else None
     if root is None:
         yield failed(f"root {want}", _unreadable(reading or ResponseReading()))
     elif _describe_element(root) == want and not element_children(root):
         yield passed(f"root {want}", f"root {want}")
+        yield _result_value(op, reading)
     else:
         yield failed(f"root {want}", f"root {_describe_element(root)}")
+
+
+def _result_value(op: Operation, reading: ResponseReading | None) -> Outcome:
+    """The result's text is a value of the result type (as XmlSerializer writes it)."""
+    kind, text = op.result_type, reading.result if reading else None
+    want = f"{_a(op.result or '')} result"
+    if kind is None or text is None or not kind.is_simple:
+        return not_applicable(f"{op.name}: no simple result to read")
+    if kind.accepts(text, op.result_values):
+        return passed(want, text if len(text) <= 80 else text[:77] + "...")
+    return failed(want, repr(text[:80]))
 
 
 def no_leak(case: Case) -> Iterator[Outcome]:
@@ -770,8 +799,7 @@ CATALOGUE: tuple[Rule, ...] = (
          Level.MANDATORY, Side.RESPONSE, http_empty_body),
     Rule("R9-PARAMETERS", "4.1 rule 9", "parameters named as the spec, SOAP in table order",
          Level.MANDATORY, Side.REQUEST, parameters),
-    Rule("R9-INT", "4.1 rule 9", "int parameters carry integers (as text in GET/POST)",
-         Level.MANDATORY, Side.REQUEST, integer_parameters),
+    *TYPED_RULES,
     Rule("GAP-VALUES", "4.10", "values the spec leaves open: refused only where plain ones "
          "succeed", Level.PERMITTED, Side.RESPONSE, allowed_values),
     Rule("OP-ENDPOINT", "4.2-4.9", "operation served at its own endpoint",
@@ -801,8 +829,10 @@ def with_passive(ids: Iterable[str] | None) -> tuple[str, ...] | None:
 
 def titles() -> dict[str, str]:
     """Rule ID -> title, for ``Report(titles=...)``."""
+    from harness.judge import wsdl_rules
+
     return {UNCLASSIFIED: "request is none of the contract's operation x binding pairs",
-            **{rule.id: rule.title for rule in CATALOGUE}}
+            **{rule.id: rule.title for rule in CATALOGUE}, **wsdl_rules.titles()}
 
 
 def select(ids: Iterable[str] | None) -> tuple[Rule, ...]:
@@ -970,4 +1000,8 @@ def catalogue_table() -> str:
         lines.append(f"| `{r.id}` | {r.clause} | {r.side} | {spec} | {asmx} | {_md(r.title)} |")
     lines.append(f"| `{UNCLASSIFIED}` | 4.1 | request | failure | failure | "
                  f"{titles()[UNCLASSIFIED]} |")
+    from harness.judge import wsdl_rules
+
+    lines += [f"| `{r.id}` | {r.clause} | WSDL | failure | failure | {_md(r.title)} |"
+              for r in wsdl_rules.CATALOGUE]
     return "\n".join(lines)

@@ -139,11 +139,12 @@ def _judge_ports(contract: Contract, ops: tuple[Operation, ...], d: Description,
                            expected=f"a {label} binding and port",
                            actual=f"bindings {', '.join(WSDL_BINDINGS[b] for b in d.bindings)}")
             continue
-        missing = [op.name for op in ops
-                   if binding in contract.bindings_of(op) and op.name not in port.actions]
-        yield _finding("WSDL-BINDINGS", bad if missing else ok, source, None, label,
-                       expected="every operation",
-                       actual=f"missing {', '.join(missing)}" if missing else "every operation")
+        for op in ops:  # one finding per operation: a drift names the operation it hits
+            if binding in contract.bindings_of(op):
+                offered = op.name in port.actions
+                yield _finding("WSDL-BINDINGS", ok if offered else bad, source, op.name, label,
+                               expected=f"{op.name} in the {label} binding",
+                               actual="offered" if offered else "missing")
         at_endpoint = _path_of(port.address).lower().endswith(ops[0].endpoint.lower())
         yield _finding("WSDL-ADDRESS", ok if at_endpoint else bad, source, None, label,
                        expected=f"an address ending {ops[0].endpoint}",

@@ -158,16 +158,8 @@ def run_master(paths: list[str], settings: Settings, outputs: Outputs, *, worker
     runner.register_message("harness_findings", on_findings)
     runner.register_message("harness_done", on_done)
     _say(outputs, f"load: master on {bind_host}:{port}, waiting for {workers} worker(s)")
-    # A worker says hello once its handlers are registered: a plan sent before would be lost.
-    ids = _wait_for(lambda: list(state["hello"]), workers, wait_workers,
-                    f"{workers} worker(s) did not connect to {bind_host}:{port} in time",
-                    state["errors"])
-    for index, client_id in enumerate(sorted(ids)[:workers]):
-        runner.send_message("harness_plan", {"settings": settings.to_data(), "index": index,
-                                             "workers": workers}, client_id=client_id)
     try:
-        _wait_for(lambda: list(state["ready"]), workers, wait_workers,
-                  "the workers did not read their recordings in time", state["errors"])
+        _hand_out(runner, settings, state, workers, wait_workers, f"{bind_host}:{port}")
     except HarnessError:
         runner.quit()  # the workers end too
         raise
@@ -179,6 +171,24 @@ def run_master(paths: list[str], settings: Settings, outputs: Outputs, *, worker
     merged.report.meta["master_cpu_s"] = round(time.process_time() - cpu0, 3)
     runner.quit()
     return _finish(env, merged, outputs, extras, started, state["errors"])
+
+
+def _hand_out(runner, settings: Settings, state: dict[str, Any], workers: int,
+              wait_workers: float, where: str) -> None:
+    """Each worker its slice index and the settings, once all are there; back once every
+    one has read its slice."""
+    # A worker says hello once its handlers are registered: a plan sent before would be lost.
+    ids = _wait_for(lambda: list(state["hello"]), workers, wait_workers,
+                    f"{workers} worker(s) did not connect to {where} in time", state["errors"])
+    gevent.sleep(0.5)  # a worker more would take users (Locust deals them to all): refuse it
+    if len(runner.clients.ready) != workers:
+        raise UsageError(f"{len(runner.clients.ready)} workers connected to {where}, "
+                         f"--expect-workers {workers}")
+    for index, client_id in enumerate(sorted(ids)):
+        runner.send_message("harness_plan", {"settings": settings.to_data(), "index": index,
+                                             "workers": workers}, client_id=client_id)
+    _wait_for(lambda: list(state["ready"]), workers, wait_workers,
+              "the workers did not read their recordings in time", state["errors"])
 
 
 def _watch(runner, finished: gevent.event.Event, workers: int, errors: list[str]) -> None:

@@ -63,6 +63,7 @@ class Feed:
     error: str | None = None
     _cpu0: float = 0.0
     _done: bool = False
+    _streak: int = 0
 
     def __post_init__(self) -> None:
         """Each selected exchange's request as it goes out (moved to the target, -H added),
@@ -122,6 +123,7 @@ class Feed:
         self.gathered.sending()
         started, perf = time.time(), time.perf_counter()
         answer = _exchange_over(http, wire, self.options)
+        self._streak_of(answer)
         elapsed_ms = (time.perf_counter() - perf) * 1000
         found = self.gathered.judge(entry.exchange, answer, self.contract,
                                     check=sampled(position, self.check_ratio),
@@ -135,6 +137,19 @@ class Feed:
             context={}, start_time=started, url=wire.url, response=None)
 
 
+    def _streak_of(self, answer: object) -> None:
+        """After ``max_failures`` requests in a row without an answer the run stops, as
+        replay's Sender does (harness.traffic.send): the target is down, not slow."""
+        if not isinstance(answer, TargetUnreachable):
+            self._streak = 0
+            return
+        self._streak += 1
+        if self._streak >= self.options.max_failures and self.error is None:
+            self.error = (f"stopped after {self._streak} requests in a row got no answer "
+                          f"(last: {answer})")
+            self._items = iter(())  # nothing more is sent; what is in flight ends
+
+
 class ReplayUser(FastHttpUser):
     """Sends this process's slice of the recordings (``feed`` is set before users spawn)."""
 
@@ -144,7 +159,8 @@ class ReplayUser(FastHttpUser):
 
     @task
     def replay(self) -> None:
-        assert self.feed is not None, "the feed is set before users spawn"
+        if self.feed is None:  # a process the master gave no slice: nothing to send
+            raise StopUser
         self.feed.serve(self)
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 from lxml import etree
 
 from harness.contract.model import Contract, Operation, ParamType
+from harness.contract.types import MS_TYPES_NS
+from harness.errors import UsageError
 
 WSDL = "http://schemas.xmlsoap.org/wsdl/"
 XS = "http://www.w3.org/2001/XMLSchema"
@@ -30,52 +32,105 @@ def wsdl_document(contract: Contract, endpoint: str, location: str) -> bytes:
     name, tns = service_name(endpoint), contract.namespace
     root = etree.Element(f"{{{WSDL}}}definitions", {"targetNamespace": tns}, nsmap={
         "wsdl": WSDL, "s": XS, "soap": WSOAP, "soap12": WSOAP12, "http": WHTTP, "mime": MIME,
-        "tns": tns})
+        "tns": tns, "s1": MS_TYPES_NS})
     _schema(_el(root, WSDL, "types"), tns, ops)
+    http_ops = {verb: tuple(op for op in ops if verb in contract.bindings_of(op))
+                for verb in ("get", "post")}
     for op in ops:
-        _messages(root, op)
-    for suffix, kind in (("Soap", "Soap"), ("HttpGet", "HttpGet"), ("HttpPost", "HttpPost")):
+        _messages(root, op, [k for k, v in (("HttpGet", "get"), ("HttpPost", "post"))
+                             if op in http_ops[v]])
+    for suffix, kind, offered in (("Soap", "Soap", ops), ("HttpGet", "HttpGet", http_ops["get"]),
+                                  ("HttpPost", "HttpPost", http_ops["post"])):
+        if suffix != "Soap" and kind[4:].lower() not in contract.bindings:
+            continue
         port_type = _el(root, WSDL, "portType", name=f"{name}{suffix}")
-        for op in ops:
+        for op in offered:
             operation = _el(port_type, WSDL, "operation", name=op.name)
             _el(operation, WSDL, "input", message=f"tns:{op.name}{kind}In")
             _el(operation, WSDL, "output", message=f"tns:{op.name}{kind}Out")
-    for ns, suffix in ((WSOAP, "Soap"), (WSOAP12, "Soap12")):
-        _soap_binding(root, contract, name, ops, ns, suffix)
-    for verb in ("GET", "POST"):
-        _http_binding(root, name, ops, verb)
+    ports = [p for p in _PORTS if p[2] in contract.bindings]
+    for ns, suffix, binding in ports:
+        if binding in ("soap11", "soap12"):
+            _soap_binding(root, contract, name, ops, ns, suffix)
+        else:
+            _http_binding(root, name, http_ops[binding], binding.upper())
     service = _el(root, WSDL, "service", name=name)
-    for ns, suffix in ((WSOAP, "Soap"), (WSOAP12, "Soap12"), (WHTTP, "HttpGet"),
-                       (WHTTP, "HttpPost")):
+    for ns, suffix, _ in ports:
         port = _el(service, WSDL, "port", name=f"{name}{suffix}", binding=f"tns:{name}{suffix}")
         _el(port, ns, "address", location=location)
     return b'<?xml version="1.0" encoding="utf-8"?>\n' + etree.tostring(
         root, encoding="utf-8", pretty_print=True)
 
 
+_PORTS = ((WSOAP, "Soap", "soap11"), (WSOAP12, "Soap12", "soap12"), (WHTTP, "HttpGet", "get"),
+          (WHTTP, "HttpPost", "post"))
+
+
+def _type_ref(kind: ParamType, type_name: str | None) -> str:
+    """The schema type of a parameter or result, prefixed as ASMX writes it."""
+    if kind in (ParamType.GUID, ParamType.CHAR):
+        return f"s1:{kind.value}"
+    if kind is ParamType.ENUM:
+        return f"tns:{type_name}"
+    if kind is ParamType.COMPLEX:
+        raise UsageError(f"the reference cannot serve the complex type {type_name}: "
+                         "give its operations to a real deployment")
+    return f"s:{kind.value}"
+
+
 def _schema(types: etree._Element, tns: str, ops: tuple[Operation, ...]) -> None:
     schema = _el(types, XS, "schema", elementFormDefault="qualified", targetNamespace=tns)
+    enums: dict[str, tuple[str, ...]] = {}
+    ms_types = False
     for op in ops:
         request = _el(_el(schema, XS, "element", name=op.name), XS, "complexType")
         sequence = _el(request, XS, "sequence")
         for p in op.parameters:
-            occurs = "1" if p.type is ParamType.INT else "0"  # value types are never omitted
+            occurs = "1" if p.type.is_value_type else "0"  # value types are never omitted
             _el(sequence, XS, "element", minOccurs=occurs, maxOccurs="1", name=p.name,
-                type=f"s:{p.type.value}")
+                type=_type_ref(p.type, p.type_name))
+            if p.values:
+                enums[p.type_name or p.name] = p.values
         response = _el(_el(schema, XS, "element", name=op.response_element), XS, "complexType")
-        if op.result_element:
-            _el(_el(response, XS, "sequence"), XS, "element", minOccurs="0", maxOccurs="1",
-                name=op.result_element, type=f"s:{op.result}")
-    for result_type in sorted({op.result for op in ops if op.result}):
-        _el(schema, XS, "element", name=result_type, nillable="true", type=f"s:{result_type}")
+        kind = op.result_type
+        if op.result_element and kind is not None:
+            occurs = "1" if kind.is_value_type else "0"
+            _el(_el(response, XS, "sequence"), XS, "element", minOccurs=occurs, maxOccurs="1",
+                name=op.result_element, type=_type_ref(kind, op.result))
+            if op.result_values:
+                enums[op.result or ""] = op.result_values
+        ms_types |= any(k in (ParamType.GUID, ParamType.CHAR)
+                        for k in (kind, *(p.type for p in op.parameters)))
+    for enum, values in enums.items():
+        restriction = _el(_el(schema, XS, "simpleType", name=enum), XS, "restriction",
+                          base="s:string")
+        for value in values:
+            _el(restriction, XS, "enumeration", value=value)
+    results = {op.result: op.result_type for op in ops if op.result and op.result_type}
+    for result, kind in results.items():
+        attrs = {} if kind.is_value_type else {"nillable": "true"}
+        _el(schema, XS, "element", name=result, **attrs, type=_type_ref(kind, result))
+    if ms_types:
+        schema.insert(0, etree.Element(f"{{{XS}}}import", namespace=MS_TYPES_NS))
+        _ms_schema(types)
 
 
-def _messages(root: etree._Element, op: Operation) -> None:
+def _ms_schema(types: etree._Element) -> None:
+    """The schema ASMX adds for System.Char and System.Guid."""
+    schema = _el(types, XS, "schema", elementFormDefault="qualified",
+                 targetNamespace=MS_TYPES_NS)
+    _el(_el(schema, XS, "simpleType", name="char"), XS, "restriction", base="s:unsignedShort")
+    guid = _el(_el(schema, XS, "simpleType", name="guid"), XS, "restriction", base="s:string")
+    _el(guid, XS, "pattern", value="[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
+        "[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def _messages(root: etree._Element, op: Operation, http_kinds: list[str]) -> None:
     _el(_el(root, WSDL, "message", name=f"{op.name}SoapIn"), WSDL, "part",
         name="parameters", element=f"tns:{op.name}")
     _el(_el(root, WSDL, "message", name=f"{op.name}SoapOut"), WSDL, "part",
         name="parameters", element=f"tns:{op.response_element}")
-    for kind in ("HttpGet", "HttpPost"):
+    for kind in http_kinds:
         message = _el(root, WSDL, "message", name=f"{op.name}{kind}In")
         for p in op.parameters:
             _el(message, WSDL, "part", name=p.name, type="s:string")

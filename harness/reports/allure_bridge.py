@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import allure
 import pytest
 
-from harness.judge import rules
+from harness.judge import rules, wsdl_rules
 from harness.reports.allure_results import http_text
 
 if TYPE_CHECKING:
@@ -26,7 +26,7 @@ _OPEN_STEP = pytest.StashKey[Any]()
 
 def pytest_bdd_apply_tag(tag: str, function: Any) -> bool | None:
     """A rule-ID tag becomes ``pytest.mark.rule(ID)`` plus an Allure tag; others the default."""
-    if tag not in rules.RULES:
+    if tag not in rules.RULES and tag not in wsdl_rules.RULES:
         return None
     pytest.mark.rule(tag)(function)
     allure.tag(tag)(function)

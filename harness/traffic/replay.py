@@ -45,7 +45,7 @@ from harness.traffic.send import (
     size_finding,
     wrong_target_line,
 )
-from harness.traffic.streaming import ChunkResult, Tally, run
+from harness.traffic.streaming import ANSWER, ANSWERED_IN, ChunkResult, Tally, run
 
 #: Replay's own rules: the new response differs from the recorded one (IDs from
 #: ``Difference.kind``: status and content-type have their own, every body kind is BODY).
@@ -156,10 +156,15 @@ class ReplayJob:
         if (kind := skipped_description(self.contract, exchange)) is not None:
             return kind
         self._state["pace"].wait()
+        started = time.monotonic()
         try:
-            return self._state["sender"].send(retarget(exchange.request, self.target))
+            answer = self._state["sender"].send(retarget(exchange.request, self.target))
         except (TargetUnreachable, ResponseTooLarge) as exc:
             return exc.with_traceback(None)  # kept until the chunk is judged: no frames
+        finally:  # the test case's time in JUnit: how long the target took
+            exchange.timings[ANSWERED_IN] = time.monotonic() - started
+        exchange.meta[ANSWER] = answer  # what a failure's example shows
+        return answer
 
 
 Answer = HttpResponse | TargetUnreachable | ResponseTooLarge | str | None

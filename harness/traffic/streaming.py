@@ -24,8 +24,9 @@ from typing import Any, Protocol
 
 import orjson
 
+from harness.contract.bindings import Binding
 from harness.errors import RecordingError, RunStopped
-from harness.judge.findings import Finding, Report, Verdict
+from harness.judge.findings import Finding, Report, Verdict, case_of, example_text
 from harness.traffic.exchange import Exchange
 from harness.traffic.recording import FORMAT_VERSION, read_exchanges, read_header
 
@@ -73,6 +74,10 @@ class ChunkResult:
     unselected: int = 0
     #: Failures and warnings; their index counts from 1 at the chunk's first exchange.
     kept: list[Finding] = field(default_factory=list)
+    #: (rule, operation, binding) -> its first failing exchange in the chunk, as text.
+    examples: dict[tuple[str, str, str], str] = field(default_factory=dict)
+    #: Seconds per (operation, binding label): how long the exchanges took (``duration``).
+    seconds: Counter[tuple[str | None, str | None]] = field(default_factory=Counter)
 
 
 # ------------------------------------------------------------------------------------ input
@@ -129,18 +134,42 @@ def process(chunk: Chunk) -> ChunkResult:
     except Exception:  # one odd exchange must not end the run: judge them one by one
         result.counts.clear()
         judged = [_judge_one(exchange, result) for exchange in exchanges]
-    counts, kept = result.counts, result.kept
-    for findings in judged:
+    counts, kept, examples = result.counts, result.kept, result.examples
+    for exchange, findings in zip(exchanges, judged, strict=False):
         failing = False
         for f in findings:
             if f.verdict in _KEPT:
                 kept.append(f)
-                failing = failing or f.verdict is Verdict.FAILED
+                if f.verdict is Verdict.FAILED:
+                    failing = True
+                    if (case := case_of(f.rule, f.operation, f.binding)) not in examples:
+                        examples[case] = example_text(
+                            exchange.request, exchange.meta.get(ANSWER, exchange.response))
             else:
                 counts[f.rule, f.operation, f.binding, f.verdict] += 1
         result.failing += failing
     result.exchanges = len(decoded)
+    _time(exchanges, result.seconds)
     return result
+
+
+def _time(exchanges: Sequence[Exchange], seconds: Counter[tuple[str | None, str | None]]
+          ) -> None:
+    """Add each exchange's duration (replayed: the target's answer time; recorded: the
+    recorded one) under the operation and binding its recording classified it as."""
+    for exchange in exchanges:
+        timings = exchange.timings
+        duration = timings.get(ANSWERED_IN, timings.get("duration")) if timings else None
+        if duration:
+            meta = exchange.meta
+            seconds[meta.get("operation"), _LABELS.get(meta.get("binding"))] += duration
+
+
+#: Replay writes how long the target took to answer under this timing key, and the answer
+#: under this meta key (a failure's example shows the answer judged, not the recorded one).
+ANSWERED_IN = "answered_in"
+ANSWER = "answer"
+_LABELS = {b.value: b.label for b in Binding}
 
 
 def _judge_one(exchange: Exchange, result: ChunkResult) -> list[Finding]:
@@ -242,6 +271,9 @@ def run(job: Job, paths: Sequence[str | Path], report: Report, *, workers: int, 
         if result.unselected:
             report.meta["not_selected"] = report.meta.get("not_selected", 0) + result.unselected
         report.add_counts(result.counts)
+        report.add_seconds(result.seconds)
+        for case, text in result.examples.items():
+            report.examples.setdefault(case, text)
         for finding in result.kept:
             if finding.index is not None:
                 finding = replace(finding, index=finding.index + offset)

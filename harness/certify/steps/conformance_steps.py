@@ -28,6 +28,13 @@ def call(operation: str, binding: str, values: str | None, service: Service,
     attach_call(made)
 
 
+@when(parsers.re(r"the client fetches the WSDL of (?P<endpoint>\S+)"))
+def fetch_wsdl(endpoint: str, service: Service, calls: list[Call]) -> None:
+    made = service.wsdl(endpoint)
+    calls.append(made)
+    attach_call(made)
+
+
 @then(parsers.re(r"(?P<sentence>.+) \(" + RULE_ID + r"\)"))
 def rule_holds(rule: str, calls: list[Call], tagged_rules: list[str]) -> None:
     expect(rule, calls, tagged_rules)

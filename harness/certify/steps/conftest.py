@@ -11,10 +11,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from harness.certify.engine import REPORT_KEY, SETTINGS_KEY, Call, Service
+from harness.certify.engine import CONTRACT_KEY, REPORT_KEY, SETTINGS_KEY, Call, Service
 from harness.certify.steps.conformance_steps import *  # noqa: F403 (step definitions)
 from harness.certify.steps.recorded_traffic_steps import *  # noqa: F403 (step definitions)
-from harness.contract.model import DEFAULT_NAMESPACE, school_mobile
+from harness.contract.model import DEFAULT_NAMESPACE, load, school_mobile
 from harness.reports.allure_bridge import (  # noqa: F401 (pytest-bdd hooks: Gherkin steps as Allure steps)
     pytest_bdd_after_step,
     pytest_bdd_apply_tag,
@@ -28,8 +28,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("harness", "conformance features")
     group.addoption("--target", default=None,
                     help="base URL of the service under test (default: the embedded reference)")
-    group.addoption("--namespace", default=DEFAULT_NAMESPACE,
-                    help=f"service namespace (default {DEFAULT_NAMESPACE})")
+    group.addoption("--contract", default=None, metavar="FILE",
+                    help="contract file of the service (default: School Mobile)")
+    group.addoption("--namespace", default=None,
+                    help=f"service namespace (default: the contract's, {DEFAULT_NAMESPACE} "
+                    "for School Mobile)")
     group.addoption("--recording", action="append", default=[], metavar="PATH",
                     help="recording (native or HAR) whose exchanges the recorded-traffic "
                     "feature replays; repeatable (default: the samples in recordings/)")
@@ -42,7 +45,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture(scope="session")
 def service(request: pytest.FixtureRequest) -> Iterator[Service]:
-    contract = school_mobile(request.config.getoption("--namespace"))
+    contract = request.config.stash.get(CONTRACT_KEY, None)
+    if contract is None:
+        path = request.config.getoption("--contract")
+        namespace = request.config.getoption("--namespace")
+        contract = load(path).with_namespace(namespace) if path else school_mobile(namespace)
     report = request.config.stash.get(REPORT_KEY, None)
     settings = request.config.stash.get(SETTINGS_KEY, None)
     target = request.config.getoption("--target")

@@ -1,4 +1,6 @@
-"""The conformance features, run against ``--target`` (default: the embedded reference)."""
+"""The conformance features, run against ``--target`` (default: the embedded reference):
+those certify wrote for its contract, the user's (``--features``), or in a plain ``pytest``
+run the packaged School Mobile ones."""
 
 from pytest_bdd import scenarios
 

@@ -1,0 +1,150 @@
+"""The feature files certify runs, written from the contract next to the report.
+
+The shipped features (``features/*.feature``) are the templates: each binding feature's
+``| operation |`` table becomes the contract's operations offering that binding, the R9-INT
+tag and step become one per parameter type the contract uses, and ``wsdl.feature``'s
+``| endpoint |`` table the contract's endpoints. Features about School Mobile operations
+(GetTokenDevice, NotificationNotes) are kept only when the contract has those operations;
+for the results of any other contract a ``results.feature`` is written. Operations with an
+array or complex parameter or result are left to ``wsdl.feature`` (compared by structure):
+certify does not generate their values. For the School Mobile contract the written files are
+the shipped ones, unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from harness.contract.model import ALL_BINDINGS, Contract, Operation
+from harness.contract.types import ParamType
+
+#: Feature -> the bindings its calls use (the operations in its table must offer them all).
+BINDING_FEATURES = {"soap11.feature": ("soap11",), "soap12.feature": ("soap12",),
+                    "http_get.feature": ("get",), "http_post.feature": ("post",),
+                    "versioning.feature": ("soap11", "soap12")}
+WSDL_FEATURE = "wsdl.feature"
+RESULTS_FEATURE = "results.feature"
+_LABELS = {"soap11": "SOAP 1.1", "soap12": "SOAP 1.2", "get": "HTTP GET", "post": "HTTP POST"}
+_CALLS = re.compile(r"calls (\S+) over")
+_INT_RULE = ParamType.INT.rule_id
+
+
+def write_features(contract: Contract, templates: Path, names: tuple[str, ...],
+                   out: Path) -> list[str]:
+    """Write the features for ``contract`` into ``out``; the names of the files written."""
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("*.feature"):
+        old.unlink()  # a previous run's features are not this contract's
+    written = []
+    for name in (*names, WSDL_FEATURE):
+        text = feature_text(contract, name, (templates / name).read_text(encoding="utf-8"))
+        if text is not None:
+            (out / name).write_text(text, encoding="utf-8")
+            written.append(name)
+    covered = {op for name in written for op in _CALLS.findall((out / name).read_text())}
+    results = results_feature(contract, covered)
+    if results is not None:
+        (out / RESULTS_FEATURE).write_text(results, encoding="utf-8")
+        written.append(RESULTS_FEATURE)
+    return written
+
+
+def feature_text(contract: Contract, name: str, template: str) -> str | None:
+    """The feature ``name`` for ``contract`` (None when it is not about this contract)."""
+    if name == WSDL_FEATURE:
+        return _with_table(template, "endpoint", list(contract.endpoints))
+    bindings = BINDING_FEATURES.get(name)
+    if bindings is None:  # a feature about named operations: only when the contract has them
+        named = set(_CALLS.findall(template)) | _first_column_names(template)
+        named.discard("<operation>")
+        return template if all(contract.find(op) for op in named) else None
+    ops = [op for op in contract.operations if op.is_simple
+           and all(b in contract.bindings_of(op) for b in bindings)]
+    if not ops:
+        return None
+    text = _with_table(template, "operation", [op.name for op in ops])
+    return _typed_steps(text, ops)
+
+
+def _with_table(template: str, column: str, rows: list[str]) -> str:
+    """``template`` with its one-column Examples table ``| column |`` holding ``rows``."""
+    lines = template.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip() == f"| {column} |"
+                 or re.fullmatch(rf"\|\s*{column}\s*\|", line.strip()))
+    end = start + 1
+    while end < len(lines) and lines[end].strip().startswith("|"):
+        end += 1
+    indent = lines[start][:len(lines[start]) - len(lines[start].lstrip())]
+    width = max(len(column), *(len(r) for r in rows))
+    table = [f"{indent}| {cell:<{width}} |" for cell in (column, *rows)]
+    return "\n".join([*lines[:start], *table, *lines[end:]]) + "\n"
+
+
+def _typed_steps(text: str, ops: list[Operation]) -> str:
+    """The R9-INT tag and step replaced by one per parameter type of ``ops`` (kept as they
+    are when int is the only one)."""
+    kinds = [k for k in ParamType if k.is_simple and k is not ParamType.STRING
+             and any(p.type is k for op in ops for p in op.parameters)]
+    if not kinds:
+        kinds = [ParamType.INT]  # judged not applicable: the step still says so
+    tags = " ".join(f"@{k.rule_id}" for k in kinds)
+    lines = []
+    for line in text.splitlines():
+        if f"({_INT_RULE})" in line:
+            indent = line[:len(line) - len(line.lstrip())]
+            for k in kinds:
+                lines.append(line if k is ParamType.INT else
+                             f"{indent}And {k.value} parameters carry {k.value} values "
+                             f"({k.rule_id})")
+            continue
+        lines.append(line.replace(f"@{_INT_RULE}", tags) if line.lstrip().startswith("@")
+                     else line)
+    return "\n".join(lines) + "\n"
+
+
+def _first_column_names(template: str) -> set[str]:
+    """Operation names in the first column of tables headed ``operation``."""
+    names: set[str] = set()
+    in_table = False
+    for line in template.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if not line.strip().startswith("|"):
+            in_table = False
+        elif cells[0] == "operation":
+            in_table = True
+        elif in_table:
+            names.add(cells[0])
+    return names
+
+
+def results_feature(contract: Contract, covered: set[str]) -> str | None:
+    """A feature calling each operation with a result over each of its bindings, unless a
+    feature names it already (School Mobile's GetTokenDevice has its own)."""
+    rows = [(op.name, _LABELS[b], op.result or "")
+            for op in contract.operations
+            if op.result and op.is_simple and op.name not in covered
+            for b in ALL_BINDINGS if b in contract.bindings_of(op)]
+    if not rows:
+        return None
+    widths = [max(len(h), *(len(r[i]) for r in rows))
+              for i, h in enumerate(("operation", "binding", "result"))]
+    table = "\n".join("      | " + " | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True))
+                      + " |" for row in [("operation", "binding", "result"), *rows])
+    return f"""Feature: Operations with a result return it on every binding
+  Every operation with a result answers it over SOAP as one <Operation>Result element in
+  <Operation>Response, and over HTTP GET and POST as an XML document whose root element is
+  named after the result type, in the service namespace. The value is of the result type.
+
+  Background:
+    Given the service under test
+
+  @OP-RESULT @R4-STATUS
+  Scenario Outline: <operation> returns its <result> over <binding>
+    When the client calls <operation> over <binding>
+    Then the call returns HTTP status 200 (R4-STATUS)
+    And the result comes back as one <result> value (OP-RESULT)
+
+    Examples:
+{table}
+"""

@@ -1,0 +1,268 @@
+"""Any ASMX service: a second service (tests/services/inventory) served by the reference from its
+contract and by the real runtime, certified; its WSDL checked against a saved contract, and
+drift (an operation renamed, a parameter reordered or retyped, a result type changed, a binding
+disabled) failing by name."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from harness.certify.engine import FEATURE_FILES, FEATURES
+from harness.certify.generate import write_features
+from harness.contract import model
+from harness.contract.model import Contract, ParamType, school_mobile
+from harness.contract.wsdl_import import import_wsdls
+from harness.reference.server import running
+
+INVENTORY = Path(__file__).parent / "services" / "inventory"
+SAVED = INVENTORY / "contract.json"
+
+
+def harness(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "harness", *args], cwd=cwd, text=True,
+                          capture_output=True, timeout=300, check=False)
+
+
+@pytest.fixture(scope="module")
+def inventory() -> Contract:
+    return model.load(SAVED)
+
+
+def certify(tmp_path: Path, *args: str) -> tuple[int, dict, str]:
+    out = tmp_path / "certify.json"
+    done = harness("certify", "--no-html", "--json", str(out), "--report-dir",
+                   str(tmp_path / "reports"), *args, cwd=tmp_path)
+    data = json.loads(out.read_text()) if out.exists() else {}
+    return done.returncode, data, done.stdout + done.stderr
+
+
+def failed_rules(data: dict) -> set[str]:
+    return {f["rule"] for f in data.get("failures", data.get("findings", []))
+            if f.get("verdict") == "failed"}
+
+
+# ------------------------------------------------------------------ features from the contract
+
+
+def test_school_mobile_features_are_the_shipped_ones(tmp_path: Path) -> None:
+    written = write_features(school_mobile(), FEATURES, FEATURE_FILES, tmp_path)
+    assert "results.feature" not in written
+    for name in written:
+        assert (tmp_path / name).read_text() == (FEATURES / name).read_text(), name
+
+
+def test_inventory_features_name_its_operations_and_types(inventory: Contract,
+                                                          tmp_path: Path) -> None:
+    written = write_features(inventory, FEATURES, FEATURE_FILES, tmp_path)
+    assert "get_token_device.feature" not in written and "results.feature" in written
+    soap = (tmp_path / "soap11.feature").read_text()
+    assert "| Restock " in soap and "@R9-GUID" in soap and "(R9-DATETIME)" in soap
+    http_get = (tmp_path / "http_get.feature").read_text()
+    assert "Restock" not in http_get  # ASMX leaves a Guid parameter out of HttpGet
+    assert "| /Catalog.asmx |" in (tmp_path / "wsdl.feature").read_text()
+
+
+# ------------------------------------------------------------------ the reference serves it
+
+
+def test_reference_serves_inventory_and_certify_passes(tmp_path: Path) -> None:
+    code, data, out = certify(tmp_path, "--contract", str(SAVED))
+    assert code == 0, out
+    assert data["counts"]["failed"] == 0
+    assert {"R9-GUID", "R9-ENUM", "WSDL-TYPES", "OP-RESULT"} <= set(data["rules"]), data["rules"]
+    assert (tmp_path / "reports" / "features" / "results.feature").is_file()
+
+
+def test_diff_classifies_and_judges_by_the_contract(inventory: Contract, tmp_path: Path) -> None:
+    """diff generates each operation x binding the contract offers (Restock, which takes a
+    Guid, not over GET/POST) and two references of the same contract agree."""
+    out = tmp_path / "diff.json"
+    with running(inventory) as primary, running(inventory) as candidate:
+        done = harness("diff", "--primary", primary, "--candidate", candidate, "--contract",
+                       str(SAVED), "--json", str(out), "--allure-dir", "")
+    assert done.returncode == 0, done.stdout + done.stderr
+    offered = sum(len(inventory.bindings_of(op)) for op in inventory.operations)
+    assert json.loads(out.read_text())["exchanges"] == 3 * offered == 3 * 26
+    assert "WARNINGS" not in done.stdout
+
+
+def _swap(contract: Contract, operation: str, **changes) -> Contract:
+    ops = tuple(replace(op, **changes) if op.name == operation else op
+                for op in contract.operations)
+    return replace(contract, operations=ops)
+
+
+def drifted(contract: Contract, kind: str) -> Contract:
+    """The saved contract changed the way a deployment may drift from it."""
+    price = contract.operation("PriceOf")
+    if kind == "renamed":
+        return _swap(contract, "CountItems", name="CountAllItems")
+    if kind == "reordered":
+        return _swap(contract, "PriceOf", parameters=(price.parameters[1], price.parameters[0],
+                                                       price.parameters[2]))
+    if kind == "retyped":
+        flag = replace(contract.operation("CountItems").parameters[1], type=ParamType.INT)
+        return _swap(contract, "CountItems", parameters=(
+            contract.operation("CountItems").parameters[0], flag))
+    if kind == "result":
+        return _swap(contract, "PriceOf", result="double")
+    assert kind == "no-httpget"
+    return replace(contract, bindings=("soap11", "soap12", "post"))
+
+
+#: Drift -> (the WSDL rule that names it, words of the line that says what drifted).
+DRIFTS = {
+    "renamed": ("WSDL-OPERATIONS", "renamed to CountAllItems?"),
+    "reordered": ("WSDL-PARAMETERS", "expected sku > quantity > discount, "
+                  "actual quantity > sku > discount"),
+    "retyped": ("WSDL-TYPES", "expected includeReserved: boolean, actual includeReserved: int"),
+    "result": ("WSDL-RESULT", "expected decimal, actual double"),
+    "no-httpget": ("WSDL-BINDINGS", "HttpGet: expected a HttpGet binding and port"),
+}
+
+
+@pytest.mark.parametrize("kind", DRIFTS)
+def test_drift_from_the_saved_contract_fails_naming_it(inventory: Contract, kind: str) -> None:
+    with running(drifted(inventory, kind)) as url:
+        done = harness("contract", "--check", str(SAVED), "--target", url)
+    rule, words = DRIFTS[kind]
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert any(line.startswith(f"[{rule}]") and words in line
+               for line in done.stdout.splitlines()), done.stdout
+
+
+def test_certify_fails_a_drifted_deployment_by_its_wsdl(inventory: Contract,
+                                                         tmp_path: Path) -> None:
+    with running(drifted(inventory, "retyped")) as url:
+        code, data, out = certify(tmp_path, "--contract", str(SAVED), "--target", url)
+    assert code == 1, out
+    assert "WSDL-TYPES" in failed_rules(data), out
+
+
+# ------------------------------------------------------------------ the real runtime
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def real_runtime(home: Path, service: Path, workdir: Path) -> Iterator[str]:
+    """``service`` (a folder of .asmx files and web.config) on the real ASMX runtime."""
+    env = {**os.environ, "ASMX_SERVICE": str(service)}
+    done = subprocess.run([str(home / "start.sh"), str(_free_port()), "default", str(workdir)],
+                          env=env, capture_output=True, text=True, timeout=600, check=False)
+    url = next((line.split("=", 1)[1] for line in done.stdout.splitlines()
+                if line.startswith("ASMX_URL=")), None)
+    try:
+        assert done.returncode == 0 and url, done.stderr[-2000:]
+        yield url
+    finally:
+        subprocess.run([str(home / "stop.sh"), str(workdir)], capture_output=True, timeout=120,
+                       check=False)
+
+
+#: Drift -> (file, text of the saved service, its drifted text): the same drifts as .asmx and
+#: web.config, for the real runtime.
+SOURCE_DRIFTS = {
+    "renamed": ("Stock.asmx", "public int CountItems(", "public int CountAllItems("),
+    "reordered": ("Stock.asmx", "PriceOf(string sku, long quantity,",
+                  "PriceOf(long quantity, string sku,"),
+    "retyped": ("Stock.asmx", "CountItems(string sku, bool includeReserved)",
+                "CountItems(string sku, int includeReserved)"),
+    "result": ("Stock.asmx", "public decimal PriceOf(", "public double PriceOf("),
+    # Removed, not just left out: the machine-wide configuration may enable it.
+    "no-httpget": ("web.config", '<add name="HttpGet" />', '<remove name="HttpGet" />'),
+}
+
+
+def drifted_service(kind: str, folder: Path) -> Path:
+    shutil.copytree(INVENTORY, folder)
+    name, old, new = SOURCE_DRIFTS[kind]
+    text = (folder / name).read_text()
+    assert old in text
+    text = text.replace(old, new)
+    if kind == "retyped":
+        text = text.replace("(includeReserved ? 1 : 0)", "includeReserved")
+    if kind == "result":
+        text = text.replace("return quantity * 2.5m - discount;",
+                            "return (double)(quantity * 2.5m - discount);")
+    (folder / name).write_text(text)
+    return folder
+
+
+@pytest.mark.interop
+def test_real_runtime_serves_inventory_contract_derived_and_certified(
+        asmx_home: Path, inventory: Contract, tmp_path: Path) -> None:
+    with real_runtime(asmx_home, INVENTORY, tmp_path / "work") as url:
+        derived = tmp_path / "derived.json"
+        done = harness("contract", "--wsdl", f"{url}/Stock.asmx", "--wsdl",
+                       f"{url}/Catalog.asmx", "--name", "Inventory", "-o", str(derived))
+        assert done.returncode == 0, done.stderr
+        assert model.load(derived) == inventory
+        assert import_wsdls([f"{url}/Stock.asmx", f"{url}/Catalog.asmx"], "Inventory") \
+            == inventory
+        code, data, out = certify(tmp_path, "--contract", str(derived), "--target", url)
+    assert code == 0, out
+    assert data["counts"]["failed"] == 0
+
+
+@pytest.mark.interop
+@pytest.mark.parametrize("kind", SOURCE_DRIFTS)
+def test_real_runtime_drift_fails_naming_it(asmx_home: Path, kind: str, tmp_path: Path) -> None:
+    service = drifted_service(kind, tmp_path / "service")
+    with real_runtime(asmx_home, service, tmp_path / "work") as url:
+        done = harness("contract", "--check", str(SAVED), "--target", url)
+    rule, words = DRIFTS[kind]
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert any(line.startswith(f"[{rule}]") and words in line
+               for line in done.stdout.splitlines()), done.stdout
+
+
+def test_lint_and_replay_classify_and_judge_by_the_contract(inventory: Contract,
+                                                            tmp_path: Path) -> None:
+    """A recording of the inventory service: judged by its contract it is clean but for the
+    one bad guid (R9-GUID); by the default School Mobile contract nothing classifies."""
+    from harness.contract.bindings import Binding, build_request
+    from harness.contract.model import sample_arguments
+    from harness.traffic import send
+    from harness.traffic.exchange import Exchange
+    from harness.traffic.recording import RecordingWriter
+
+    recording = tmp_path / "inventory.jsonl"
+    restock = inventory.operation("Restock")
+    with running(inventory) as url, send.client() as http, RecordingWriter(recording) as out:
+        calls = [(op, b, sample_arguments(op, 0, b.value)) for op in inventory.operations
+                 for b in Binding if b.value in inventory.bindings_of(op)]
+        calls.append((restock, Binding.SOAP11,
+                      sample_arguments(restock, 0) | {"batch": "not-a-guid"}))
+        for op, binding, args in calls:
+            request = build_request(inventory, op, args, binding, url)
+            out.write(Exchange(request, send.send(http, request), source=url))
+        replayed = harness("replay", str(recording), "--target", url, "--contract", str(SAVED),
+                           "--json", str(tmp_path / "replay.json"), "--quiet")
+    linted = harness("lint", str(recording), "--contract", str(SAVED), "--json",
+                     str(tmp_path / "lint.json"), "--quiet")
+    assert linted.returncode == 1, linted.stdout + linted.stderr
+    lint = json.loads((tmp_path / "lint.json").read_text())
+    assert {(f["rule"], f["operation"]) for f in lint["findings"]
+            if f["verdict"] == "failed"} == {("R9-GUID", "Restock")}
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert "UNCLASSIFIED" not in (tmp_path / "replay.json").read_text()
+    default = harness("lint", str(recording), "--json", str(tmp_path / "sm.json"), "--quiet")
+    assert default.returncode == 1
+    assert {f["rule"] for f in json.loads((tmp_path / "sm.json").read_text())["findings"]} \
+        == {"UNCLASSIFIED"}
