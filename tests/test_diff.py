@@ -391,6 +391,8 @@ def test_unreachable_target_is_one_line(contract: Contract, tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize("args", [["--primary", "http://127.0.0.1:1"],
+                                  ["--primary", "http://127.0.0.1:1", "--candidate",
+                                   "http://127.0.0.1:2", "--errors", "x.jsonl"],
                                   ["--primary", "ftp://x", "--candidate", "http://127.0.0.1:1"]])
 def test_usage_errors_exit_2(args: list[str], tmp_path: Path) -> None:
     proc, _ = diff(tmp_path, *args)

@@ -17,6 +17,7 @@ from harness.commands.options import (
     selection,
     send_options,
 )
+from harness.errors import UsageError
 
 
 def register(sub) -> None:
@@ -72,6 +73,9 @@ def run(args: argparse.Namespace) -> int:
     from harness.traffic.send import check_reachable
 
     require(args, "primary", "candidate")
+    if args.errors and args.recordings:
+        raise UsageError("--errors adds erroneous requests to the generated ones; with "
+                         "RECORDING the recorded requests are sent (drop one of them)")
     check_outputs(args.json, args.junit)
     options = send_options(args)
     for url in filter(None, (args.primary, args.candidate, args.secondary)):
