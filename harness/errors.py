@@ -19,6 +19,10 @@ class XMLRejected(HarnessError):
     """XML that the hardened parser refuses: malformed, DTD, entities, or too large."""
 
 
+class MalformedXML(XMLRejected):
+    """XML that is not well-formed (as opposed to refused for a DTD, an entity or its size)."""
+
+
 class TargetUnreachable(HarnessError):
     """The target service cannot be reached (refused, DNS, timeout)."""
 

@@ -126,7 +126,9 @@ def test_a_plain_web_server_gets_one_line_saying_so(tmp_path, recording):
     with serve("html") as url:
         done, data = run("certify", url, tmp_path, recording, *NS)
         diffed, _ = run("diff", url, tmp_path, recording, *NS)
+        replayed, _ = run("replay", url, tmp_path, recording, *NS)
     assert done.returncode == 1
+    assert "12 of 12 calls got 404/HTML answers" in replayed.stdout, replayed.stdout
     said = re.search(r"(\d+) of (\d+) calls got 404/HTML answers", done.stdout)
     assert said and said[1] == said[2] and int(said[1]) >= data["exchanges"], done.stdout
     assert "calls got 404/HTML answers" in diffed.stdout

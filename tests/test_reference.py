@@ -235,38 +235,58 @@ OTHER_ENDPOINT = next(op.endpoint for op in OPERATIONS if op.endpoint != OPERATI
 
 
 def error_cases(contract: Contract, base: str) -> dict[str, tuple[HttpRequest, Binding, str]]:
-    """name -> (request, binding whose error shape answers it, expected fault code or '')."""
+    """name -> (request, binding whose error shape answers it, expected fault code, or '' for
+    500 text/plain, or "400"/"415" for that status with an empty body typed as ``binding``).
+    Each is what the real ASMX runtime answers (../shared/asmx, Mono's System.Web.Services)."""
     cases: dict[str, tuple[HttpRequest, Binding, str]] = {}
     first_op = contract.operations[0]
     for b in (Binding.SOAP11, Binding.SOAP12):
         soap = _request(contract, 0, b, base)
-        other = Binding.SOAP12 if b is Binding.SOAP11 else Binding.SOAP11
         client = CLIENT_CODE[b]
         cases |= {
-            f"malformed XML {b.value}": (_with_body(soap, b"<a><b></a>"), b, client),
-            f"not XML {b.value}": (_with_body(soap, b"hello"), b, client),
-            f"DOCTYPE {b.value}": (_doctype(soap), b, client),
+            # ASMX peeks at the root first: an envelope that breaks later gets 400, a root
+            # that is no envelope a SOAP 1.1 VersionMismatch fault, no readable root at all
+            # (not XML, a DTD) a SOAP 1.2 Receiver fault, whatever the Content-Type
+            f"malformed XML {b.value}": (_with_body(soap, soap.body[:-12]), b, "400"),
+            f"no envelope {b.value}": (_with_body(soap, b"<a><b></a>"), Binding.SOAP11,
+                                       "VersionMismatch"),
+            f"wrong envelope namespace {b.value}": (_with_body(soap, soap.body.replace(
+                ENVELOPE[b].encode(), b"urn:not-an-envelope")), Binding.SOAP11,
+                "VersionMismatch"),
+            # a SOAP 1.1 call with a SOAPAction is routed by it and its unreadable body is 400
+            f"not XML {b.value}": (_with_body(soap, b"hello"), b, "400") if b is Binding.SOAP11
+            else (_with_body(soap, b"hello"), Binding.SOAP12, "Receiver"),
+            f"not XML without SOAPAction {b.value}": (
+                _with_body(soap, b"hello").with_header("SOAPAction", None), Binding.SOAP12,
+                "Receiver"),
+            f"DOCTYPE {b.value}": (_doctype(soap), b, "400") if b is Binding.SOAP11
+            else (_doctype(soap), Binding.SOAP12, "Receiver"),
             f"non-integer {INT_PARAM} {b.value}": (
                 _request(contract, INT_OP, b, base, **{INT_PARAM: "x1"}), b, client),
+            # (ASMX routes SOAP 1.1 by its SOAPAction and answers 200; the reference refuses
+            # a body that names no operation: README, serve section)
             f"unknown operation in body {b.value}": (_with_body(soap, soap.body.replace(
                 first_op.name.encode(), b"NoSuchOperation")), b, client),
             f"operation at the wrong endpoint {b.value}": (
                 _moved(soap, OTHER_ENDPOINT, contract, 0), b, client),
-            f"{other.label} envelope sent as {b.label}": (
-                _request(contract, 0, other, base).with_header("Content-Type", SOAP_TYPE[b])
-                .with_header("SOAPAction", contract.soap_action(first_op)), b,
-                "VersionMismatch"),
             f"over-size body {b.value}": (
                 _with_body(soap, b"<a>" + b"x" * MAX_REQUEST_BYTES + b"</a>"), b, SERVER_CODE[b]),
         }
     soap11 = _request(contract, 0, Binding.SOAP11, base)
     cases |= {
+        "SOAP 1.1 envelope sent as SOAP 1.2": (
+            soap11.with_header("Content-Type", SOAP_TYPE[Binding.SOAP12]), Binding.SOAP11,
+            "415"),
+        "SOAP envelope sent as text/plain": (
+            soap11.with_header("Content-Type", "text/plain"), Binding.SOAP11, "415"),
+        "SOAP envelope sent as text/plain without SOAPAction": (
+            soap11.with_header("Content-Type", "text/plain").with_header("SOAPAction", None),
+            Binding.SOAP12, "415"),
         "wrong SOAPAction": (soap11.with_header("SOAPAction", f'"{contract.namespace}Nope"'),
                              Binding.SOAP11, "Client"),
         "SOAPAction of another operation": (
             soap11.with_header("SOAPAction", contract.soap_action(contract.operations[1])),
             Binding.SOAP11, "Client"),
-        "no SOAPAction": (soap11.with_header("SOAPAction", None), Binding.SOAP11, "Client"),
     }
     for b in (Binding.HTTP_GET, Binding.HTTP_POST):
         plain = _request(contract, 0, b, base)
@@ -277,6 +297,11 @@ def error_cases(contract: Contract, base: str) -> dict[str, tuple[HttpRequest, B
                                                      b, ""),
             f"operation at the wrong endpoint {b.value}": (
                 _moved(plain, OTHER_ENDPOINT, contract, 0), b, ""),
+            # ASP.NET's request validation: markup in any value, names not checked
+            f"markup in a value {b.value}": (_request(contract, 0, b, base, **{
+                first_op.parameters[0].name: "a<b>"}), b, ""),
+            f"character reference in a value {b.value}": (_request(contract, 0, b, base, **{
+                first_op.parameters[-1].name: "&#65;"}), b, ""),
         }
     get = _request(contract, 0, Binding.HTTP_GET, base)
     post = _request(contract, 0, Binding.HTTP_POST, base)
@@ -284,6 +309,9 @@ def error_cases(contract: Contract, base: str) -> dict[str, tuple[HttpRequest, B
         "missing parameter get": (_drop_query_field(get), Binding.HTTP_GET, ""),
         "missing parameter post": (_with_body(post, post.body.split(b"&", 1)[1]),
                                    Binding.HTTP_POST, ""),
+        "markup in an extra field get": (HttpRequest("GET", get.url + "&x=%3Cq", get.headers),
+                                         Binding.HTTP_GET, ""),
+        # (ASMX decodes it leniently and answers 200: README, serve section)
         "query not UTF-8 get": (HttpRequest("GET", get.url + "%FF", get.headers),
                                 Binding.HTTP_GET, ""),
         "over-size form post": (_with_body(post, b"a=" + b"x" * MAX_REQUEST_BYTES),
@@ -300,12 +328,53 @@ def test_errors_as_asmx_gives_them(reference_url: str, contract: Contract, http:
                                    case: str) -> None:
     request, binding, code = error_cases(contract, reference_url)[case]
     response = send(http, request)
-    assert response.status_code == 500, response.text
     assert SECRET.encode() not in response.content  # a DOCTYPE's entity is never expanded
+    if code in ("400", "415"):
+        assert response.status_code == int(code), response.text
+        assert response.content == b""
+        assert response.headers["content-type"] == SOAP_TYPE[binding]
+        return
+    assert response.status_code == 500, response.text
     if binding.is_soap:
         assert_fault(response, binding, code)
     else:
         assert response.headers["content-type"] == "text/plain; charset=utf-8"
+
+
+@pytest.mark.parametrize("case", ["SOAP 1.2 envelope as text/xml", "no SOAPAction",
+                                  "missing parameters", "markup that passes validation"])
+def test_what_asmx_takes(reference_url: str, contract: Contract, http: httpx.Client,
+                         case: str) -> None:
+    """Requests a strict reading would refuse and ASMX serves: a SOAP 1.2 envelope sent as
+    text/xml is answered in SOAP 1.2; a missing SOAPAction is routed by the body element;
+    missing SOAP parameters bind as their defaults (an int as 0); ``<?``, ``</``, ``< `` and
+    ``&amp;`` pass request validation."""
+    op = contract.operations[INT_OP]
+    soap11, soap12 = (_request(contract, INT_OP, b, reference_url)
+                      for b in (Binding.SOAP11, Binding.SOAP12))
+    answered = Binding.SOAP11
+    if case == "SOAP 1.2 envelope as text/xml":
+        request = soap12.with_header("Content-Type", SOAP_TYPE[Binding.SOAP11]).with_header(
+            "SOAPAction", contract.soap_action(op))
+        answered = Binding.SOAP12
+    elif case == "no SOAPAction":
+        request = soap11.with_header("SOAPAction", None)
+    elif case == "missing parameters":
+        start = soap11.body.index(f"<{op.name} ".encode())
+        end = soap11.body.index(f"</{op.name}>".encode()) + len(op.name) + 3
+        request = _with_body(soap11, soap11.body[:start]
+                             + f'<{op.name} xmlns="{contract.namespace}"/>'.encode()
+                             + soap11.body[end:])
+    else:
+        values = {p.name: v for p, v in zip(op.parameters, ("<?x </y", "< z &amp;"),
+                                            strict=False)}
+        request, answered = _request(contract, INT_OP, Binding.HTTP_GET, reference_url,
+                                     **values), Binding.HTTP_GET
+    response = send(http, request)
+    assert response.status_code == 200, response.text
+    if answered.is_soap:
+        assert response.headers["content-type"] == SOAP_TYPE[answered]
+        assert namespace(parse_xml(response.content)) == ENVELOPE[answered]
 
 
 def assert_fault(response: httpx.Response, binding: Binding, code: str) -> None:
@@ -313,7 +382,8 @@ def assert_fault(response: httpx.Response, binding: Binding, code: str) -> None:
     assert response.headers["content-type"] == SOAP_TYPE[binding]
     envelope = parse_xml(response.content)
     assert namespace(envelope) == ENVELOPE[binding]
-    [payload] = element_children(element_children(envelope)[0])
+    [body] = [c for c in element_children(envelope) if local_name(c) == "Body"]
+    [payload] = element_children(body)
     assert (namespace(payload), local_name(payload)) == (ENVELOPE[binding], "Fault")
     if binding is Binding.SOAP11:
         [value] = [c for c in element_children(payload) if local_name(c) == "faultcode"]

@@ -360,12 +360,14 @@ class Transcriber:
     def _classify(self, request: HttpRequest) -> tuple[dict[str, Any], Any]:
         from harness.capture.addon import is_for_service
         from harness.contract.bindings import classify
-        from harness.errors import ClassificationError
+        from harness.errors import ClassificationError, ServiceDescription
 
         if not is_for_service(self.contract, request, self.upstream):
             return {"foreign": True}, None
         try:
             call = classify(self.contract, request)
+        except ServiceDescription as exc:  # traffic, not a violation: counted by kind
+            return {"description": exc.kind}, None
         except ClassificationError as exc:
             return {"unclassified": str(exc)}, None
         arguments = call.arguments
@@ -424,6 +426,10 @@ class Console:
         elif meta.get("foreign"):
             what = f"foreign {request.method} {request.url}"
             counted.append("foreign")
+        elif "description" in meta:
+            what = f"description {request.method} {request.url.split('://', 1)[-1]} " \
+                   f"({meta['description']})"
+            counted.append("service descriptions")
         else:
             path = request.url.split("://", 1)[-1]
             path = path[path.find("/"):] if "/" in path else "/"
@@ -446,10 +452,11 @@ class Console:
 def summary(counts: Counter[str]) -> str:
     lines = [f"captured {counts['recorded']} exchange(s)"]
     pairs = sorted(k for k in counts if k[:1].islower() and " " in k
-                   and k not in ("foreign left out", "not recorded"))
+                   and k not in ("foreign left out", "not recorded", "service descriptions"))
     lines += [f"  {k}: {counts[k]}" for k in pairs]
     lines.append("  " + ", ".join(f"{k}: {counts[k]}" for k in
-                                  ("unclassified", "foreign", "errors", "foreign left out")))
+                                  ("unclassified", "foreign", "errors", "foreign left out",
+                                   "service descriptions")))
     return "\n".join(lines)
 
 

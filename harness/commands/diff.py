@@ -17,6 +17,7 @@ from harness.commands.options import (
     selection,
     send_options,
 )
+from harness.errors import UsageError
 
 
 def register(sub) -> None:
@@ -42,6 +43,11 @@ def register(sub) -> None:
     add_contract_options(p)
     p.add_argument("--ignore", action="append", default=[], metavar="PATH_GLOB",
                    help="element path pattern not compared, e.g. '*/Header' (repeatable)")
+    p.add_argument("--errors", action="store_true",
+                   help="without RECORDING: also send 120 erroneous requests (a SOAP version "
+                        "that does not match the Content-Type, malformed XML, a wrong envelope "
+                        "namespace, markup in GET/POST values, missing and non-integer "
+                        "parameters) and compare the error answers")
     p.add_argument("--json", metavar="FILE", help="write the JSON report here")
     p.add_argument("--junit", metavar="FILE", help="write a JUnit XML report here")
     p.add_argument("--allure-dir", default="reports/allure-results", metavar="DIR",
@@ -67,13 +73,16 @@ def run(args: argparse.Namespace) -> int:
     from harness.traffic.send import check_reachable
 
     require(args, "primary", "candidate")
+    if args.errors and args.recordings:
+        raise UsageError("--errors adds erroneous requests to the generated ones; with "
+                         "RECORDING the recorded requests are sent (drop one of them)")
     check_outputs(args.json, args.junit)
     options = send_options(args)
     for url in filter(None, (args.primary, args.candidate, args.secondary)):
         check_reachable(url, options=options)  # every target up before the ?WSDL line
     contract = contract_for_target(args, args.primary, options, sys.stderr, "diff")
     cases = (recorded_cases(contract, args.recordings, on_broken=_warn_broken)
-             if args.recordings else generated_cases(contract))
+             if args.recordings else generated_cases(contract, errors=args.errors))
     diff = Diff(contract, Targets(args.primary, args.candidate, args.secondary),
                 ignore=args.ignore, jobs=args.jobs, options=options,
                 selection=selection(args, contract), profile=profile_of(args, TITLES))

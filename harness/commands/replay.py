@@ -68,4 +68,7 @@ def run(args: argparse.Namespace) -> int:
                         options=options, selection=selection(args, contract),
                         on_broken=broken_line_printer("replay"), on_progress=advance,
                         profile=profile_of(args, REPLAY_RULES))
-    return write_outputs(report, args)
+    status = write_outputs(report, args)
+    if report.meta.get("wrong_target"):
+        print(f"replay: {report.meta['wrong_target']}")
+    return status

@@ -8,9 +8,11 @@ build), and a one-line error for anything malformed.
 
 from __future__ import annotations
 
+import contextlib
+
 from lxml import etree
 
-from harness.errors import XMLRejected
+from harness.errors import MalformedXML, XMLRejected
 
 #: Default size limit for one XML document (a request or response body).
 MAX_XML_BYTES = 4 * 1024 * 1024
@@ -49,15 +51,30 @@ def parse_xml(data: bytes | str, *, max_bytes: int = MAX_XML_BYTES,
     try:
         root = etree.fromstring(data, parser=_PARSER)
     except etree.XMLSyntaxError as exc:
-        raise XMLRejected(f"malformed XML: {_one_line(str(exc))}") from None
+        raise MalformedXML(f"malformed XML: {_one_line(str(exc))}") from None
     except ValueError as exc:  # e.g. a str with an encoding declaration
-        raise XMLRejected(f"malformed XML: {_one_line(str(exc))}") from None
+        raise MalformedXML(f"malformed XML: {_one_line(str(exc))}") from None
     docinfo = root.getroottree().docinfo
     if docinfo.doctype or docinfo.internalDTD is not None or docinfo.externalDTD is not None:
         raise XMLRejected("XML document has a DOCTYPE or entity declaration, which is refused")
     if _has_entity_reference(root):
         raise XMLRejected("XML document has an unresolved entity reference, which is refused")
     return root
+
+
+def root_tag(data: bytes) -> str | None:
+    """The root element's tag (``{ns}name``) as far as a streaming read gets before the
+    document breaks, or None when not even the root's start tag can be read (no XML, a DTD,
+    empty). What a peeking reader such as ASMX's sees of a malformed document."""
+    if not data.strip() or (b"<!" in data and b"<!DOCTYPE" in data[:4096].upper()):
+        return None
+    parser = etree.XMLPullParser(events=("start",), resolve_entities=False, no_network=True,
+                                 load_dtd=False, huge_tree=False)
+    with contextlib.suppress(etree.XMLSyntaxError):  # the events read before the break count
+        parser.feed(data[:64 * 1024])  # the root's start tag, not the document
+    for _, element in parser.read_events():
+        return element.tag if isinstance(element.tag, str) else None
+    return None
 
 
 def _has_entity_reference(root: etree._Element) -> bool:

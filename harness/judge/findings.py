@@ -400,8 +400,9 @@ def _describe(data: dict[str, Any]) -> str:
         where += f" #{data['index']}" + (f" in {data['source']}" if "source" in data else "")
     text = f"[{data['rule']}] {where}: expected {data.get('expected', '')!s}, " \
            f"actual {data.get('actual', '')!s}"
-    if data.get("message"):
-        text += f" ({data['message']})"
+    message = data.get("message")
+    if message and "expected " not in message:  # diff/replay messages restate expected/actual
+        text += f" ({message})"
     if data.get("client"):
         text += f" (client {data['client']})"
     return text

@@ -8,6 +8,7 @@ around it, so tests can build deliberately faulty implementations by wrapping ``
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable
 from functools import lru_cache
 from html import escape
@@ -24,9 +25,9 @@ from harness.contract.bindings import (
     classify,
     soap_version,
 )
-from harness.contract.model import Contract, Operation, ParamType, reference_result, school_mobile
-from harness.contract.xmlsafe import namespace
-from harness.errors import ClassificationError
+from harness.contract.model import Contract, Operation, reference_result, school_mobile
+from harness.contract.xmlsafe import namespace, parse_xml, root_tag
+from harness.errors import ClassificationError, MalformedXML, XMLRejected
 from harness.reference.wsdl import service_name, wsdl_document
 from harness.traffic.exchange import HttpRequest, HttpResponse, content_type_params, media_type
 
@@ -41,11 +42,14 @@ OFF_LOOP_BYTES = 64 * 1024
 
 
 class Refusal(Exception):
-    """The request is well-formed HTTP but wrong for the operation: answer with a fault."""
+    """The request is well-formed HTTP but wrong for the operation: answer with a fault, or
+    with ``response`` when ASMX answers otherwise (415, 400, request validation)."""
 
-    def __init__(self, message: str, code: FaultCode = FaultCode.CLIENT) -> None:
+    def __init__(self, message: str, code: FaultCode = FaultCode.CLIENT,
+                 response: HttpResponse | None = None) -> None:
         super().__init__(message)
         self.code = code
+        self.response = response
 
 
 NOT_FOUND = HttpResponse(404, (("Content-Type", "text/plain; charset=utf-8"),),
@@ -77,15 +81,18 @@ def answer(contract: Contract, request: HttpRequest) -> HttpResponse:
         call = classify(contract, request)
         binding = call.binding
         _check(contract, request, endpoint, call)
+        binding = _answering_binding(call)
         arguments = _arguments(call)
         result = reference_result(call.operation, arguments)
         if result is None:  # the same bytes every time: built once
             return _void_response(contract, call.operation, binding)
         return build_response(contract, call.operation, binding, result)
     except ClassificationError as exc:
+        if not has_operation and request.method == "POST":
+            return _refused_soap(request, binding, exc)
         return build_fault(binding, FaultCode.CLIENT, str(exc))
     except Refusal as exc:
-        return build_fault(binding, exc.code, str(exc))
+        return exc.response or build_fault(binding, exc.code, str(exc))
     except Exception:  # an ASMX service answers a server fault, never a dropped socket;
         # and no implementation detail (exception type or text) ever reaches the client
         return build_fault(binding, FaultCode.SERVER, SERVER_ERROR)
@@ -120,8 +127,13 @@ def _binding_for_errors(request: HttpRequest, has_operation: bool) -> Binding:
 
 
 def _check(contract: Contract, request: HttpRequest, endpoint: str, call: Classification) -> None:
-    """Refuse what ASMX refuses: wrong endpoint, envelope version, action or namespace."""
+    """Refuse what ASMX refuses: wrong endpoint, values request validation refuses (GET/POST),
+    a SOAP Content-Type or envelope ASMX does not take, a wrong action or namespace."""
     op = call.operation
+    if call.problem is not None or call.guess is not None:
+        # classified leniently for the rules (attributed to the operation it most likely
+        # meant); ASMX serves only exact calls
+        raise ClassificationError(call.problem or call.guess or "")
     if op.endpoint != endpoint:
         raise Refusal(f"{op.name} is not an operation of {endpoint}")
     if request.method.upper() != call.binding.method:  # PUT, PATCH, HEAD: ASMX answers 500
@@ -131,20 +143,109 @@ def _check(contract: Contract, request: HttpRequest, endpoint: str, call: Classi
         raise Refusal(f"{op.name} Web Service method name is not valid over "
                       f"{call.binding.label}.")
     if not call.binding.is_soap:
+        _validate_values(call)
         return
-    if soap_version(media_type(request.content_type)) is None:
-        raise Refusal(f"Content-Type {request.content_type!r} is not a SOAP content type")
-    if call.envelope is not None and namespace(call.envelope) != call.binding.envelope_ns:
-        raise Refusal(f"envelope namespace {namespace(call.envelope)!r} does not match "
-                      f"{call.binding.label}", FaultCode.VERSION_MISMATCH)
+    media = soap_version(media_type(request.content_type))
+    envelope = _SOAP_BY_NS.get(namespace(call.envelope) or "") if call.envelope is not None \
+        else None
+    if media is None:  # ASMX: 415 before it reads the envelope
+        raise Refusal("not a SOAP Content-Type", response=_UNSUPPORTED_MEDIA[
+            Binding.SOAP11 if request.header("SOAPAction") else Binding.SOAP12])
+    if envelope is None:
+        raise Refusal("not a SOAP envelope", response=VERSION_MISMATCH)
+    if envelope is Binding.SOAP11 and media is Binding.SOAP12:
+        raise Refusal("SOAP 1.1 envelope as SOAP 1.2", response=_UNSUPPORTED_MEDIA[envelope])
     if call.operation_namespace != contract.namespace:
         raise Refusal(f"operation element namespace {call.operation_namespace!r} is not "
                       f"{contract.namespace!r}")
+    # A missing SOAPAction is routed by the body element, as ASMX does.
     action = _action(request, call.binding)
     if action is not None and action.strip('"') != contract.soap_action(op).strip('"'):
         raise Refusal(f"Server did not recognize the value of SOAPAction: {action}")
-    if action is None and call.binding is Binding.SOAP11:
-        raise Refusal("Server did not recognize the value of HTTP Header SOAPAction: .")
+
+
+def _answering_binding(call: Classification) -> Binding:
+    """The binding the answer takes: a SOAP call is answered in its envelope's version (ASMX
+    answers a SOAP 1.2 envelope sent as text/xml in SOAP 1.2); others in their own."""
+    if call.binding.is_soap and call.envelope is not None:
+        return _SOAP_BY_NS.get(namespace(call.envelope) or "", call.binding)
+    return call.binding
+
+
+_SOAP_BY_NS = {b.envelope_ns: b for b in (Binding.SOAP11, Binding.SOAP12)}
+#: 415 and an empty body, typed as ASMX types it: text/xml for a SOAP 1.1 envelope sent as
+#: application/soap+xml, and for a Content-Type that is not SOAP, text/xml with a SOAPAction,
+#: application/soap+xml without.
+_UNSUPPORTED_MEDIA = {b: HttpResponse(415, (("Content-Type", b.soap_content_type or ""),), b"",
+                                      "Unsupported Media Type")
+                      for b in (Binding.SOAP11, Binding.SOAP12)}
+#: ASMX's answer to a root element that is no SOAP envelope, whatever the Content-Type: a SOAP
+#: 1.1 VersionMismatch fault with the SOAP 1.2 Upgrade header naming both envelopes it takes.
+VERSION_MISMATCH = HttpResponse(
+    500, (("Content-Type", "text/xml; charset=utf-8"),),
+    b'<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap'
+    b'.org/soap/envelope/" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:xsd='
+    b'"http://www.w3.org/2001/XMLSchema"><soap:Header><soap12:Upgrade xmlns:soap12="http://'
+    b'www.w3.org/2003/05/soap-envelope"><soap12:SupportedEnvelope qname="soap:Envelope" '
+    b'xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/" /><soap12:SupportedEnvelope '
+    b'qname="soap12:Envelope" xmlns:soap12="http://www.w3.org/2003/05/soap-envelope" />'
+    b"</soap12:Upgrade></soap:Header><soap:Body><soap:Fault><faultcode>soap:VersionMismatch"
+    b"</faultcode><faultstring>Possible SOAP version mismatch: Envelope namespace was "
+    b"unexpected.</faultstring><detail /></soap:Fault></soap:Body></soap:Envelope>",
+    "Internal Server Error")
+
+
+def _refused_soap(request: HttpRequest, binding: Binding, exc: ClassificationError
+                  ) -> HttpResponse:
+    """ASMX's answer to a SOAP POST that does not classify. A Content-Type that is not SOAP
+    gets 415. ASMX routes a SOAP 1.1 call with a SOAPAction by it, others by peeking at the
+    body: there no readable root (not XML, empty, a DTD) gets a SOAP 1.2 Receiver fault
+    whatever the Content-Type, while a routed call's unreadable body gets 400. A root that is
+    no SOAP envelope gets a VersionMismatch fault; an envelope whose document breaks later 400
+    and an empty body; any other problem a Client fault. (This error path alone reads the
+    body a second time.)"""
+    media = soap_version(media_type(request.content_type))
+    routed = media is Binding.SOAP11 and bool(request.header("SOAPAction"))
+    if media is None:
+        return _UNSUPPORTED_MEDIA[Binding.SOAP11 if request.header("SOAPAction")
+                                  else Binding.SOAP12]
+    bad_request = HttpResponse(400, (("Content-Type", binding.soap_content_type or ""),), b"",
+                               "Bad Request")
+    tag = root_tag(request.body)
+    if tag is None:
+        return bad_request if routed else build_fault(
+            Binding.SOAP12, FaultCode.SERVER, SERVER_ERROR)
+    if tag not in _ENVELOPE_TAGS:
+        return VERSION_MISMATCH
+    try:
+        parse_xml(request.body)
+    except MalformedXML:
+        return bad_request
+    except XMLRejected:
+        pass
+    return build_fault(binding, FaultCode.CLIENT, str(exc))
+
+
+_ENVELOPE_TAGS = {f"{{{ns}}}Envelope" for ns in _SOAP_BY_NS}
+
+
+def _validate_values(call: Classification) -> None:
+    """ASP.NET's request validation (on by default): a GET/POST value with markup in it, a
+    ``<`` before a letter or ``!``, or ``&#``, is refused with 500 text/plain before the
+    service reads its parameters. Names are not checked, values of every field are."""
+    where = "QueryString" if call.binding is Binding.HTTP_GET else "Form"
+    for name, value in call.arguments:
+        if _DANGEROUS.search(value):
+            shown = escape(f'{name}="{value}"').replace("&#x27;", "&#39;")  # as ASP.NET
+            raise Refusal("request validation", response=HttpResponse(
+                500, (("Content-Type", "text/plain; charset=utf-8"),),
+                f"A potentially dangerous Request.{where} value was detected from the client "
+                f"({shown}).\n".encode(), "Internal Server Error"))
+
+
+#: What request validation takes for markup (Mono's System.Web, the runtime the interop lane
+#: runs: ``<?`` and ``</`` pass there).
+_DANGEROUS = re.compile(r"<[A-Za-z!]|&#")
 
 
 def _action(request: HttpRequest, binding: Binding) -> str | None:
@@ -163,9 +264,7 @@ def _arguments(call: Classification) -> dict[str, str]:
         if p.name not in given:
             if not call.binding.is_soap:
                 raise Refusal(f"Missing parameter: {p.name}.")
-            if p.type is ParamType.INT:
-                raise Refusal(f"parameter {p.name} (int) is missing")
-            continue
+            continue  # ASMX binds a missing SOAP parameter as its default (null, 0)
         if not p.accepts(given[p.name], http=not call.binding.is_soap):
             raise Refusal(f"Cannot convert {given[p.name]!r} to {p.type_name or p.type} "
                           f"({p.name})")

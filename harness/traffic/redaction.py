@@ -50,17 +50,13 @@ DEFAULT_HEADERS = ("Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie
 KEY_BYTES = 32
 #: What a credential header's value becomes in a report (Allure, JSON, JUnit, console).
 REPORT_REDACTED = "[redacted]"
-_credential_names = {name.lower() for name in DEFAULT_HEADERS}
-
-
-def add_credential_headers(names: Iterable[str]) -> None:
-    """Also redact these header names in reports (the -H headers of this run)."""
-    _credential_names.update(name.lower() for name in names)
+_credential_names = frozenset(name.lower() for name in DEFAULT_HEADERS)
 
 
 def redact_credentials(headers: Headers) -> Headers:
-    """``headers`` with every credential header's value (DEFAULT_HEADERS and the -H names)
-    replaced: what reports print. Recordings use ``Redactor`` (pseudonyms) instead."""
+    """``headers`` with every credential header's value (DEFAULT_HEADERS) replaced: what
+    reports print (-H headers go on the wire only, never into a report). Recordings use
+    ``Redactor`` (pseudonyms) instead."""
     if not any(k.lower() in _credential_names for k, _ in headers):
         return headers
     return tuple((k, REPORT_REDACTED if k.lower() in _credential_names else v)

@@ -43,6 +43,7 @@ from harness.traffic.send import (
     retarget,
     send,
     size_finding,
+    wrong_target_line,
 )
 from harness.traffic.streaming import ANSWER, ANSWERED_IN, ChunkResult, Tally, run
 
@@ -190,6 +191,13 @@ def judge_answer(exchange: Exchange, answer: Answer, contract: Contract, *,
         return check_replayed(exchange, answer, contract, ignore=ignore, tally=tally,
                               profile=profile).findings
     return []
+
+
+def _not_the_service(finding: dict) -> bool:
+    """A replayed answer that is 404 or an HTML page where the recording had neither."""
+    actual = str(finding.get("actual", ""))
+    return ((finding["rule"] == "REPLAY-STATUS" and actual == "404")
+            or (finding["rule"] == "REPLAY-CONTENT-TYPE" and actual.startswith("text/html")))
 
 
 def _names(exchange: Exchange, contract: Contract) -> tuple[str | None, str | None]:
@@ -365,4 +373,8 @@ def replay(paths: Sequence[str | Path], contract: Contract, target: str, *,
     report.meta["broken_lines"] = run(job, paths, report, workers=layout.processes,
                                       chunk_size=size, on_broken=on_broken,
                                       on_progress=on_progress)
+    strange = {(f.get("source"), f.get("index")) for f in report.kept(Verdict.FAILED)
+               if _not_the_service(f)}
+    if line := wrong_target_line(target, len(strange), report.exchanges):
+        report.meta["wrong_target"] = line
     return report.finish()

@@ -1,0 +1,95 @@
+"""Interop lane: ``harness certify`` and ``harness diff`` against the real ASMX runtime.
+
+Both variants of a stock deployment (customErrors RemoteOnly and On) must certify clean: the
+verdicts are the platform's, never the harness's own (markup refused by request validation is a
+4.10 warning; a failed call fails once). The reference must answer as the real runtime does,
+erroneous requests included: a diff with the runtime as primary shows nothing but fault texts
+and GetTokenDevice's documented result.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from faulty import assert_markup_refusal_warnings
+
+from harness.reference.server import running
+
+pytestmark = pytest.mark.interop
+
+VARIANTS = ["asmx_url", "asmx_customerrors_url"]
+#: GetTokenDevice's result: the reference's is its documented digest, the test deployment's
+#: "token-for-<id>" (README, serve section).
+TOKEN_RESULT = ("--ignore", "*/GetTokenDeviceResult", "--ignore", "/string")
+
+
+def harness(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "harness", *args], cwd=cwd, text=True,
+                          capture_output=True, timeout=600, check=False)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_stock_asmx_certifies_clean(request, tmp_path, variant):
+    url = request.getfixturevalue(variant)
+    done = harness("certify", "--target", url, "--no-html", "--json", str(tmp_path / "c.json"),
+                   "--report-dir", str(tmp_path / "reports"), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    data = json.loads((tmp_path / "c.json").read_text(encoding="utf-8"))
+    assert data["counts"]["failed"] == 0
+    # request validation refuses the XML-special values over GET/POST, the same calls with
+    # plain values succeed: GAP-VALUES warnings, R4 not applicable, nothing else
+    assert_markup_refusal_warnings(data)
+    assert data["rules"]["R4-STATUS"] == {"passed": 38, "not applicable": 4}
+    assert "[GAP-VALUES] SendMarkNotes x HTTP POST: expected HTTP 200, actual HTTP 500: " in (
+        done.stdout)
+    assert "A potentially dangerous Request.Form value" in done.stdout
+    assert "certify: PASSED" in done.stdout
+
+
+@pytest.fixture(scope="module")
+def reference():
+    with running() as url:
+        yield url
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_reference_answers_as_the_real_runtime(request, tmp_path, reference, variant):
+    """Generated and erroneous requests (415, 400, VersionMismatch, request validation,
+    missing and non-integer parameters): the same status, Content-Type, fault version and
+    code and body shape; only the prose of faults and errors differs (warnings)."""
+    url = request.getfixturevalue(variant)
+    out = tmp_path / "diff.json"
+    done = harness("diff", "--primary", url, "--candidate", reference, *TOKEN_RESULT,
+                   "--errors", "--json", str(out), "--allure-dir", "", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["exchanges"] == 216  # 96 generated + 120 erroneous
+    assert data["counts"]["failed"] == 0
+    warned = {(f["rule"], f.get("implementation")) for f in data["findings"]
+              if f["verdict"] == "warning"}
+    # besides fault texts: the runtime's own leaks (X-AspNet-Version, stack traces), passive
+    # SEC-LEAK warnings of the primary; the reference leaks nothing
+    assert {rule for rule, _ in warned} <= {"DIFF-FAULT-REASON", "SEC-LEAK"}, warned
+    assert ("SEC-LEAK", "candidate") not in warned
+    prose = {f.get("source") for f in data["findings"]}  # only the texts of errors differ
+    assert "error: missing parameters" in prose  # ASMX: "Missing parameter: {0}."
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_only_getttokendevice_result_differs_without_ignore(request, tmp_path, reference,
+                                                            variant):
+    url = request.getfixturevalue(variant)
+    out = tmp_path / "diff.json"
+    done = harness("diff", "--primary", url, "--candidate", reference, "--errors", "--json",
+                   str(out), "--allure-dir", "", cwd=tmp_path)
+    assert done.returncode == 1
+    data = json.loads(out.read_text(encoding="utf-8"))
+    failed = [f for f in data["findings"] if f["verdict"] == "failed"]
+    assert failed and {(f["rule"], f["operation"]) for f in failed} == {
+        ("DIFF-BODY", "GetTokenDevice")}
+    assert {f["path"].rsplit("/", 1)[-1] for f in failed} == {"GetTokenDeviceResult", "string"}
+    assert all(f["primary"].startswith("token-for-") for f in failed)
