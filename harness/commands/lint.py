@@ -7,7 +7,7 @@ import sys
 
 from harness.commands import add_command
 from harness.commands.judging import add_profile_options, profile_of
-from harness.commands.options import add_contract_options, contract_from
+from harness.commands.options import add_contract_options, contract_from, count
 from harness.errors import RecordingError
 from harness.judge.findings import Report
 
@@ -19,7 +19,7 @@ def register(sub) -> None:
     p.add_argument("recordings", nargs="+", metavar="RECORDING",
                    help="native recordings (.jsonl) or HAR 1.2 files, judged in the order given")
     add_contract_options(p)
-    p.add_argument("--workers", type=_count, default=None,
+    p.add_argument("--workers", type=count, default=None,
                    help="worker processes (default: one per core for large inputs)")
     add_report_options(p)
     add_profile_options(p, config=True)
@@ -33,16 +33,6 @@ def add_report_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", metavar="FILE", help="write the report as JSON")
     p.add_argument("--junit", metavar="FILE", help="write the report as JUnit XML")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text} must be at least 1")
-    return value
 
 
 def broken_line_printer(command: str):

@@ -14,13 +14,14 @@ import subprocess
 import sys
 
 from harness.commands import add_command
-from harness.commands.lint import _count, add_report_options
+from harness.commands.lint import add_report_options
 from harness.commands.options import (
     add_contract_options,
     add_send_options,
     check_outputs,
     contract_for_target,
     contract_from,
+    count,
     positive,
     selection,
     send_options,
@@ -52,17 +53,17 @@ def register(sub) -> None:
     when = p.add_argument_group("timing (default: the recorded pace, an open model)")
     when.add_argument("--speed", type=_speed, default=1.0, metavar="F",
                       help="replay speed: 200%% or 2 (twice as fast), 50%% or 0.5 (default 1)")
-    when.add_argument("--loop", type=_count, default=1, metavar="N",
+    when.add_argument("--loop", type=count, default=1, metavar="N",
                       help="send the recordings N times, one loop after the other (default 1)")
     when.add_argument("--max-wait", type=_non_negative, default=None, metavar="S",
                       help="clamp each recorded gap between requests to S seconds")
     mode = when.add_mutually_exclusive_group()
     mode.add_argument("--rate", type=positive(float), default=None, metavar="R",
                       help="R requests per second overall instead of the recorded pace")
-    mode.add_argument("--users", type=_count, default=None, metavar="N",
+    mode.add_argument("--users", type=count, default=None, metavar="N",
                       help="closed model: N users in all, each sends its next request as soon "
                       "as its answer came back")
-    when.add_argument("--concurrency", type=_count, default=100, metavar="N",
+    when.add_argument("--concurrency", type=count, default=100, metavar="N",
                       help="requests in flight at most per process in the open models "
                       "(default 100); when reached, the run falls behind and the lag says so")
     when.add_argument("--dry-run", action="store_true",
@@ -92,7 +93,7 @@ def register(sub) -> None:
     role.add_argument("--master", action="store_true", help="be the master: hand out slices, "
                       "gather the stats and findings, write the report")
     role.add_argument("--worker", action="store_true", help="be a worker of --master-host")
-    dist.add_argument("--expect-workers", type=_count, default=1, metavar="N",
+    dist.add_argument("--expect-workers", type=count, default=1, metavar="N",
                       help="the master starts once N workers are connected (default 1)")
     dist.add_argument("--wait-workers", type=positive(float), default=120.0, metavar="S",
                       help="seconds the master waits for them (default 120)")
@@ -194,7 +195,7 @@ def _non_negative(text: str) -> float:
 
 
 def _port(text: str) -> int:
-    value = _count(text)
+    value = count(text)
     if value > 65535:
         raise argparse.ArgumentTypeError(f"{text} is not a port")
     return value

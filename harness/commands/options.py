@@ -26,6 +26,17 @@ from harness.errors import UsageError
 from harness.traffic import send
 
 
+def count(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} must be at least 1")
+    return value
+
+
 def positive(kind: Callable[[str], Any]) -> Callable[[str], Any]:
     """An argparse type: a number of ``kind`` above 0."""
     def parse(text: str) -> Any:
@@ -48,16 +59,18 @@ def header(text: str) -> tuple[str, str]:
     return name.strip(), value.strip()
 
 
-def add_send_options(p: argparse.ArgumentParser) -> None:
-    """The sending and selection options (see the module docstring)."""
+def add_send_options(p: argparse.ArgumentParser, *,
+                     timeout: float = send.DEFAULT_TIMEOUT) -> None:
+    """The sending and selection options (see the module docstring); ``timeout`` is the
+    command's default deadline (probe's is its ROB-TIME bound)."""
     g = p.add_argument_group("sending (the same on every command that sends; README: "
                              "'Certify your staging')")
     g.add_argument("--config", metavar="FILE",
                    help="settings file (default ./harness.toml, else [tool.harness] in "
                         "./pyproject.toml); flags override it")
-    g.add_argument("--timeout", type=positive(float), default=send.DEFAULT_TIMEOUT,
+    g.add_argument("--timeout", type=positive(float), default=timeout,
                    metavar="S", help="total seconds per request: connect, headers and the whole "
-                   f"body (default {send.DEFAULT_TIMEOUT:g}); after "
+                   f"body (default {timeout:g}); after "
                    f"{send.DEFAULT_MAX_FAILURES} requests in a row without an answer the run "
                    "stops (exit 2)")
     g.add_argument("--max-response-mb", type=positive(float), metavar="N",

@@ -57,9 +57,9 @@ def register(sub) -> None:
                         "reports/allure-results; '' to skip)")
     p.add_argument("--list-rules", action="store_true",
                    help="print the probe's rules (rule ID, level, title) and exit")
-    add_send_options(p)
     # --timeout is also ROB-TIME's bound: a few seconds here, not the 30 s of the other commands
-    p.set_defaults(run=run, timeout=5.0)
+    add_send_options(p, timeout=5.0)
+    p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -19,8 +19,6 @@ from harness.commands.options import (
     send_options,
 )
 
-_positive = positive  # the name harness.commands.load imports
-
 
 def register(sub) -> None:
     p = add_command(sub, "replay", "Send each recorded request to a target (body bytes unchanged, "
