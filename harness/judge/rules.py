@@ -618,15 +618,19 @@ def _response_payload(case: Case) -> etree._Element | None:
     return payload if payload is not None and _describe_element(payload) == want else None
 
 
+def _void_success(case: Case, binding_gate: Outcome | None) -> Outcome | None:
+    """not applicable unless a judged response answers a successful call of an operation
+    without a result over the right bindings (R6 and R8 share this gate)."""
+    if (na := binding_gate or _response_outcome(case)) is not None:
+        return na
+    if case.operation.result is not None:
+        return not_applicable(f"{case.operation.name} has a result (see OP-RESULT)")
+    return _presupposes_success(case)
+
+
 def empty_response(case: Case) -> Iterator[Outcome]:
     """4.1 rule 6: <Operation>Response is empty for every operation without a result."""
-    if (na := _soap_only(case) or _response_outcome(case)) is not None:
-        yield na
-        return
-    if case.operation.result is not None:
-        yield not_applicable(f"{case.operation.name} has a result (see OP-RESULT)")
-        return
-    if (na := _presupposes_success(case)) is not None:
+    if (na := _void_success(case, _soap_only(case))) is not None:
         yield na
         return
     payload = _response_payload(case)
@@ -662,13 +666,7 @@ def _typed(response: HttpResponse, want: str) -> Outcome:
 
 def http_empty_body(case: Case) -> Iterator[Outcome]:
     """4.1 rule 8: a GET/POST call of an operation without a result gets 200 and no body."""
-    if (na := _http_only(case) or _response_outcome(case)) is not None:
-        yield na
-        return
-    if case.operation.result is not None:
-        yield not_applicable(f"{case.operation.name} has a result (see OP-RESULT)")
-        return
-    if (na := _presupposes_success(case)) is not None:
+    if (na := _void_success(case, _http_only(case))) is not None:
         yield na
         return
     response = case.response
