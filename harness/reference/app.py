@@ -16,6 +16,7 @@ from urllib.parse import SplitResult, urlsplit
 
 from starlette.datastructures import URL
 
+from harness.contract import structure
 from harness.contract.bindings import (
     Binding,
     Classification,
@@ -23,10 +24,19 @@ from harness.contract.bindings import (
     build_fault,
     build_response,
     classify,
+    soap_payload,
     soap_version,
 )
-from harness.contract.model import Contract, Operation, reference_result, school_mobile
-from harness.contract.xmlsafe import namespace, parse_xml, root_tag
+from harness.contract.model import (
+    Contract,
+    Operation,
+    Parameter,
+    ParamType,
+    reference_result,
+    school_mobile,
+)
+from harness.contract.structure import Value
+from harness.contract.xmlsafe import element_children, local_name, namespace, parse_xml, root_tag
 from harness.errors import ClassificationError, MalformedXML, XMLRejected
 from harness.reference.wsdl import service_name, wsdl_document
 from harness.traffic.exchange import HttpRequest, HttpResponse, content_type_params, media_type
@@ -254,9 +264,11 @@ def _action(request: HttpRequest, binding: Binding) -> str | None:
     return content_type_params(request.content_type).get("action")  # SOAP 1.2's action
 
 
-def _arguments(call: Classification) -> dict[str, str]:
-    """The call's arguments, checked against the operation's parameters."""
+def _arguments(call: Classification) -> dict[str, Value]:
+    """The call's arguments, checked against the operation's parameters (an array or complex
+    one read into a list or dict)."""
     op, given = call.operation, _given(call)
+    structured: dict[str, Value] = {}
     for name in given:
         if op.parameter(name) is None and call.binding.is_soap:
             raise Refusal(f"element {name!r} is not a parameter of {op.name}")
@@ -265,10 +277,36 @@ def _arguments(call: Classification) -> dict[str, str]:
             if not call.binding.is_soap:
                 raise Refusal(f"Missing parameter: {p.name}.")
             continue  # ASMX binds a missing SOAP parameter as its default (null, 0)
-        if not p.accepts(given[p.name], http=not call.binding.is_soap):
+        if p.type is ParamType.COMPLEX:
+            structured[p.name] = _structured(call, p)
+        elif not p.accepts(given[p.name], http=not call.binding.is_soap):
             raise Refusal(f"Cannot convert {given[p.name]!r} to {p.type_name or p.type} "
                           f"({p.name})")
-    return {p.name: given.get(p.name, "") for p in op.parameters}
+    return {p.name: structured[p.name] if p.name in structured else given.get(p.name, "")
+            for p in op.parameters}
+
+
+def _structured(call: Classification, p: Parameter) -> Value:
+    """An array or complex argument as ASMX reads it: in SOAP the first element of that name
+    (XmlSerializer: fields by name, unknown ones ignored); in GET/POST an array of a simple
+    type as the values of its repeated field."""
+    schema, type_name = call.operation.schema, p.type_name or ""
+    try:
+        if call.binding.is_soap:
+            payload = soap_payload(call.envelope) if call.envelope is not None else None
+            element = next(c for c in element_children(payload) if local_name(c) == p.name)
+            return structure.read(schema, type_name, element, p.name)
+        item = schema[type_name].item
+        kind = structure.simple_kind(item.type, schema) if item else None
+        if kind is None:  # not offered over HTTP (bindings_of): defensive
+            raise ValueError(f"{p.name}: a {type_name} does not travel as fields")
+        values = [v for name, v in call.arguments if name == p.name]
+        bad = next((v for v in values if not kind[0].accepts(v, kind[1], http=True)), None)
+        if bad is not None:
+            raise ValueError(f"{bad!r} is not a {item.type}")
+        return values
+    except ValueError as exc:
+        raise Refusal(f"Cannot convert {p.name}: {exc}") from None
 
 
 def _given(call: Classification) -> dict[str, str]:
