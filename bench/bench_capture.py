@@ -19,12 +19,13 @@ What is measured is the PROXY, so the rest is made cheap and robust:
 Every round runs stock mitmdump (``mitmdump -q``, mitmproxy's default options) and ``harness
 capture`` (redaction on) back to back, alternating which goes first (A/B, B/A, ...), each a fresh
 process: ``--requests`` over ``--clients`` connections (throughput: the proxy is the
-bottleneck), then ``--crowd-requests`` over ``--crowd`` connections (200 concurrent clients:
-answers other than 200, and exchanges answered 200 but missing from the recording, ``lost``).
+bottleneck), then ``--crowd-requests`` over ``--crowd`` connections (200 concurrent clients).
+``failed`` counts requests without an answer or answered with another status than the
+reference's (a 502 of the proxy), ``lost`` exchanges answered but missing from the recording.
 It prints per setup the median round's req/s and the CPU time per exchange of the proxy process
-and of its recording writer (from /proc), then the median of the per-round ratios. A run with any
-answer other than 200 says its figures are suspect. Compare ratios measured in one run and quote
-the load average it prints.
+and of its recording writer (from /proc, throughput phase), then the median of the per-round
+ratios. A run with any failure, or a load average above 2, says its figures are suspect.
+Compare ratios measured in one run and quote the load average it prints.
 """
 
 from __future__ import annotations
@@ -334,7 +335,7 @@ def _children(pid: int) -> list[int]:
 @dataclass
 class Result:
     """One setup in one round: the throughput phase, the crowd phase, CPU us per exchange of the
-    proxy and of its writer (throughput phase), answered 200 and recorded."""
+    proxy and of its writer (throughput phase), and exchanges answered but not recorded."""
 
     fast: Load
     crowd: Load

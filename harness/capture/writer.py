@@ -435,6 +435,7 @@ class Console:
     def __init__(self, out: IO[str]) -> None:
         self.out = out
         self.counts: Counter[str] = Counter()
+        self._lines: list[str] = []  # written at the next flush, once per batch
 
     def left_out(self) -> None:
         self.counts["foreign left out"] += 1
@@ -468,12 +469,16 @@ class Console:
 
     def recorded(self, index: int, line: str, counted: list[str]) -> None:
         self.counts.update(counted)
-        print(f"#{index:<5} {line}", file=self.out)
+        self._lines.append(f"#{index:<5} {line}\n")
 
     def flush(self) -> None:
+        if self._lines:
+            self.out.write("".join(self._lines))
+            self._lines.clear()
         self.out.flush()
 
     def done(self) -> None:
+        self.flush()
         print(summary(self.counts), file=self.out, flush=True)
 
 
