@@ -16,15 +16,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from peak_rss import measure
 from varied import write_varied
 
 from harness.contract.model import school_mobile
@@ -33,46 +31,14 @@ HARNESS = str(Path(sys.executable).parent / "harness")
 TARGET = 20_000  # exchanges/s
 
 
-def _tree_rss_kb(pid: int) -> int:
-    """Resident set of ``pid`` and all its descendants, in KiB."""
-    total, todo = 0, [pid]
-    while todo:
-        current = todo.pop()
-        try:
-            status = Path(f"/proc/{current}/status").read_text()
-            total += int(next(line.split()[1] for line in status.splitlines()
-                              if line.startswith("VmRSS:")))
-            for task in Path(f"/proc/{current}/task").iterdir():
-                todo += [int(c) for c in (task / "children").read_text().split()]
-        except (OSError, StopIteration, ValueError):
-            continue
-    return total
-
-
 def lint_once(path: Path, workers: int | None) -> tuple[float, int, int, str]:
     """(seconds, peak tree RSS KiB, exit status, summary line) of one ``harness lint``."""
     args = [HARNESS, "lint", str(path), "--quiet"]
     if workers:
         args += ["--workers", str(workers)]
-    started = time.perf_counter()
-    child = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    peak = 0
-    done = threading.Event()
-
-    def sample() -> None:
-        nonlocal peak
-        while not done.is_set():
-            peak = max(peak, _tree_rss_kb(child.pid))
-            time.sleep(0.05)
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    out, err = child.communicate()
-    seconds = time.perf_counter() - started
-    done.set()
-    sampler.join()
-    summary = (out.strip().splitlines() or [err.strip()])[-1]
-    return seconds, peak, child.returncode, summary
+    run = measure(args)
+    summary = (run.out.strip().splitlines() or [run.err.strip()])[-1]
+    return run.seconds, run.peak_kb, run.returncode, summary
 
 
 def main() -> int:

@@ -15,18 +15,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "tests")]
 
-from bench_lint import _tree_rss_kb  # noqa: E402
 from hostile import serve  # noqa: E402
+from peak_rss import measure as measure_run  # noqa: E402
 from traffic import clean_exchanges, write_recording  # noqa: E402
 
 from harness.contract.model import school_mobile  # noqa: E402
@@ -49,26 +46,10 @@ def command_line(command: str, url: str, tmp: Path, recording: Path) -> list[str
 
 def measure(args: list[str], cwd: Path) -> tuple[float, int, int, str]:
     """(seconds, peak tree RSS KiB, exit status, last output line) of one run."""
-    started = time.perf_counter()
-    child = subprocess.Popen(args, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True)
-    peak = 0
-    done = threading.Event()
-
-    def sample() -> None:
-        nonlocal peak
-        while not done.is_set():
-            peak = max(peak, _tree_rss_kb(child.pid))
-            time.sleep(0.05)
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    out, err = child.communicate()
-    seconds = time.perf_counter() - started
-    done.set()
-    sampler.join()
-    lines = [line for line in (out + err).splitlines() if "FAILED" in line or "error" in line]
-    return seconds, peak, child.returncode, (lines or [""])[-1][:100]
+    run = measure_run(args, cwd)
+    lines = [line for line in (run.out + run.err).splitlines()
+             if "FAILED" in line or "error" in line]
+    return run.seconds, run.peak_kb, run.returncode, (lines or [""])[-1][:100]
 
 
 def main() -> int:

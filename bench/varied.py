@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from traffic import BASE, CLIENT, exchange  # noqa: E402 (the tests' traffic builder)
+from traffic import BASE, CLIENT, clean_variant, exchange  # noqa: E402 (the tests' traffic builder)
 
 from harness.contract.bindings import Binding, build_request  # noqa: E402
 from harness.contract.model import (  # noqa: E402
@@ -54,8 +54,8 @@ def _template(contract: Contract, op: Operation, binding: Binding, variant: int
 def varied_lines(contract: Contract, count: int) -> Iterator[str]:
     """``count`` JSON lines (no header), cycling through the 32 operation x binding pairs."""
     pairs = [(op, binding) for op in contract.operations for binding in Binding]
-    templates = [(op, _template(contract, op, binding, i)) for i, (op, binding) in
-                 enumerate(pairs)]
+    templates = [(op, _template(contract, op, binding, clean_variant(i, binding)))
+                 for i, (op, binding) in enumerate(pairs)]
     for n in range(count):
         op, (line, name, args, result) = templates[n % len(templates)]
         value = _value(n + 1)

@@ -5,18 +5,15 @@ disabled) failing by name."""
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import shutil
-import socket
 import subprocess
 import sys
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from asmx_runtime import real_runtime
 
 from harness.certify.engine import FEATURE_FILES, FEATURES
 from harness.certify.generate import write_features
@@ -151,28 +148,6 @@ def test_certify_fails_a_drifted_deployment_by_its_wsdl(inventory: Contract,
 
 
 # ------------------------------------------------------------------ the real runtime
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextlib.contextmanager
-def real_runtime(home: Path, service: Path, workdir: Path) -> Iterator[str]:
-    """``service`` (a folder of .asmx files and web.config) on the real ASMX runtime."""
-    env = {**os.environ, "ASMX_SERVICE": str(service)}
-    done = subprocess.run([str(home / "start.sh"), str(_free_port()), "default", str(workdir)],
-                          env=env, capture_output=True, text=True, timeout=600, check=False)
-    url = next((line.split("=", 1)[1] for line in done.stdout.splitlines()
-                if line.startswith("ASMX_URL=")), None)
-    try:
-        assert done.returncode == 0 and url, done.stderr[-2000:]
-        yield url
-    finally:
-        subprocess.run([str(home / "stop.sh"), str(workdir)], capture_output=True, timeout=120,
-                       check=False)
 
 
 #: Drift -> (file, text of the saved service, its drifted text): the same drifts as .asmx and

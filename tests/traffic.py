@@ -32,13 +32,13 @@ def exchange(contract: Contract, req: HttpRequest) -> Exchange:
 
 def clean_exchanges(contract: Contract, client: str = CLIENT) -> list[Exchange]:
     """One exchange per operation x binding (32), with varied argument values."""
-    return [exchange(contract, request(contract, op.name, binding, variant=_clean(i, binding),
-                                       client=client))
+    return [exchange(contract, request(contract, op.name, binding,
+                                       variant=clean_variant(i, binding), client=client))
             for i, (op, binding) in enumerate((op, b) for op in contract.operations
                                               for b in Binding)]
 
 
-def _clean(variant: int, binding: Binding) -> int:
+def clean_variant(variant: int, binding: Binding) -> int:
     """``variant``, except XML-special values over GET/POST, which ASP.NET's request
     validation (and so the reference) refuses: the non-ASCII set there instead."""
     return variant + 1 if variant % 3 == 2 and not binding.is_soap else variant

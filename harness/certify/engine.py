@@ -31,6 +31,7 @@ from harness.errors import HarnessError, ResponseTooLarge, RunStopped, TargetUnr
 from harness.judge import rules, wsdl_rules
 from harness.judge.findings import Finding, Report, Verdict, example_text
 from harness.judge.profiles import Profile
+from harness.reference.server import target_or_reference
 from harness.traffic import send
 from harness.traffic.exchange import Exchange
 
@@ -305,21 +306,6 @@ class Outputs:
         return self.report_dir / "features"
 
 
-@contextlib.contextmanager
-def _service_url(target: str | None, contract: Contract,
-                 options: send.SendOptions) -> Iterator[str]:
-    """The target's base URL, or the embedded reference started for the run."""
-    if target:
-        url = send.base_url(target)
-        send.check_reachable(url, options=options)
-        yield url
-        return
-    from harness.reference.server import running
-
-    with running(contract) as url:
-        yield url
-
-
 def feature_files() -> tuple[Path, ...]:
     """The features test_conformance binds: the packaged ones, or those of ``--features``."""
     return _run_features or tuple(FEATURES / name for name in (*FEATURE_FILES, WSDL_FEATURE))
@@ -358,7 +344,7 @@ def certify(target: str | None, contract: Contract | str | None, outputs: Output
     if unknown:
         raise UsageError(f"--rule {unknown[0]} is not a rule ID (see --list-rules)")
     features = settings.features or _contract_features(contract, outputs.features)
-    with _service_url(target, contract, settings.send) as url:
+    with target_or_reference(target, contract, settings.send) as url:
         shown = url if target else f"embedded reference at {url}"
         report = Report("certify", shown, titles=rules.titles() | send.RULE_TITLES,
                         profile=profile, namespace=contract.namespace)

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
+from harness.contract import structure
+from harness.contract.structure import NamedType, Schema, Value
 from harness.contract.types import ParamType, sample_value, value_from_digest
 from harness.errors import UsageError
 
@@ -61,6 +64,9 @@ class Operation:
     #: operation whose parameters HTTP cannot carry (a Guid, a complex type) out of HttpGet and
     #: HttpPost.
     bindings: tuple[str, ...] = ()
+    #: The contract's named types (arrays, complex types), set by the Contract holding it, so
+    #: an operation alone can build and read values of its parameters and result.
+    schema: Schema = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def result_root(self) -> str | None:
@@ -70,7 +76,7 @@ class Operation:
 
     @property
     def is_simple(self) -> bool:
-        """Every parameter and the result are simple types (certify can generate calls)."""
+        """Every parameter and the result are simple types."""
         return all(p.type.is_simple for p in self.parameters) and (
             self.result_type is None or self.result_type.is_simple)
 
@@ -109,10 +115,23 @@ class Contract:
     spec: str = SPEC_DOCUMENT
     #: The bindings every endpoint serves (``ALL_BINDINGS`` names).
     bindings: tuple[str, ...] = ALL_BINDINGS
+    #: The named types of parameters, results and their fields: complex types, arrays
+    #: (``ArrayOfX``) and the enumerations fields use.
+    types: tuple[NamedType, ...] = ()
     _by_name: dict[str, Operation] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        schema = {t.name: t for t in self.types}
+        if any(op.schema != schema for op in self.operations):
+            object.__setattr__(self, "operations", tuple(
+                op if op.schema == schema else replace(op, schema=schema)
+                for op in self.operations))
         object.__setattr__(self, "_by_name", {op.name: op for op in self.operations})
+
+    @cached_property
+    def schema(self) -> Schema:
+        """The named types by name."""
+        return {t.name: t for t in self.types}
 
     def with_namespace(self, namespace: str | None) -> Contract:
         return self if not namespace else replace(self, namespace=namespace)
@@ -170,30 +189,40 @@ def school_mobile(namespace: str | None = None) -> Contract:
     return _school_mobile().with_namespace(namespace)
 
 
-def reference_result(op: Operation, arguments: dict[str, str]) -> str | None:
+def reference_result(op: Operation, arguments: Mapping[str, Value]) -> Value:
     """The embedded reference's result for ``op`` (None for operations with an empty response).
 
     Deterministic by rule, so every implementation of the reference agrees: the SHA-256 of the
-    argument values in table order joined by U+001F, rendered in the result's type by
+    argument values in table order joined by U+001F (an array or complex argument as
+    ``structure.canonical``'s compact JSON), rendered in the result's type by
     ``types.value_from_digest`` (a string: the lowercase hex digest; for GetTokenDevice, whose
-    only parameter is ``id``, that is ``sha256(id)``).
+    only parameter is ``id``, that is ``sha256(id)``); an array or complex result by
+    ``structure.from_digest`` (ARRAY_ITEMS items per array, each leaf from the digest and its
+    path).
     """
     if op.result is None:
         return None
-    joined = "\x1f".join(arguments.get(name, "") for name in op.parameter_names)
+    joined = "\x1f".join(structure.canonical(arguments.get(name, ""))
+                          for name in op.parameter_names)
     digest = hashlib.sha256(joined.encode("utf-8")).digest()
+    if op.result_type is ParamType.COMPLEX:
+        return structure.from_digest(op.schema, op.result, digest)
     return value_from_digest(op.result_type or ParamType.STRING, digest, op.result_values)
 
 
 def sample_arguments(op: Operation, variant: int = 0, binding: str = "soap11"
-                     ) -> dict[str, str]:
+                     ) -> dict[str, Value]:
     """Arguments for ``op`` built from the parameter types; ``variant`` picks the value set
     (plain, non-ASCII, XML-special); ``binding`` (a contract binding name) how they travel.
+    An array or complex parameter gets ``structure.sample``'s value (a list or a dict).
 
     Each string parameter gets a value distinct from its siblings so that a swapped order shows.
     """
-    args = {}
+    args: dict[str, Value] = {}
     for i, p in enumerate(op.parameters):
+        if p.type is ParamType.COMPLEX:
+            args[p.name] = structure.sample(op.schema, p.type_name or "", variant)
+            continue
         value = sample_value(p.type, variant, p.values, http=binding in ("get", "post"))
         args[p.name] = f"{value}{i}" if p.type is ParamType.STRING else value
     return args
@@ -207,9 +236,11 @@ FORMAT = 1
 
 def to_dict(contract: Contract) -> dict[str, Any]:
     """The contract as the JSON document ``dump`` writes (defaults left out, order kept)."""
-    return {"format": FORMAT, "name": contract.name, "namespace": contract.namespace,
-            "spec": contract.spec, "bindings": list(contract.bindings),
-            "operations": [_operation_dict(op) for op in contract.operations]}
+    out = {"format": FORMAT, "name": contract.name, "namespace": contract.namespace,
+           "spec": contract.spec, "bindings": list(contract.bindings),
+           "operations": [_operation_dict(op) for op in contract.operations]}
+    return out | ({"types": [structure.to_dict(t) for t in contract.types]}
+                  if contract.types else {})
 
 
 def _operation_dict(op: Operation) -> dict[str, Any]:
@@ -238,8 +269,16 @@ def from_dict(data: Any, source: str = "contract") -> Contract:
         bindings = tuple(data.get("bindings", ALL_BINDINGS))
         if set(bindings) - set(ALL_BINDINGS):
             raise ValueError(f"bindings {bindings} (known: {', '.join(ALL_BINDINGS)})")
+        types = tuple(structure.from_dict(t) for t in data.get("types", ()))
+        structure.check_schema(types, tuple(_roots(ops)))
+        named = {t.name for t in types}
+        for op in ops:
+            for kind in (*(p.type_name for p in op.parameters if p.type is ParamType.COMPLEX),
+                         *((op.result,) if op.result_type is ParamType.COMPLEX else ())):
+                if kind not in named:
+                    raise ValueError(f"{op.name}: type {kind} is not in the contract's types")
         return Contract(ops, data.get("namespace", DEFAULT_NAMESPACE), data.get("name", ""),
-                        data.get("spec", ""), bindings)
+                        data.get("spec", ""), bindings, types)
     except (AttributeError, KeyError, TypeError, ValueError) as exc:
         raise UsageError(f"{source} is not a contract file: {type(exc).__name__} {exc}") from None
 
@@ -253,16 +292,24 @@ def _operation(o: dict[str, Any]) -> Operation:
                      tuple(o.get("bindings", ())))
 
 
+def _roots(ops: tuple[Operation, ...]):
+    """The named types parameters and results use."""
+    for op in ops:
+        yield from (p.type_name for p in op.parameters if p.type is ParamType.COMPLEX)
+        if op.result_type is ParamType.COMPLEX:
+            yield op.result
+
+
 def dumps(contract: Contract) -> str:
-    """The contract file's text: one line per field and per parameter, so a diff of two
-    contracts shows one changed line per changed parameter."""
+    """The contract file's text: one line per field and per parameter (and per field of a
+    complex type), so a diff of two contracts shows one changed line per changed one."""
     def field_lines(fields: dict[str, Any], indent: str) -> str:
         return ",\n".join(f"{indent}{_json(k)}: {_value(v, indent)}" for k, v in fields.items())
 
     def _value(value: Any, indent: str) -> str:
         if isinstance(value, list) and value and isinstance(value[0], dict):
             inner = indent + "  "
-            items = ",\n".join(inner + (_json(v) if "parameters" not in v
+            items = ",\n".join(inner + (_json(v) if not ({"parameters", "fields"} & set(v))
                                         else "{\n" + field_lines(v, inner + "  ")
                                         + f"\n{inner}}}") for v in value)
             return f"[\n{items}\n{indent}]"

@@ -12,8 +12,10 @@ from __future__ import annotations
 import base64
 import re
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from enum import StrEnum
+
+from harness.contract.http_dates import accepts_http_datetime
 
 #: Namespace of the types ASMX adds to a schema for System.Guid and System.Char.
 MS_TYPES_NS = "http://microsoft.com/wsdl/types/"
@@ -65,8 +67,7 @@ class ParamType(StrEnum):
         enumeration's members). ``http``: a GET/POST field, which ASMX converts with
         System.Convert rather than XmlConvert: a char is the character itself, a boolean is
         True/False in any case, numbers may group thousands with commas, an enumeration may be
-        given by its number, and dates take DateTime.Parse's many forms (only their alphabet is
-        checked)."""
+        given by its number, and dates take DateTime.Parse's many forms (``http_dates``)."""
         text = text.strip()
         if http and (check := _HTTP_CHECKS.get(self)) is not None:
             return check(text, values)
@@ -104,12 +105,16 @@ def _integer(lo: int, hi: int):
 
 _DECIMAL = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)")
 _FLOATING = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?|-?INF|NaN")
-_TZ = r"(Z|[+-]\d\d:\d\d)?"
-_DATE = r"-?\d{4,}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])"
+#: A zone: dateTime takes any two-digit offset hours (Mono's XmlConvert), date and time at most
+#: 14 hours, as XSD says.
+_ANY_ZONE = r"([Zz]|[+-]\d\d:[0-5]\d)?"
+_ZONE = r"([Zz]|[+-]((0\d|1[0-3]):[0-5]\d|14:00))?"
+_DATE = r"(?P<year>\d{4})-(?P<month>\d\d)-(?P<day>\d\d)"
 _TIME = r"([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d+)?"
-_DATETIME_RE = re.compile(f"{_DATE}T{_TIME}{_TZ}")
-_DATE_RE = re.compile(f"{_DATE}{_TZ}")
-_TIME_RE = re.compile(f"{_TIME}{_TZ}")
+#: XmlConvert's round-trip mode reads a dateTime as a date and time, a date, or a time alone.
+_DATETIME_RE = re.compile(f"({_DATE}(T{_TIME})?|{_TIME}){_ANY_ZONE}")
+_DATE_RE = re.compile(f"{_DATE}{_ZONE}")
+_TIME_RE = re.compile(f"{_TIME}{_ZONE}")
 _GUID_RE = re.compile(r"[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 _BASE64_RE = re.compile(r"([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
 
@@ -118,23 +123,35 @@ def _full(pattern: re.Pattern[str]):
     return lambda text: pattern.fullmatch(text) is not None
 
 
+def _calendar(pattern: re.Pattern[str]):
+    """A date form whose date, if it has one, exists (years 1-9999, no 30 February)."""
+    def check(text: str) -> bool:
+        if (m := pattern.fullmatch(text)) is None:
+            return False
+        if m.group("year") is None:
+            return True
+        try:
+            date(int(m.group("year")), int(m.group("month")), int(m.group("day")))
+        except ValueError:
+            return False
+        return True
+    return check
+
+
 _CHECKS = {
     **{t: _integer(lo, hi) for t, (lo, hi) in _INT_RANGES.items()},
     ParamType.BOOLEAN: lambda text: text in ("true", "false", "1", "0"),
     ParamType.DECIMAL: _full(_DECIMAL),
     ParamType.DOUBLE: _full(_FLOATING),
     ParamType.FLOAT: _full(_FLOATING),
-    # ASMX reads a DateTime with XmlConvert's round-trip mode, which also takes a bare date.
-    ParamType.DATETIME: lambda text: bool(_DATETIME_RE.fullmatch(text)
-                                          or _DATE_RE.fullmatch(text)),
-    ParamType.DATE: _full(_DATE_RE),
+    ParamType.DATETIME: _calendar(_DATETIME_RE),
+    ParamType.DATE: _calendar(_DATE_RE),
     ParamType.TIME: _full(_TIME_RE),
     ParamType.GUID: _full(_GUID_RE),
     ParamType.BASE64: lambda text: _BASE64_RE.fullmatch("".join(text.split())) is not None,
 }
 
 _GROUPED = re.compile(r"[+-]?(\d{1,3}(,\d{3})+|\d+)(\.\d*)?([eE][+-]?\d+)?")
-_HTTP_DATE = re.compile(r"[\w\s/:.,+-]*\d[\w\s/:.,+-]*")
 _HTTP_CHECKS = {
     ParamType.CHAR: lambda text, _: len(text) == 1,
     ParamType.BOOLEAN: lambda text, _: text.lower() in ("true", "false"),
@@ -142,9 +159,10 @@ _HTTP_CHECKS = {
     ParamType.DOUBLE: lambda text, _: bool(_GROUPED.fullmatch(text) or _FLOATING.fullmatch(text)),
     ParamType.FLOAT: lambda text, _: bool(_GROUPED.fullmatch(text) or _FLOATING.fullmatch(text)),
     ParamType.ENUM: lambda text, values: text in values or _integer(-(2**63), 2**63)(text),
-    ParamType.DATETIME: lambda text, _: bool(_HTTP_DATE.fullmatch(text)),
-    ParamType.DATE: lambda text, _: bool(_HTTP_DATE.fullmatch(text)),
-    ParamType.TIME: lambda text, _: bool(_HTTP_DATE.fullmatch(text)),
+    # ASMX converts a GET/POST date with DateTime.Parse whatever its XSD type.
+    ParamType.DATETIME: lambda text, _: accepts_http_datetime(text),
+    ParamType.DATE: lambda text, _: accepts_http_datetime(text),
+    ParamType.TIME: lambda text, _: accepts_http_datetime(text),
 }
 
 #: Values the generators use per type, by value set (plain, non-ASCII, XML-special): edges of

@@ -19,7 +19,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from harness.contract.model import ALL_BINDINGS, Contract, Operation, Parameter
+from harness.contract.model import ALL_BINDINGS, Contract, Operation, Parameter, _roots
+from harness.contract.structure import (
+    MAX_NESTING,
+    Field,
+    NamedType,
+    check_schema,
+    differences,
+)
 from harness.contract.types import MS_TYPES_NS, ParamType
 from harness.contract.xmlsafe import parse_xml
 from harness.errors import HarnessError, UsageError
@@ -66,6 +73,8 @@ class Description:
     endpoint: str
     operations: tuple[Operation, ...]
     ports: tuple[Port, ...]
+    #: The named types of its arrays, complex types and the enumerations their fields use.
+    types: tuple[NamedType, ...] = ()
 
     @property
     def bindings(self) -> tuple[str, ...]:
@@ -107,6 +116,8 @@ def _fetch(url: str, timeout: float) -> tuple[str, bytes]:
 
 def describe(source: str, document: bytes | None = None) -> Description:
     """The Description of the WSDL at ``source`` (``document``: its bytes, already read)."""
+    from zeep.exceptions import Error as ZeepError
+
     location, data = (source, document) if document is not None else read_source(source)
     try:
         root = parse_xml(data, max_bytes=MAX_WSDL_BYTES)
@@ -127,9 +138,24 @@ def describe(source: str, document: bytes | None = None) -> Description:
                  if _binding_name(port.binding) in ("soap11", "soap12")), None)
     if soap is None:
         raise WsdlError(f"{source}: no SOAP port; the parameter types come from its messages")
-    operations = tuple(_offered(_operation(op, endpoint, enums), ports)
-                       for op in soap.binding._operations.values())
-    return Description(source, namespace, service.name, endpoint, operations, ports)
+    types = _Types(enums, source)
+    try:
+        operations = tuple(_offered(_operation(op, endpoint, types), ports)
+                           for op in soap.binding._operations.values())
+    except RecursionError:
+        raise WsdlError(f"{source}: its types nest deeper than zeep can read") from None
+    except (ZeepError, ValueError, KeyError, AttributeError, TypeError) as exc:
+        # zeep resolves type references lazily, while they are walked
+        raise WsdlError(f"{source}: its types cannot be read: {type(exc).__name__} "
+                        f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
+    named = tuple(types.found.values())
+    try:
+        check_schema(named, tuple(_roots(operations)))
+    except ValueError as exc:
+        raise WsdlError(f"{source}: {exc}") from None
+    contract = Contract(operations, namespace, service.name, "", ALL_BINDINGS, named)
+    return Description(source, namespace, service.name, endpoint, contract.operations, ports,
+                       named)
 
 
 def _zeep_document(location: str, data: bytes):
@@ -162,6 +188,8 @@ def _zeep_document(location: str, data: bytes):
     except ExternalReferenceForbidden as exc:
         raise WsdlError(f"{location} refers to {exc.url}: external references are not "
                         "loaded") from None
+    except RecursionError:
+        raise WsdlError(f"{location}: its types nest deeper than zeep can read") from None
     except (ZeepError, ValueError, KeyError, AttributeError, TypeError) as exc:
         raise WsdlError(f"{location}: not a WSDL zeep can read: {type(exc).__name__} "
                         f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
@@ -215,13 +243,71 @@ def _enumerations(root) -> dict[tuple[str, str], tuple[str, ...]]:
     return found
 
 
-def _operation(op, endpoint: str, enums) -> Operation:
-    params = tuple(_parameter(name, element, enums)
-                   for name, element in _elements(op.input.body))
+#: Most named types and fields per type read from one WSDL: a hostile WSDL stays a bounded
+#: contract.
+MAX_TYPES = 1000
+MAX_FIELDS = 1000
+
+
+class _Types:
+    """The named types met while reading one WSDL's operations (zeep's XSD model walked once
+    per type: a type that refers to itself is met again by name, not walked again)."""
+
+    def __init__(self, enums: dict[tuple[str, str], tuple[str, ...]], source: str) -> None:
+        self.enums = enums
+        self.source = source
+        self.found: dict[str, NamedType] = {}
+
+    def parameter(self, name: str, element, depth: int = 0) -> Parameter:
+        xsd_type = element.type
+        qname = getattr(xsd_type, "qname", None)
+        ns, local = (qname.namespace, qname.localname) if qname is not None else ("", "")
+        if ns == XS and local in _XS_TYPES:
+            return Parameter(name, ParamType(local))
+        if ns == MS_TYPES_NS and local in _MS_TYPES:
+            return Parameter(name, _MS_TYPES[local])
+        if (ns, local) in self.enums:
+            return Parameter(name, ParamType.ENUM, type_name=local, values=self.enums[(ns, local)])
+        return Parameter(name, ParamType.COMPLEX,
+                         type_name=self.complex(xsd_type, local, name, depth))
+
+    def reference(self, name: str, element, depth: int) -> str:
+        """The type of a field: an XSD built-in's name or a named type (read into ``found``)."""
+        p = self.parameter(name, element, depth)
+        if p.type is ParamType.ENUM and p.type_name:
+            self._add(NamedType(p.type_name, values=p.values))
+        return p.type_name or p.type.value
+
+    def complex(self, xsd_type, local: str, owner: str, depth: int) -> str:
+        name = local or f"{owner}Type"  # an anonymous type: named after its element
+        if name in self.found:
+            return name
+        if depth >= MAX_NESTING:
+            raise WsdlError(f"{self.source}: type {name} nests deeper than {MAX_NESTING} levels")
+        self._add(NamedType(name))  # placeholder first: a type that contains itself ends here
+        children = list(getattr(xsd_type, "elements", None) or [])
+        if len(children) > MAX_FIELDS:
+            raise WsdlError(f"{self.source}: type {name} has more than {MAX_FIELDS} fields")
+        fields = tuple(Field(child, self.reference(child, element, depth + 1),
+                             int(element.min_occurs),
+                             None if element.max_occurs == "unbounded"
+                             else int(element.max_occurs), bool(element.nillable))
+                       for child, element in children)
+        self.found[name] = NamedType(name, fields)
+        return name
+
+    def _add(self, named: NamedType) -> None:
+        if named.name not in self.found and len(self.found) >= MAX_TYPES:
+            raise WsdlError(f"{self.source}: more than {MAX_TYPES} named types")
+        self.found.setdefault(named.name, named)
+
+
+def _operation(op, endpoint: str, types: _Types) -> Operation:
+    params = tuple(types.parameter(name, element) for name, element in _elements(op.input.body))
     results = _elements(op.output.body)
     result, values = None, ()
     if results:
-        kind = _parameter(results[0][0], results[0][1], enums)
+        kind = types.parameter(results[0][0], results[0][1])
         result = kind.type_name or kind.type.value
         values = kind.values
     return Operation(op.name, endpoint, params, "", result, False, values)
@@ -232,30 +318,6 @@ def _elements(body) -> list:
     if body is None or not hasattr(body.type, "elements"):
         return []
     return list(body.type.elements)
-
-
-def _parameter(name: str, element, enums) -> Parameter:
-    xsd_type = element.type
-    qname = getattr(xsd_type, "qname", None)
-    ns, local = (qname.namespace, qname.localname) if qname is not None else ("", "")
-    if ns == XS and local in _XS_TYPES:
-        return Parameter(name, ParamType(local))
-    if ns == MS_TYPES_NS and local in _MS_TYPES:
-        return Parameter(name, _MS_TYPES[local])
-    if (ns, local) in enums:
-        return Parameter(name, ParamType.ENUM, type_name=local, values=enums[(ns, local)])
-    return Parameter(name, ParamType.COMPLEX, type_name=_structure(xsd_type, local))
-
-
-def _structure(xsd_type, local: str) -> str:
-    """A complex type by its structure, e.g. ``ArrayOfInt{int int*}``: what the types compare."""
-    children = getattr(xsd_type, "elements", None) or []
-    parts = []
-    for child_name, child in children:
-        child_qname = getattr(child.type, "qname", None)
-        occurs = "*" if child.max_occurs == "unbounded" else ""
-        parts.append(f"{child_name}:{child_qname.localname if child_qname else '?'}{occurs}")
-    return f"{local or 'anonymous'}{{{' '.join(parts)}}}"
 
 
 # ------------------------------------------------------------------------------ merging
@@ -277,8 +339,15 @@ def to_contract(descriptions: Sequence[Description], name: str = "") -> Contract
                                 f"{op.endpoint}: operation names are the contract's keys")
             ops.setdefault(op.name, op)
     bindings = tuple(b for b in ALL_BINDINGS if all(b in d.bindings for d in descriptions))
+    types: dict[str, NamedType] = {}
+    for d in descriptions:
+        for t in d.types:
+            if t.name in types and types[t.name] != t:
+                problems = differences({t.name: types[t.name]}, {t.name: t}, t.name)
+                raise WsdlError(f"type {t.name} differs between the WSDLs: {problems[0]}")
+            types.setdefault(t.name, t)
     return Contract(tuple(ops.values()), namespaces.pop(),
-                    name or descriptions[0].service, "", bindings)
+                    name or descriptions[0].service, "", bindings, tuple(types.values()))
 
 
 def import_wsdls(sources: Iterable[str], name: str = "") -> Contract:

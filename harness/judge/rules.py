@@ -140,7 +140,7 @@ class Case:
         or None for a valid call. Worked out only when an error answer asks for it."""
         request_only = replace(self, sides=frozenset((Side.REQUEST,)))
         for rule in _applicable(None, request_only.sides):
-            for outcome in rule.check(request_only):
+            for outcome in rule.outcomes(request_only):
                 if outcome.verdict is Verdict.FAILED and rule.level is Level.MANDATORY:
                     return f"{rule.id}: expected {outcome.expected}, actual {outcome.actual}"
         return None
@@ -171,9 +171,22 @@ class Rule:
     check: Callable[[Case], Iterable[Outcome]]
     #: The deviation the asmx profile turns into a warning, when there is one.
     tolerates: str = ""
+    #: Why the rule cannot apply to an operation x binding, known without the exchange (None:
+    #: it may apply): worked out once per pair, not once per exchange (``_plan``).
+    scope: Callable[[Operation, Binding], str | None] | None = None
 
     def applies_to(self, sides: frozenset[Side]) -> bool:
         return self.side is Side.BOTH or self.side in sides
+
+    def out_of_scope(self, op: Operation, binding: Binding) -> Outcome | None:
+        reason = self.scope(op, binding) if self.scope is not None else None
+        return None if reason is None else not_applicable(reason)
+
+    def outcomes(self, case: Case) -> Iterable[Outcome]:
+        """The check's outcomes on ``case``, or the one not-applicable of its scope."""
+        if (na := self.out_of_scope(case.operation, case.binding)) is not None:
+            return (na,)
+        return self.check(case)
 
 
 # ------------------------------------------------------------------------------ small helpers
@@ -193,12 +206,27 @@ def _content_type(value: str | None) -> str:
     return value if value is not None else "no Content-Type"
 
 
-def _soap_only(case: Case) -> Outcome | None:
-    return None if case.binding.is_soap else not_applicable(f"{case.binding.label} is not SOAP")
+def soap_only(op: Operation, binding: Binding) -> str | None:
+    """Scope of the SOAP rules."""
+    return None if binding.is_soap else f"{binding.label} is not SOAP"
 
 
-def _http_only(case: Case) -> Outcome | None:
-    return not_applicable(f"{case.binding.label} is SOAP") if case.binding.is_soap else None
+def http_only(op: Operation, binding: Binding) -> str | None:
+    """Scope of the GET/POST rules."""
+    return f"{binding.label} is SOAP" if binding.is_soap else None
+
+
+def soap11_only(op: Operation, binding: Binding) -> str | None:
+    return None if binding is Binding.SOAP11 else f"{binding.label} carries no SOAPAction"
+
+
+def soap12_only(op: Operation, binding: Binding) -> str | None:
+    return None if binding is Binding.SOAP12 else "only SOAP 1.2 requests"
+
+
+def with_result(op: Operation, binding: Binding) -> str | None:
+    return None if op.result is not None and op.result_element is not None else (
+        f"{op.name} has no result")
 
 
 def _with(guess: str | None, message: str) -> str:
@@ -345,9 +373,6 @@ def request_content_type(case: Case) -> Iterator[Outcome]:
 
 def request_envelope(case: Case) -> Iterator[Outcome]:
     """4.1 table: the request envelope's namespace is the one of the SOAP version."""
-    if (na := _soap_only(case)) is not None:
-        yield na
-        return
     envelope = case.classification.envelope if case.classification else None
     want = _qname(case.binding.envelope_ns, "Envelope")
     if envelope is None:
@@ -362,7 +387,7 @@ def request_envelope(case: Case) -> Iterator[Outcome]:
 
 def operation_element(case: Case) -> Iterator[Outcome]:
     """4.1 table: the Body holds one element named <Operation> in the service namespace."""
-    if (na := _soap_only(case) or _no_envelope(case)) is not None:
+    if (na := _no_envelope(case)) is not None:
         yield na
         return
     want = _qname(case.contract.namespace, case.operation.name)
@@ -381,9 +406,6 @@ def operation_element(case: Case) -> Iterator[Outcome]:
 
 def soap_action(case: Case) -> Iterator[Outcome]:
     """4.1 rule 1: SOAP 1.1 requests carry SOAPAction "{namespace}/<Operation>"."""
-    if case.binding is not Binding.SOAP11:
-        yield not_applicable(f"{case.binding.label} carries no SOAPAction")
-        return
     want = case.contract.soap_action(case.operation)
     actual = case.request.header("SOAPAction")
     if actual is None:
@@ -399,9 +421,6 @@ def soap_action(case: Case) -> Iterator[Outcome]:
 
 def no_soap_action(case: Case) -> Iterator[Outcome]:
     """4.1 rule 2: SOAP 1.2 requests carry no SOAPAction header."""
-    if case.binding is not Binding.SOAP12:
-        yield not_applicable("only SOAP 1.2 requests")
-        return
     actual = case.request.header("SOAPAction")
     if actual is None:
         yield passed("no SOAPAction header", "no SOAPAction header")
@@ -477,9 +496,6 @@ def typed_parameters(kind: ParamType) -> Callable[[Case], Iterator[Outcome]]:
     reference uses too)."""
     def check(case: Case) -> Iterator[Outcome]:
         typed = [p for p in case.operation.parameters if p.type is kind]
-        if not typed:
-            yield not_applicable(f"{case.operation.name} has no {kind.value} parameter")
-            return
         args = case.classification.args if case.classification else {}
         for p in typed:
             value = args.get(p.name)
@@ -493,6 +509,14 @@ def typed_parameters(kind: ParamType) -> Callable[[Case], Iterator[Outcome]]:
     return check
 
 
+def _typed_scope(kind: ParamType) -> Callable[[Operation, Binding], str | None]:
+    def scope(op: Operation, binding: Binding) -> str | None:
+        if any(p.type is kind for p in op.parameters):
+            return None
+        return f"{op.name} has no {kind.value} parameter"
+    return scope
+
+
 def _a(type_name: str) -> str:
     return f"{'an' if type_name[:1].lower() in 'aeiou' else 'a'} {type_name}"
 
@@ -501,7 +525,7 @@ def _a(type_name: str) -> str:
 TYPED_RULES: tuple[Rule, ...] = tuple(
     Rule(kind.rule_id, "4.1 rule 9", f"{kind.value} parameters carry {kind.value} values"
          + (" (integers; as text in GET/POST)" if kind is ParamType.INT else ""),
-         Level.MANDATORY, Side.REQUEST, typed_parameters(kind))
+         Level.MANDATORY, Side.REQUEST, typed_parameters(kind), scope=_typed_scope(kind))
     for kind in ParamType if kind.is_simple and kind is not ParamType.STRING)
 
 
@@ -564,9 +588,6 @@ def response_envelope(case: Case) -> Iterator[Outcome]:
 
 def version_by_content_type(case: Case) -> Iterator[Outcome]:
     """9.1: SOAP 1.1 and 1.2 share the path; the Content-Type picks the version answered."""
-    if (na := _soap_only(case)) is not None:
-        yield na
-        return
     named = soap_version(media_type(case.request.content_type))
     if named is None:
         yield not_applicable("request Content-Type names no SOAP version")
@@ -575,7 +596,7 @@ def version_by_content_type(case: Case) -> Iterator[Outcome]:
 
 
 def _envelope_version(case: Case, want: Binding, whose: str) -> Iterator[Outcome]:
-    if (na := _soap_only(case) or _response_outcome(case) or _fault_expected(case)) is not None:
+    if (na := _response_outcome(case) or _fault_expected(case)) is not None:
         yield na
         return
     reading = case.reading
@@ -593,7 +614,7 @@ def _envelope_version(case: Case, want: Binding, whose: str) -> Iterator[Outcome
 
 def response_element(case: Case) -> Iterator[Outcome]:
     """4.1 rule 5: the SOAP Body holds <Operation>Response in the service namespace."""
-    if (na := _soap_only(case) or _response_outcome(case)) is not None:
+    if (na := _response_outcome(case)) is not None:
         yield na
         return
     if (na := _presupposes_success(case)) is not None:
@@ -618,10 +639,10 @@ def _response_payload(case: Case) -> etree._Element | None:
     return payload if payload is not None and _describe_element(payload) == want else None
 
 
-def _void_success(case: Case, binding_gate: Outcome | None) -> Outcome | None:
+def _void_success(case: Case) -> Outcome | None:
     """not applicable unless a judged response answers a successful call of an operation
-    without a result over the right bindings (R6 and R8 share this gate)."""
-    if (na := binding_gate or _response_outcome(case)) is not None:
+    without a result (R6 and R8 share this gate)."""
+    if (na := _response_outcome(case)) is not None:
         return na
     if case.operation.result is not None:
         return not_applicable(f"{case.operation.name} has a result (see OP-RESULT)")
@@ -630,7 +651,7 @@ def _void_success(case: Case, binding_gate: Outcome | None) -> Outcome | None:
 
 def empty_response(case: Case) -> Iterator[Outcome]:
     """4.1 rule 6: <Operation>Response is empty for every operation without a result."""
-    if (na := _void_success(case, _soap_only(case))) is not None:
+    if (na := _void_success(case)) is not None:
         yield na
         return
     payload = _response_payload(case)
@@ -648,7 +669,7 @@ def empty_response(case: Case) -> Iterator[Outcome]:
 
 def soap_content_type(case: Case) -> Iterator[Outcome]:
     """4.1 rule 7: SOAP responses are text/xml or application/soap+xml, charset=utf-8."""
-    if (na := _soap_only(case) or _response_outcome(case) or _fault_expected(case)) is not None:
+    if (na := _response_outcome(case) or _fault_expected(case)) is not None:
         yield na
         return
     yield _typed(case.response, case.binding.soap_content_type or "")
@@ -666,7 +687,7 @@ def _typed(response: HttpResponse, want: str) -> Outcome:
 
 def http_empty_body(case: Case) -> Iterator[Outcome]:
     """4.1 rule 8: a GET/POST call of an operation without a result gets 200 and no body."""
-    if (na := _void_success(case, _http_only(case))) is not None:
+    if (na := _void_success(case)) is not None:
         yield na
         return
     response = case.response
@@ -702,9 +723,6 @@ def operation_result(case: Case) -> Iterator[Outcome]:
     """4.7: the result shape: SOAP <Operation>Result in the response element; GET/POST a root
     element of the result type in the service namespace, text/xml; charset=utf-8."""
     op = case.operation
-    if op.result is None or op.result_element is None:
-        yield not_applicable(f"{op.name} has no result")
-        return
     if (na := _response_outcome(case) or _presupposes_success(case)) is not None:
         yield na
         return
@@ -772,29 +790,30 @@ CATALOGUE: tuple[Rule, ...] = (
     Rule("BIND-REQUEST-CONTENT-TYPE", "4.1 table", "request Content-Type of the binding",
          Level.MANDATORY, Side.REQUEST, request_content_type, "SOAP Content-Type without charset"),
     Rule("BIND-ENVELOPE", "4.1 table", "request envelope namespace of the SOAP version",
-         Level.MANDATORY, Side.REQUEST, request_envelope),
+         Level.MANDATORY, Side.REQUEST, request_envelope, scope=soap_only),
     Rule("BIND-OPERATION-ELEMENT", "4.1 table",
          "Body holds one <Operation> element in the service namespace",
-         Level.MANDATORY, Side.REQUEST, operation_element),
+         Level.MANDATORY, Side.REQUEST, operation_element, scope=soap_only),
     Rule("R1-SOAPACTION", "4.1 rule 1", "SOAP 1.1 SOAPAction is \"{namespace}/<Operation>\"",
-         Level.MANDATORY, Side.REQUEST, soap_action, "unquoted SOAPAction"),
+         Level.MANDATORY, Side.REQUEST, soap_action, "unquoted SOAPAction",
+         scope=soap11_only),
     Rule("R2-NO-SOAPACTION", "4.1 rule 2", "SOAP 1.2 request carries no SOAPAction",
-         Level.MANDATORY, Side.REQUEST, no_soap_action),
+         Level.MANDATORY, Side.REQUEST, no_soap_action, scope=soap12_only),
     Rule("R3-LENGTH-HOST", "4.1 rule 3", "Content-Length matches the body; Host present",
          Level.MANDATORY, Side.REQUEST, length_and_host),
     Rule("R4-STATUS", "4.1 rule 4", "a successful call returns HTTP 200",
          Level.MANDATORY, Side.RESPONSE, status_ok),
     Rule("R5-ENVELOPE", "4.1 rule 5", "SOAP response envelope of the request's version",
-         Level.MANDATORY, Side.RESPONSE, response_envelope),
+         Level.MANDATORY, Side.RESPONSE, response_envelope, scope=soap_only),
     Rule("R5-RESPONSE-ELEMENT", "4.1 rule 5",
          "Body holds <Operation>Response in the service namespace",
-         Level.MANDATORY, Side.RESPONSE, response_element),
+         Level.MANDATORY, Side.RESPONSE, response_element, scope=soap_only),
     Rule("R6-EMPTY-RESPONSE", "4.1 rule 6", "<Operation>Response empty (operations without result)",
-         Level.MANDATORY, Side.RESPONSE, empty_response),
+         Level.MANDATORY, Side.RESPONSE, empty_response, scope=soap_only),
     Rule("R7-SOAP-CONTENT-TYPE", "4.1 rule 7", "SOAP response Content-Type with charset=utf-8",
-         Level.MANDATORY, Side.RESPONSE, soap_content_type),
+         Level.MANDATORY, Side.RESPONSE, soap_content_type, scope=soap_only),
     Rule("R8-HTTP-EMPTY-BODY", "4.1 rule 8", "GET/POST without result: 200 and no body",
-         Level.MANDATORY, Side.RESPONSE, http_empty_body),
+         Level.MANDATORY, Side.RESPONSE, http_empty_body, scope=http_only),
     Rule("R9-PARAMETERS", "4.1 rule 9", "parameters named as the spec, SOAP in table order",
          Level.MANDATORY, Side.REQUEST, parameters),
     *TYPED_RULES,
@@ -803,10 +822,10 @@ CATALOGUE: tuple[Rule, ...] = (
     Rule("OP-ENDPOINT", "4.2-4.9", "operation served at its own endpoint",
          Level.MANDATORY, Side.BOTH, operation_endpoint),
     Rule("OP-RESULT", "4.7", "result element / result document of the operation",
-         Level.MANDATORY, Side.RESPONSE, operation_result),
+         Level.MANDATORY, Side.RESPONSE, operation_result, scope=with_result),
     Rule("V1-VERSION-BY-CONTENT-TYPE", "9.1",
          "SOAP version answered is the one the Content-Type names",
-         Level.MANDATORY, Side.RESPONSE, version_by_content_type),
+         Level.MANDATORY, Side.RESPONSE, version_by_content_type, scope=soap_only),
     Rule("V2-NO-VERSION-SEGMENT", "9.2", "no version segment in the path",
          Level.MANDATORY, Side.REQUEST, no_version_segment),
     Rule("SEC-LEAK", "7", "an error answer leaks no implementation detail (stack frames, "
@@ -925,22 +944,60 @@ def _judge_case(case: Case, chosen: tuple[Rule, ...], tally: Tally | None,
                 profile: Profile = SPEC) -> list[Finding]:
     exchange, op, binding = case.exchange, case.operation, case.binding
     findings: list[Finding] = []
-    counted: list[tuple[str, str | None, str | None, Verdict]] = []
     client = exchange.client  # once, not once per finding
+    plan = _plan(chosen, op, binding)
+    if tally is None:
+        for rule, out_of_scope in plan.ordered:
+            for outcome in rule.check(case) if out_of_scope is None else (out_of_scope,):
+                findings.append(_finding(exchange, rule.id, op, binding,
+                                         _weigh(rule, outcome, profile), client))
+        return findings
+    counted = list(plan.out_of_scope_counts)
     op_name, label = op.name, binding.label
-    for rule in chosen:
+    for rule in plan.in_scope:
         for outcome in rule.check(case):
             verdict = outcome[0]
-            if tally is not None and verdict is not _FAILED and verdict is not _WARNING:
+            if verdict is not _FAILED and verdict is not _WARNING:
                 counted.append((rule.id, op_name, label, verdict))
-                continue
-            weighed = _weighed(rule, outcome, profile)
-            if weighed is not verdict:
-                outcome = outcome._replace(verdict=weighed)
-            findings.append(_finding(exchange, rule.id, op, binding, outcome, client))
-    if tally is not None:
-        tally.update(counted)  # counted in C, once per exchange
+            else:
+                findings.append(_finding(exchange, rule.id, op, binding,
+                                         _weigh(rule, outcome, profile), client))
+    tally.update(counted)  # counted in C, once per exchange
     return findings
+
+
+def _weigh(rule: Rule, outcome: Outcome, profile: Profile) -> Outcome:
+    weighed = _weighed(rule, outcome, profile)
+    return outcome if weighed is outcome[0] else outcome._replace(verdict=weighed)
+
+
+class _Plan(NamedTuple):
+    """The chosen rules for one operation x binding: most rules have nothing to say of most
+    pairs (the typed rules, the SOAP-only and GET/POST-only ones), and deciding that once per
+    pair keeps lint's cost per exchange from growing with the catalogue."""
+
+    #: Each chosen rule, in catalogue order, with its out-of-scope outcome or None.
+    ordered: tuple[tuple[Rule, Outcome | None], ...]
+    in_scope: tuple[Rule, ...]
+    #: The tally keys of the out-of-scope rules' not-applicable outcomes.
+    out_of_scope_counts: tuple[tuple[str, str | None, str | None, Verdict], ...]
+
+
+#: (chosen rules, operation, binding) by identity -> (chosen, operation, their plan).
+_PLANS: dict[tuple[int, int, Binding], tuple[tuple[Rule, ...], Operation, _Plan]] = {}
+
+
+def _plan(chosen: tuple[Rule, ...], op: Operation, binding: Binding) -> _Plan:
+    entry = _PLANS.get((id(chosen), id(op), binding))
+    if entry is None or entry[0] is not chosen or entry[1] is not op:  # ids may be reused
+        if len(_PLANS) > 10_000:
+            _PLANS.clear()
+        ordered = tuple((rule, rule.out_of_scope(op, binding)) for rule in chosen)
+        plan = _Plan(ordered, tuple(rule for rule, na in ordered if na is None),
+                     tuple((rule.id, op.name, binding.label, Verdict.NOT_APPLICABLE)
+                           for rule, na in ordered if na is not None))
+        entry = _PLANS[id(chosen), id(op), binding] = (chosen, op, plan)
+    return entry[2]
 
 
 def _weighed(rule: Rule, outcome: Outcome, profile: Profile) -> Verdict:

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from harness.contract.model import Contract, Operation, Parameter
+from harness.contract.model import Contract, Operation, Parameter, ParamType
+from harness.contract.structure import differences, signature
 from harness.contract.wsdl_import import Description
 from harness.judge.findings import Finding, Verdict
 
@@ -121,11 +122,30 @@ def _judge_operation(want: Operation, got: Operation, source: str) -> Iterator[F
         if other is None:
             continue  # WSDL-PARAMETERS said so
         expected, actual = _type_of(p), _type_of(other)
-        yield _finding("WSDL-TYPES", ok if expected == actual else bad, source, want.name,
-                       expected=f"{p.name}: {expected}", actual=f"{p.name}: {actual}")
+        drift = _drift(want, got, p.type_name) if p.type is ParamType.COMPLEX else []
+        if drift or expected != actual:
+            expected, actual = _shown(want, p.type_name, expected), _shown(got, other.type_name,
+                                                                           actual)
+        yield _finding("WSDL-TYPES", bad if drift or expected != actual else ok, source,
+                       want.name, expected=f"{p.name}: {expected}", actual=f"{p.name}: {actual}",
+                       message="; ".join(drift))
     expected, actual = _result_of(want), _result_of(got)
-    yield _finding("WSDL-RESULT", ok if expected == actual else bad, source, want.name,
-                   expected=expected, actual=actual)
+    drift = _drift(want, got, want.result) if want.result_type is ParamType.COMPLEX else []
+    if drift:
+        expected, actual = signature(want.schema, expected), signature(got.schema, actual)
+    yield _finding("WSDL-RESULT", bad if drift or expected != actual else ok, source, want.name,
+                   expected=expected, actual=actual, message="; ".join(drift))
+
+
+def _drift(want: Operation, got: Operation, type_name: str | None) -> list[str]:
+    """What changed in an array or complex type (nested types included), by path."""
+    if not type_name or type_name not in want.schema:
+        return []
+    return differences(want.schema, got.schema, type_name)
+
+
+def _shown(op: Operation, type_name: str | None, text: str) -> str:
+    return signature(op.schema, type_name) if type_name in op.schema else text
 
 
 def _judge_ports(contract: Contract, ops: tuple[Operation, ...], d: Description,

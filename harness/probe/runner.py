@@ -8,7 +8,6 @@ target stops answering.
 
 from __future__ import annotations
 
-import contextlib
 import sys
 import time
 from collections.abc import Iterable, Iterator
@@ -28,6 +27,7 @@ from harness.probe.casefile import CaseFile, read_cases
 from harness.probe.cases import ProbeCase, plain_request
 from harness.probe.checks import Answer
 from harness.probe.http_level import http_cases
+from harness.reference.server import target_or_reference
 from harness.traffic import send
 from harness.traffic.exchange import HttpRequest
 
@@ -233,21 +233,6 @@ def _search(prober: Prober, target: values.Target, examples: int, seed: int | No
 # ------------------------------------------------------------------------------------ run
 
 
-@contextlib.contextmanager
-def target_url(target: str | None, contract: Contract,
-               options: send.SendOptions | None = None) -> Iterator[str]:
-    """The target's base URL, or the embedded reference started for the run (as certify)."""
-    if target:
-        url = send.base_url(target)
-        send.check_reachable(url, options=options)
-        yield url
-        return
-    from harness.reference.server import running
-
-    with running(contract) as url:
-        yield url
-
-
 def probe(target: str | None, contract: Contract, budget: Budget, outputs: Outputs, *,
           options: send.SendOptions | None = None, chosen: Selection | None = None,
           replay: Path | None = None, seed: int | None = None, stream: IO[str] | None = None
@@ -256,7 +241,7 @@ def probe(target: str | None, contract: Contract, budget: Budget, outputs: Outpu
     stream = stream or sys.stdout
     _check_budget(budget)
     saved = list(read_cases(replay, contract)) if replay else None
-    with target_url(target, contract, options) as url:
+    with target_or_reference(target, contract, options) as url:
         shown = url if target else f"embedded reference at {url}"
         report = Report("probe", shown, titles=checks.titles(), namespace=contract.namespace)
         cases_out = None if replay else CaseFile(outputs.failures)

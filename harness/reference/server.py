@@ -13,6 +13,8 @@ import uvicorn
 
 from harness.contract.model import Contract, school_mobile
 from harness.errors import UsageError
+from harness.traffic import send
+from harness.traffic.send import SendOptions
 
 #: Seconds a connection may take to send a request's headers (from connecting, or from the end
 #: of the previous response); then it is closed. uvicorn has no such limit: 600 half-sent
@@ -134,3 +136,17 @@ def running(contract: Contract | None = None, app=None, host: str = "127.0.0.1",
         server.should_exit = True
         thread.join(timeout=5)
         sock.close()
+
+
+@contextlib.contextmanager
+def target_or_reference(target: str | None, contract: Contract,
+                        options: SendOptions | None = None) -> Iterator[str]:
+    """The target's base URL once it answers, or the embedded reference started for the run
+    (what certify and probe test when no --target is given)."""
+    if not target:
+        with running(contract) as url:
+            yield url
+        return
+    url = send.base_url(target)
+    send.check_reachable(url, options=options)
+    yield url
