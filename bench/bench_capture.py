@@ -1,20 +1,31 @@
-"""Throughput and latency of capture: direct to the reference, through stock mitmdump, through
-mitmdump with the harness addon, and through ``harness capture``, in one run.
+"""Throughput of ``harness capture`` against stock ``mitmdump`` in reverse mode, in one run, and
+exchanges lost at 200 concurrent clients.
 
-    .venv/bin/python bench/bench_capture.py [--requests 3000] [--clients 200] [--procs 4] \
-        [--rounds 3]
+    .venv/bin/python bench/bench_capture.py [--requests 3000] [--clients 32] \
+        [--crowd 200 --crowd-requests 2000] [--rounds 3] [--addon]
 
-Every setup gets the same load: ``--clients`` concurrent keep-alive connections spread over
-``--procs`` client processes (httpx, asyncio), sending their share of requests over all 32
-operation x binding pairs (sensitive values included, so redaction works). The reference runs in
-its own process (``harness serve``). The mitmdump setups are the same command, with and without
-``-s addon.py``, run back to back with ``harness capture`` in every round.
+What is measured is the PROXY, so the rest is made cheap and robust:
 
-Besides throughput, it reads the CPU time the proxy process spent per exchange (from /proc), and
-that of the recording writer (the proxy's child process that classifies, redacts and writes):
-mitmproxy runs on one event-loop thread, so the proxy's CPU per exchange is what bounds its
-throughput, and it is far less noisy than req/s on a shared machine. ``lost`` counts exchanges
-answered but not in the recording. Compare ratios measured in the same run.
+- the upstream is a canned server (its own process, raw asyncio + uvloop, keep-alive forever, a
+  deep listen backlog) answering every request with the bytes the embedded reference answered
+  to it when the bench started: same status, headers and bodies the reference sends (the writer
+  classifies and redacts real answers), none of the reference's CPU, and no keep-alive timeout
+  closing the connections mitmproxy opened (which turned into 502s and made the old figures
+  untrustworthy);
+- the clients are raw asyncio + uvloop keep-alive connections (``--procs`` processes), with the
+  exact bytes of ``build_request`` for all 32 operation x binding pairs, sensitive values
+  included (so redaction works), responses parsed with httptools.
+
+Every round runs stock mitmdump (``mitmdump -q``, mitmproxy's default options) and ``harness
+capture`` (redaction on) back to back, alternating which goes first (A/B, B/A, ...), each a fresh
+process: ``--requests`` over ``--clients`` connections (throughput: the proxy is the
+bottleneck), then ``--crowd-requests`` over ``--crowd`` connections (200 concurrent clients).
+``failed`` counts requests without an answer or answered with another status than the
+reference's (a 502 of the proxy), ``lost`` exchanges answered but missing from the recording.
+It prints per setup the median round's req/s and the CPU time per exchange of the proxy process
+and of its recording writer (from /proc, throughput phase), then the median of the per-round
+ratios. A run with any failure, or a load average above 2, says its figures are suspect.
+Compare ratios measured in one run and quote the load average it prints.
 """
 
 from __future__ import annotations
@@ -30,9 +41,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
-
-import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -42,6 +53,10 @@ from harness.contract.bindings import Binding, build_request  # noqa: E402
 from harness.contract.model import sample_arguments, school_mobile  # noqa: E402
 
 BIN = Path(sys.executable).parent
+STOCK, CAPTURE, ADDON = "stock mitmdump", "harness capture", "mitmdump + harness addon"
+
+#: A request as the clients send it: method, target (path and query), headers, body.
+Request = tuple[str, str, list[tuple[str, str]], bytes]
 
 
 def _free_port() -> int:
@@ -61,59 +76,240 @@ def _wait_port(port: int, timeout: float = 20) -> None:
     raise RuntimeError(f"nothing listens on {port}")
 
 
-def _client(args: tuple[str, int, int, int]) -> list[tuple[float, bool]]:
-    """One client process: ``count`` requests over ``conns`` concurrent keep-alive connections
-    (one asyncio task each); returns each latency in seconds, and whether it was a 200."""
-    base, count, offset, conns = args
+# -- the load ------------------------------------------------------------------------------------
+
+
+def bench_requests() -> list[Request]:
+    """All 32 operation x binding pairs, three argument sets each (sensitive values included)."""
     contract = school_mobile()
-    pairs = [(op, b) for op in contract.operations for b in Binding]
-    requests = []
-    for i in range(count):
-        op, binding = pairs[(offset + i) % len(pairs)]
-        r = build_request(contract, op, sample_arguments(op, i % 3), binding, base)
-        headers = [(k, v) for k, v in r.headers if k.lower() not in ("host", "content-length")]
-        requests.append((r.method, r.url, headers, r.body))
-    return asyncio.run(_send_all(requests, conns))
+    built = []
+    for variant in range(3):
+        for op in contract.operations:
+            for binding in Binding:
+                r = build_request(contract, op, sample_arguments(op, variant), binding,
+                                  "http://upstream.invalid")
+                headers = [(k, v) for k, v in r.headers
+                           if k.lower() not in ("host", "content-length")]
+                built.append((r.method, r.target, headers, r.body or b""))
+    return built
 
 
-async def _send_all(requests: list, conns: int) -> list[tuple[float, bool]]:
-    latencies: list[tuple[float, bool]] = []
-    limits = httpx.Limits(max_connections=conns, max_keepalive_connections=conns)
-    async with httpx.AsyncClient(trust_env=False, timeout=120, limits=limits) as client:
-        async def worker(mine: list) -> None:
-            for method, url, headers, body in mine:
-                start = time.perf_counter()
-                response = await client.request(method, url, headers=headers, content=body)
-                latencies.append((time.perf_counter() - start, response.status_code == 200))
-
-        await asyncio.gather(*(worker(requests[n::conns]) for n in range(conns)))
-    return latencies
+def wire(request: Request, host: str) -> bytes:
+    method, target, headers, body = request
+    head = [f"{method} {target} HTTP/1.1", f"Host: {host}",
+            *(f"{k}: {v}" for k, v in headers)]
+    if body or method == "POST":
+        head.append(f"Content-Length: {len(body)}")
+    return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
 
 
-#: req/s, p50 ms, p95 ms, proxy and writer CPU us per exchange, answered (200), failed (not 200)
-Figures = tuple[float, float, float, float, float, int, int]
+# -- the canned upstream -------------------------------------------------------------------------
 
 
-def measure(base: str, total: int, clients: int, procs: int, proxy: int | None = None) -> Figures:
-    """``Figures`` for ``total`` requests from ``clients`` concurrent clients
-    spread over ``procs`` processes; CPU figures are 0 without a ``proxy`` pid (the writer: the
-    proxy's child processes)."""
-    share, conns = total // procs, max(1, clients // procs)
-    with multiprocessing.Pool(procs) as pool:
-        warm = pool.map(_client, [(base, conns, n, conns) for n in range(procs)])
-        pids = [proxy, *_children(proxy)] if proxy else []  # the proxy, then its writer
-        before = [_cpu(pid) for pid in pids]
-        start = time.perf_counter()
-        results = pool.map(_client, [(base, share, n * 7, conns) for n in range(procs)])
-        elapsed = time.perf_counter() - start
-        cpu = [_cpu(pid) - then for pid, then in zip(pids, before, strict=True)]
-    latencies = sorted(x for r in results for x, _ok in r)
-    p95 = latencies[int(len(latencies) * 0.95)]
-    per = 1e6 / len(latencies)
-    answered = sum(ok for r in [*warm, *results] for _x, ok in r)
-    failed = sum(not ok for r in results for _x, ok in r)
-    return (len(latencies) / elapsed, statistics.median(latencies) * 1000, p95 * 1000,
-            cpu[0] * per if cpu else 0.0, sum(cpu[1:]) * per, answered, failed)
+def canned_answers(requests: list[Request]) -> dict[tuple[str, str, bytes], bytes]:
+    """The embedded reference's answer to each request, as raw HTTP/1.1 response bytes."""
+    import httpx
+
+    from harness.reference.server import running
+
+    answers = {}
+    with running() as url, httpx.Client(base_url=url, trust_env=False) as client:
+        for method, target, headers, body in requests:
+            got = client.request(method, target, headers=headers, content=body or None)
+            head = [f"HTTP/1.1 {got.status_code} {got.reason_phrase}"]
+            head += [f"{k}: {v}" for k, v in got.headers.multi_items()
+                     if k.lower() not in ("content-length", "connection", "transfer-encoding")]
+            head.append(f"Content-Length: {len(got.content)}")
+            answers[(method, target, body)] = (
+                ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + got.content)
+    return answers
+
+
+def serve_canned(port: int, answers: dict[tuple[str, str, bytes], bytes]) -> None:
+    """The upstream process: answers each known request with its canned bytes (404 else)."""
+    import httptools
+    import uvloop
+
+    missing = b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"
+
+    class Upstream(asyncio.Protocol):
+        def connection_made(self, transport) -> None:
+            self.transport = transport
+            self.parser = httptools.HttpRequestParser(self)
+            self.body: list[bytes] = []
+            self.url = b""
+
+        def on_url(self, url: bytes) -> None:
+            self.url += url
+
+        def on_body(self, body: bytes) -> None:
+            self.body.append(body)
+
+        def on_message_complete(self) -> None:
+            key = (self.parser.get_method().decode(), self.url.decode("latin-1"),
+                   b"".join(self.body))
+            self.transport.write(answers.get(key, missing))
+            self.url, self.body = b"", []
+
+        def data_received(self, data: bytes) -> None:
+            try:
+                self.parser.feed_data(data)
+            except httptools.HttpParserError:
+                self.transport.close()
+
+    async def run() -> None:
+        server = await asyncio.get_running_loop().create_server(
+            Upstream, "127.0.0.1", port, backlog=4096)
+        await server.serve_forever()
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    uvloop.run(run())
+
+
+# -- the clients ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Load:
+    """What the clients saw: latencies (s), status counts, requests without an answer, and the
+    span from the first request sent to the last answer."""
+
+    latencies: list[float] = field(default_factory=list)
+    answered: int = 0  # with the status the reference gives that request (incl. warm-up)
+    unexpected: Counter = field(default_factory=Counter)  # other statuses (incl. warm-up)
+    errors: int = 0
+    started: float = 0.0
+    ended: float = 0.0
+
+    def add(self, other: Load) -> None:
+        self.latencies += other.latencies
+        self.answered += other.answered
+        self.unexpected.update(other.unexpected)
+        self.errors += other.errors
+        self.started = min(self.started or other.started, other.started)
+        self.ended = max(self.ended, other.ended)
+
+    @property
+    def rate(self) -> float:
+        return len(self.latencies) / (self.ended - self.started)
+
+    @property
+    def failed(self) -> int:
+        return self.unexpected.total() + self.errors
+
+
+#: Raw request bytes, and the status the reference answers them with.
+Wire = tuple[bytes, int]
+
+
+def _client_process(port: int, wires: list[Wire], conns: int, ready, results) -> None:
+    import uvloop
+
+    results.put(uvloop.run(_connections(port, wires, conns, ready)))
+
+
+async def _connections(port: int, wires: list[Wire], conns: int, ready) -> Load:
+    """``conns`` keep-alive connections: each sends one warm-up request, then (once every
+    client process is warm: ``ready``, a barrier) its share of ``wires`` one after another."""
+    load = Load()
+    clients = [Connection(port, load) for _ in range(conns)]
+    await asyncio.gather(*(c.send(wires[n % len(wires)], count=False)
+                           for n, c in enumerate(clients)))
+    await asyncio.get_running_loop().run_in_executor(None, ready.wait)
+    load.started = time.time()
+    await asyncio.gather(*(c.send_all(wires[n::conns]) for n, c in enumerate(clients)))
+    load.ended = time.time()
+    for c in clients:
+        c.close()
+    return load
+
+
+class Connection(asyncio.Protocol):
+    """One client connection: one request at a time, its answer parsed with httptools."""
+
+    def __init__(self, port: int, load: Load) -> None:
+        import httptools
+
+        self.port, self.load = port, load
+        self.transport: asyncio.Transport | None = None
+        self.parser = httptools.HttpResponseParser(self)
+        self.answered: asyncio.Future[int] | None = None
+
+    async def send_all(self, wires: list[Wire]) -> None:
+        for wire_ in wires:
+            await self.send(wire_)
+
+    async def send(self, wire_: Wire, count: bool = True) -> None:
+        import httptools
+
+        loop = asyncio.get_running_loop()
+        started = time.perf_counter()
+        try:
+            if self.transport is None or self.transport.is_closing():
+                self.parser = httptools.HttpResponseParser(self)
+                await loop.create_connection(lambda: self, "127.0.0.1", self.port)
+            self.answered = loop.create_future()
+            self.transport.write(wire_[0])
+            status = await asyncio.wait_for(self.answered, 120)
+        except (TimeoutError, OSError, ConnectionError):
+            self.load.errors += 1
+            self.close()
+            return
+        if count:
+            self.load.latencies.append(time.perf_counter() - started)
+        if status == wire_[1]:
+            self.load.answered += 1
+        else:
+            self.load.unexpected[status] += 1
+
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            self.parser.feed_data(data)
+        except Exception as exc:
+            self._settle(exc)
+
+    def on_message_complete(self) -> None:
+        self._settle(self.parser.get_status_code())
+
+    def connection_lost(self, exc) -> None:
+        self._settle(ConnectionError("closed"))
+
+    def _settle(self, outcome) -> None:
+        if self.answered is not None and not self.answered.done():
+            if isinstance(outcome, BaseException):
+                self.answered.set_exception(outcome)
+            else:
+                self.answered.set_result(outcome)
+
+    def close(self) -> None:
+        if self.transport is not None:
+            self.transport.close()
+
+
+def measure(port: int, wires: list[Wire], clients: int, procs: int,
+            pids: list[int]) -> tuple[Load, list[float]]:
+    """Send ``wires`` over ``clients`` connections in ``procs`` processes; what they saw, and the
+    CPU seconds each of ``pids`` spent from the first request to the last answer."""
+    ctx = multiprocessing.get_context("fork")
+    ready, results = ctx.Barrier(procs + 1), ctx.Queue()
+    share = max(1, clients // procs)
+    workers = [ctx.Process(target=_client_process,
+                           args=(port, wires[n::procs], share, ready, results))
+               for n in range(procs)]
+    for w in workers:
+        w.start()
+    ready.wait(timeout=300)
+    before = [_cpu(pid) for pid in pids]
+    load = Load()
+    for _ in workers:
+        load.add(results.get(timeout=600))
+    cpu = [_cpu(pid) - then for pid, then in zip(pids, before, strict=True)]
+    for w in workers:
+        w.join()
+    return load, cpu
 
 
 def _cpu(pid: int) -> float:
@@ -133,108 +329,156 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-class Proc:
-    def __init__(self, args: list[str], port: int) -> None:
-        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        self.port = port
-        _wait_port(port)
+# -- the setups ----------------------------------------------------------------------------------
 
-    def stop(self) -> None:
-        self.proc.send_signal(signal.SIGINT)
+
+@dataclass
+class Result:
+    """One setup in one round: the throughput phase, the crowd phase, CPU us per exchange of the
+    proxy and of its writer (throughput phase), and exchanges answered but not recorded."""
+
+    fast: Load
+    crowd: Load
+    proxy_us: float
+    writer_us: float
+    lost: int | None
+
+
+def run_setup(name: str, upstream: str, tmp: Path, tag: str, opts,
+              wires: dict[str, list[Wire]]) -> Result:
+    out = tmp / f"{tag}.jsonl"
+    if name == CAPTURE:
+        with CaptureProcess(upstream, out) as cap:
+            assert cap.proc is not None
+            port = int(cap.url.rsplit(":", 1)[1])
+            result = _phases(port, cap.proc.pid, opts, wires)
+            code, _out, err = cap.stop()
+        if code != 0:
+            raise RuntimeError(f"harness capture exited {code}: {err.strip()[-500:]}")
+    else:
+        extra = ["-s", str(ROOT / "harness/capture/addon.py"), "--set",
+                 f"recording={out}"] if name == ADDON else []
+        port = _free_port()
+        proc = subprocess.Popen([str(BIN / "mitmdump"), "-q", "--mode", f"reverse:{upstream}",
+                                 "--listen-host", "127.0.0.1", "--listen-port", str(port),
+                                 *extra], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+            _wait_port(port)
+            result = _phases(port, proc.pid, opts, wires)
+        finally:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+    if name != STOCK:
+        result.lost = result.fast.answered + result.crowd.answered - _recorded(out)
+    return result
+
+
+def _phases(port: int, pid: int, opts, wires: dict[str, list[Wire]]) -> Result:
+    pids = [pid, *_children(pid)]  # the proxy, then its writer (if any)
+    fast, cpu = measure(port, wires["fast"], opts.clients, opts.procs, pids)
+    crowd, _ = measure(port, wires["crowd"], opts.crowd, opts.procs, pids)
+    per = 1e6 / len(fast.latencies)
+    return Result(fast, crowd, cpu[0] * per, sum(cpu[1:]) * per, None)
+
+
+def _recorded(path: Path) -> int:
+    """Exchanges recorded with the upstream's answer (what the clients count as answered)."""
+    with path.open("rb") as lines:
+        return sum(b'"response":{"status":' in line for line in lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--requests", type=int, default=3000)
-    parser.add_argument("--clients", type=int, default=200,
-                        help="concurrent clients (keep-alive connections) in all")
-    parser.add_argument("--procs", type=int, default=4, help="client processes")
-    parser.add_argument("--rounds", type=int, default=3,
-                        help="alternate the setups this many times; best round (req/s) and "
-                             "median round (CPU) count")
+    parser.add_argument("--requests", type=int, default=3000,
+                        help="requests of the throughput phase (default 3000)")
+    parser.add_argument("--clients", type=int, default=32,
+                        help="concurrent keep-alive connections of the throughput phase")
+    parser.add_argument("--crowd", type=int, default=200,
+                        help="concurrent connections of the lost/errors phase (default 200)")
+    parser.add_argument("--crowd-requests", type=int, default=2000)
+    parser.add_argument("--procs", type=int, default=2, help="client processes (default 2)")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--addon", action="store_true",
+                        help="also run mitmdump -s harness/capture/addon.py")
     opts = parser.parse_args()
 
-    ref_port = _free_port()
-    reference = Proc([str(BIN / "harness"), "serve", "--port", str(ref_port)], ref_port)
-    upstream = f"http://127.0.0.1:{ref_port}"
+    requests = bench_requests()
+    answers = canned_answers(requests)
+    up_port = _free_port()
+    upstream_proc = multiprocessing.get_context("spawn").Process(
+        target=serve_canned, args=(up_port, answers), daemon=True)
+    upstream_proc.start()
+    _wait_port(up_port)
+    upstream = f"http://127.0.0.1:{up_port}"
+    host = "127.0.0.1"
+    expected = {k: int(v.split(b" ", 2)[1]) for k, v in answers.items()}
+    ordered = []
+    for i in range(max(opts.requests, opts.crowd_requests)):
+        method, target, _headers, body = requests[i % len(requests)]
+        ordered.append((wire(requests[i % len(requests)], host),
+                        expected[(method, target, body)]))
+    wires = {"fast": ordered[:opts.requests], "crowd": ordered[:opts.crowd_requests]}
     tmp = Path(tempfile.mkdtemp(prefix="bench-capture-"))
-    addon = ROOT / "harness" / "capture" / "addon.py"
-    results: dict[str, list[Figures]] = {}
-    lost: dict[str, int] = {}
-    load = (opts.requests, opts.clients, opts.procs)
+    loads = [os.getloadavg()[0]]
+    results: dict[str, list[Result]] = {}
     try:
+        direct, _ = measure(up_port, wires["fast"], opts.clients, opts.procs, [])
         for round_ in range(opts.rounds):
-            setups = {
-                "direct to the reference": None,
-                "stock mitmdump": [],
-                "mitmdump + harness addon": ["-s", str(addon), "--set",
-                                             f"recording={tmp}/addon-{round_}.jsonl"],
-                "harness capture": "capture",
-            }
-            for name, extra in setups.items():
-                if extra is None:
-                    figures = measure(upstream, *load)
-                elif extra == "capture":
-                    out = tmp / f"capture-{round_}.jsonl"
-                    with CaptureProcess(upstream, out) as cap:
-                        assert cap.proc is not None
-                        figures = measure(cap.url, *load, cap.proc.pid)
-                        cap.stop()
-                    lost[name] = lost.get(name, 0) + figures[5] - _recorded(out)
-                else:
-                    port = _free_port()
-                    proxy = Proc([str(BIN / "mitmdump"), "-q", "--mode", f"reverse:{upstream}",
-                                  "--listen-host", "127.0.0.1", "--listen-port", str(port),
-                                  *extra], port)
-                    try:
-                        figures = measure(f"http://127.0.0.1:{port}", *load, proxy.proc.pid)
-                    finally:
-                        proxy.stop()
-                    if extra:
-                        lost[name] = (lost.get(name, 0) + figures[5]
-                                      - _recorded(tmp / f"addon-{round_}.jsonl"))
-                results.setdefault(name, []).append(figures)
+            setups = [STOCK, CAPTURE] if round_ % 2 == 0 else [CAPTURE, STOCK]
+            if opts.addon:
+                setups.append(ADDON)
+            for name in setups:
+                results.setdefault(name, []).append(
+                    run_setup(name, upstream, tmp, f"{name.split()[-1]}-{round_}", opts, wires))
+            loads.append(os.getloadavg()[0])
     finally:
-        reference.stop()
-    report(results, lost, opts)
+        upstream_proc.terminate()
+    report(results, direct, loads, opts)
 
 
-def _recorded(path: Path) -> int:
-    """Exchanges recorded with a 200 answer (what ``measure`` counts as answered)."""
-    with path.open("rb") as lines:
-        return sum(b'"response":{"status":200,' in line for line in lines)
-
-
-def report(results: dict[str, list[Figures]], lost: dict[str, int], opts) -> None:
-    print(f"capture benchmark: {opts.requests} requests x {opts.rounds} rounds, "
-          f"{opts.clients} concurrent clients in {opts.procs} processes, redaction on, "
-          f"{os.cpu_count()} CPUs, load average at the end {os.getloadavg()[0]:.1f} "
-          f"(req/s, p50, p95: best round; CPU: median round)")
-    print(f"{'setup':<26} {'req/s':>7} {'p50 ms':>8} {'p95 ms':>8} {'proxy CPU us/exch':>18} "
-          f"{'writer CPU us/exch':>19} {'not 200':>7} {'lost':>5}")
-    best = {name: max(rounds) for name, rounds in results.items()}
-    cpu = {name: (statistics.median(r[3] for r in rounds), statistics.median(r[4] for r in rounds))
-           for name, rounds in results.items()}
-    for name, (rps, p50, p95, *_) in best.items():
-        proxy_cpu, writer_cpu = cpu[name]
-        failed = sum(r[6] for r in results[name])
-        print(f"{name:<26} {rps:>7.0f} {p50:>8.2f} {p95:>8.2f} "
-              f"{proxy_cpu or float('nan'):>18.0f} {writer_cpu or float('nan'):>19.0f} "
-              f"{failed:>7} {lost.get(name, ''):>5}")
-    stock, capture = best["stock mitmdump"][0], best["harness capture"][0]
-    print(f"harness capture / stock mitmdump, req/s in this run: {capture / stock:.2f} "
-          f"(goal: at least 2)")
-    print(f"harness capture, writer CPU per exchange: {cpu['harness capture'][1]:.0f} us "
-          f"(goal: at most 150); proxy CPU per exchange: {cpu['harness capture'][0]:.0f} us "
-          f"vs stock mitmdump's {cpu['stock mitmdump'][0]:.0f} us "
-          f"({cpu['stock mitmdump'][0] / cpu['harness capture'][0]:.2f}x less)")
-    print(f"mitmdump + harness addon / stock mitmdump: "
-          f"{best['mitmdump + harness addon'][0] / stock:.2f}; stock mitmdump / direct: "
-          f"{stock / best['direct to the reference'][0]:.2f}")
+def report(results: dict[str, list[Result]], direct: Load, loads: list[float], opts) -> None:
+    print(f"capture benchmark: {opts.rounds} rounds (stock mitmdump and harness capture "
+          f"alternating), throughput: {opts.requests} requests over {opts.clients} keep-alive "
+          f"connections; crowd: {opts.crowd_requests} requests over {opts.crowd}; "
+          f"{opts.procs} client processes; redaction on; mitmproxy default options for both "
+          f"(connection_strategy eager); upstream: canned answers of the reference "
+          f"({direct.rate:.0f} req/s direct); {os.cpu_count()} CPUs, load average (1 min) "
+          f"{' -> '.join(f'{x:.1f}' for x in loads)}")
+    print(f"{'setup':<26} {'req/s':>7} {'p50 ms':>7} {'p95 ms':>7} {'proxy CPU':>10} "
+          f"{'writer CPU':>10} {'req/s @' + str(opts.crowd):>10} {'failed':>8} {'lost':>5}")
+    print(f"{'':<26} {'':>7} {'':>7} {'':>7} {'us/exch':>10} {'us/exch':>10}")
+    suspect = 0
+    for name, rounds in results.items():
+        mid = sorted(rounds, key=lambda r: r.fast.rate)[len(rounds) // 2]
+        lat = sorted(mid.fast.latencies)
+        failed = sum(r.fast.failed + r.crowd.failed for r in rounds)
+        suspect += failed
+        lost = "" if rounds[0].lost is None else str(sum(r.lost for r in rounds))
+        writer = statistics.median(r.writer_us for r in rounds)
+        print(f"{name:<26} {mid.fast.rate:>7.0f} {lat[len(lat) // 2] * 1e3:>7.2f} "
+              f"{lat[int(len(lat) * 0.95)] * 1e3:>7.2f} "
+              f"{statistics.median(r.proxy_us for r in rounds):>10.0f} "
+              f"{writer if writer else float('nan'):>10.0f} "
+              f"{statistics.median(r.crowd.rate for r in rounds):>10.0f} {failed:>8} {lost:>5}")
+    ratios = [c.fast.rate / s.fast.rate for s, c in zip(results[STOCK], results[CAPTURE],
+                                                        strict=True)]
+    crowd = [c.crowd.rate / s.crowd.rate for s, c in zip(results[STOCK], results[CAPTURE],
+                                                         strict=True)]
+    cap = results[CAPTURE]
+    print(f"harness capture / stock mitmdump, req/s: {statistics.median(ratios):.2f} "
+          f"(median of rounds {', '.join(f'{r:.2f}' for r in ratios)}; goal: at least 2); "
+          f"at {opts.crowd} clients: {statistics.median(crowd):.2f}")
+    print(f"harness capture, writer CPU per exchange: "
+          f"{statistics.median(r.writer_us for r in cap):.0f} us (goal: at most 150); proxy CPU "
+          f"per exchange: {statistics.median(r.proxy_us for r in cap):.0f} us vs stock "
+          f"mitmdump's {statistics.median(r.proxy_us for r in results[STOCK]):.0f} us; "
+          f"lost: {sum(r.lost for r in cap)}")
+    if suspect or max(loads) > 2:
+        print(f"SUSPECT: {suspect} requests failed (no answer, or not the reference's status); "
+              f"load average up to {max(loads):.1f} (trustworthy: no failures, load <= 2)")
 
 
 if __name__ == "__main__":

@@ -8,12 +8,12 @@ import logging
 import signal
 import socket
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import IO
 from urllib.parse import urlsplit
 
-from mitmproxy import exceptions
+from mitmproxy import exceptions, flow, hooks
 from mitmproxy.addonmanager import AddonManager
 
 from harness.capture.addon import Recorder
@@ -21,6 +21,8 @@ from harness.contract.model import Contract, school_mobile
 from harness.errors import HarnessError, TargetUnreachable, UsageError
 
 MODES = ("reverse", "regular")
+#: mitmproxy's ``update`` event (any instance: only its name is looked at).
+UPDATE = hooks.UpdateHook([])
 
 
 @dataclass
@@ -114,6 +116,7 @@ async def _capture(settings: CaptureSettings, contract: Contract, out: IO[str]) 
     from mitmproxy.master import Master
 
     logging.getLogger("mitmproxy").setLevel(logging.ERROR)
+    _skip_debug_type_checks()
     mode = f"reverse:{settings.upstream}" if settings.mode == "reverse" else "regular"
     opts = options.Options(**({"confdir": settings.confdir} if settings.confdir else {}))
     master = Master(opts)
@@ -155,6 +158,16 @@ class HookCache(AddonManager):
     def __init__(self, master) -> None:
         super().__init__(master)
         self._hooks: dict[str, list] = {}
+        self._fields: dict[type, tuple[str, ...]] = {}  # the argument names of each event
+
+    async def handle_lifecycle(self, event) -> None:
+        """As mitmproxy's, without the ``update`` event after each flow event when no addon
+        handles it (none of capture's does)."""
+        await self.trigger_event(event)
+        if self._handlers(UPDATE):
+            message = self._args(event)[0]
+            if isinstance(message, flow.Flow):
+                await self.trigger_event(hooks.UpdateHook([message]))
 
     def add(self, *addons) -> None:
         self._hooks.clear()
@@ -168,15 +181,26 @@ class HookCache(AddonManager):
         self._hooks.clear()
         super().clear()
 
-    async def trigger_event(self, event) -> None:
-        hooks = self._hooks.get(event.name)
-        if hooks is None:
-            hooks = self._hooks[event.name] = [
+    def _handlers(self, event) -> list:
+        found = self._hooks.get(event.name)
+        if found is None:
+            found = self._hooks[event.name] = [
                 func for addon in self.chain for _a, func in self._iter_hooks(addon, event)]
-        if not hooks:
+        return found
+
+    def _args(self, event) -> list:
+        """``event.args()``, without looking the dataclass fields up each time."""
+        names = self._fields.get(type(event))
+        if names is None:
+            names = self._fields[type(event)] = tuple(f.name for f in fields(event))
+        return [getattr(event, name) for name in names]
+
+    async def trigger_event(self, event) -> None:
+        handlers = self._handlers(event)
+        if not handlers:
             return
-        args = event.args()
-        for func in hooks:
+        args = self._args(event)
+        for func in handlers:
             try:
                 result = func(*args)
                 if result is not None and inspect.isawaitable(result):
@@ -188,6 +212,16 @@ class HookCache(AddonManager):
             except Exception as exc:
                 logging.getLogger("mitmproxy.addonmanager").error(
                     f"Addon error: {exc}", exc_info=True)
+
+
+def _skip_debug_type_checks() -> None:
+    """mitmproxy type-checks every field of every request and response it creates, under
+    ``if __debug__`` (a development check; ``python -O`` drops it). It costs about a tenth of
+    the proxy's CPU per exchange; the messages are mitmproxy's own, built by its HTTP layer."""
+    from mitmproxy import http
+
+    if "__post_init__" in vars(http.MessageData):
+        http.MessageData.__post_init__ = lambda self: None  # type: ignore[method-assign]
 
 
 def capture_addons() -> list[object]:
