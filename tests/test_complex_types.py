@@ -330,3 +330,107 @@ def test_drift_in_a_complex_type_fails_naming_it(orders: Contract, kind: str) ->
     assert done.returncode == 1, done.stdout + done.stderr
     assert any(line.startswith(f"[{rule}]") and words in line
                for line in done.stdout.splitlines()), done.stdout
+
+
+# ------------------------------------------------------------------ structured --values
+
+
+def test_structured_values_are_sent_over_the_generated_ones(orders: Contract,
+                                                            tmp_path: Path) -> None:
+    """--values FILE.json: an object for a complex parameter (fields not named keep their
+    generated values), a list for an array one; TOML takes the same values."""
+    seen: list[HttpRequest] = []
+
+    def recording(contract: Contract, request: HttpRequest) -> HttpResponse:
+        seen.append(request)
+        return answer(contract, request)
+
+    values = tmp_path / "values.json"
+    values.write_text(json.dumps({
+        "SaveOrder": {"order": {"Customer": "ACME", "Lines": [
+            {"Sku": "A-1", "Quantity": 3}, {"Sku": "B-2", "Quantity": 1}]}},
+        "Sum": {"values": [4, 5, 6]}}))
+    toml = tmp_path / "values.toml"
+    toml.write_text('[SaveOrder]\norder = \'{"Customer": "ACME", "Status": "Shipped"}\'\n'
+                    "[Sum]\nvalues = [4, 5, 6]\n")
+    with running(orders, app=create_app(orders, recording)) as url:
+        code, _, out = _certify(tmp_path, "--target", url, "--values", str(values),
+                                "--operation", "SaveOrder", "--operation", "Sum")
+        code_toml, _, out_toml = _certify(tmp_path, "--target", url, "--values", str(toml),
+                                          "--operation", "SaveOrder")
+    assert code == 0, out
+    assert code_toml == 0, out_toml
+    saves = [parse_xml(r.body) for r in seen if b"<SaveOrder " in r.body]
+    orders_sent = [structure.read(orders.schema, "Order", next(
+        e for e in s.iter() if local_name(e) == "order")) for s in saves]
+    assert orders_sent and all(o["Customer"] == "ACME" for o in orders_sent)
+    given = [o for o in orders_sent if "Lines" in o and o["Lines"][0]["Sku"] == "A-1"]
+    assert given and all([(line["Sku"], line["Quantity"]) for line in o["Lines"]]
+                         == [("A-1", "3"), ("B-2", "1")] for o in given)
+    assert all(o["Placed"] and o["Status"] for o in orders_sent)  # generated, kept
+    assert any(o["Status"] == "Shipped" for o in orders_sent)  # from the TOML file
+    gets = [r.url for r in seen if "/Sum?" in r.url]
+    assert gets and all(u.endswith("?values=4&values=5&values=6") for u in gets)
+
+
+@pytest.mark.parametrize("values, words", [
+    ({"SaveOrder": {"order": {"Nope": 1}}}, "SaveOrder.order.Nope is not a field of Order"),
+    ({"SaveOrder": {"order": {"Number": "x"}}}, "'x' is not a int (R9-INT)"),
+    ({"SaveOrder": {"order": {"Lines": {"Sku": "A"}}}}, "ArrayOfOrderLine is an array"),
+    ({"Sum": {"values": {"a": 1}}}, "ArrayOfInt is an array"),
+])
+def test_a_wrong_structured_value_is_a_one_line_error(tmp_path: Path, values: dict,
+                                                      words: str) -> None:
+    path = tmp_path / "values.json"
+    path.write_text(json.dumps(values))
+    code, _, out = _certify(tmp_path, "--values", str(path))
+    assert code == 2, out
+    assert words in out and out.strip().count("\n") == 0, out
+
+
+# ------------------------------------------------------------------ diff
+
+_VALUES_OF_RESULTS = ("--ignore-values", "*Result*", "--ignore-values", "/ArrayOf*",
+                      "--ignore-values", "/Product/*", "--ignore-values", "/int")
+
+
+def _diff(tmp_path: Path, primary: str, candidate: str, *args: str) -> tuple[int, dict, str]:
+    out = tmp_path / "diff.json"
+    done = harness("diff", "--primary", primary, "--candidate", candidate, "--contract",
+                   str(SAVED), "--json", str(out), "--allure-dir", "", *args, cwd=tmp_path)
+    data = json.loads(out.read_text()) if out.exists() else {}
+    return done.returncode, data, done.stdout + done.stderr
+
+
+def test_diff_compares_complex_operations_by_structure(orders: Contract,
+                                                       tmp_path: Path) -> None:
+    """Two references agree on every operation (5 x their bindings x 3 value sets, the same
+    result over every binding); a candidate whose Product lost a field differs there, even
+    when values are not compared."""
+    drifted = COMPLEX_DRIFTS["field renamed"][0](orders)
+    with running(orders) as primary, running(orders) as candidate, running(drifted) as other:
+        code, data, out = _diff(tmp_path, primary, candidate)
+        code_drift, drift, out_drift = _diff(tmp_path, primary, other, *_VALUES_OF_RESULTS)
+    assert code == 0, out
+    assert data["exchanges"] == 3 * sum(len(orders.bindings_of(op)) for op in orders.operations)
+    assert data["rules"]["CROSS-BINDING"]["passed"] == 2 * len(orders.operations)
+    assert code_drift == 1, out_drift
+    failed = [f for f in drift["findings"] if f["verdict"] == "failed"]
+    assert {f["operation"] for f in failed} == {"GetProduct", "ListProducts"}
+    assert any(f["path"].endswith("/Product/Id") or f["path"].endswith("Result/Id")
+               for f in failed), failed[0]
+
+
+@pytest.mark.interop
+def test_diff_reference_against_the_real_runtime(real_orders: str, tmp_path: Path) -> None:
+    """The reference answers as the real runtime on every operation, errors included: the same
+    status, Content-Type and structure; only values (another service's data) and the prose of
+    errors differ."""
+    with running(model.load(SAVED)) as reference:
+        code, data, out = _diff(tmp_path, real_orders, reference, "--errors",
+                                *_VALUES_OF_RESULTS)
+    assert code == 0, out
+    assert data["counts"]["failed"] == 0
+    judged = {f["operation"] for f in data["findings"]}
+    assert {"GetProduct", "ListProducts", "SaveOrder", "Tags", "Sum"} <= judged
+    assert data["rules"]["CROSS-BINDING"]["passed"] == 10

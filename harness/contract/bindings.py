@@ -409,6 +409,38 @@ def _unreadable_soap(contract: Contract, request: HttpRequest, endpoint: str,
     return Classification(binding, op, (), endpoint, envelope, guess=guess, problem=problem)
 
 
+def structured_argument(call: Classification, name: str) -> structure.Value:
+    """An array or complex argument of ``call`` as ASMX reads it: in SOAP the first element
+    of that name (XmlSerializer: fields by name, unknown ones ignored; None when absent); in
+    GET/POST an array of a simple type as the values of its repeated field. ValueError naming
+    what does not convert."""
+    op = call.operation
+    p = op.parameter(name)
+    schema, type_name = op.schema, (p.type_name if p else None) or ""
+    if call.binding.is_soap:
+        payload = soap_payload(call.envelope) if call.envelope is not None else None
+        element = next((c for c in element_children(payload) if local_name(c) == name), None) \
+            if payload is not None else None
+        return None if element is None else structure.read(schema, type_name, element, name)
+    named = schema.get(type_name)
+    kind = structure.simple_kind(named.item.type, schema) if named and named.item else None
+    if kind is None:  # a complex type: not offered over HTTP
+        raise ValueError(f"{name}: a {type_name} does not travel as fields")
+    values = [v for n, v in call.arguments if n == name]
+    bad = next((v for v in values if not kind[0].accepts(v, kind[1], http=True)), None)
+    if bad is not None:
+        raise ValueError(f"{bad!r} is not a {named.item.type}")
+    return values
+
+
+def call_arguments(call: Classification) -> dict[str, structure.Value]:
+    """The call's arguments by parameter (the first of repeated SOAP ones; an array or complex
+    one read by ``structured_argument``); ValueError when a structured one does not convert."""
+    args = call.args
+    return {p.name: structured_argument(call, p.name) if p.type is ParamType.COMPLEX
+            else args.get(p.name) for p in call.operation.parameters}
+
+
 def soap_body(envelope: etree._Element) -> etree._Element | None:
     """The Body element of an envelope of either version (None when there is none)."""
     if local_name(envelope) != "Envelope" or namespace(envelope) not in _SOAP_BY_NS:

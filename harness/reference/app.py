@@ -16,7 +16,6 @@ from urllib.parse import SplitResult, urlsplit
 
 from starlette.datastructures import URL
 
-from harness.contract import structure
 from harness.contract.bindings import (
     Binding,
     Classification,
@@ -24,8 +23,8 @@ from harness.contract.bindings import (
     build_fault,
     build_response,
     classify,
-    soap_payload,
     soap_version,
+    structured_argument,
 )
 from harness.contract.model import (
     Contract,
@@ -36,7 +35,7 @@ from harness.contract.model import (
     school_mobile,
 )
 from harness.contract.structure import Value
-from harness.contract.xmlsafe import element_children, local_name, namespace, parse_xml, root_tag
+from harness.contract.xmlsafe import namespace, parse_xml, root_tag
 from harness.errors import ClassificationError, MalformedXML, XMLRejected
 from harness.reference.wsdl import service_name, wsdl_document
 from harness.traffic.exchange import HttpRequest, HttpResponse, content_type_params, media_type
@@ -287,24 +286,10 @@ def _arguments(call: Classification) -> dict[str, Value]:
 
 
 def _structured(call: Classification, p: Parameter) -> Value:
-    """An array or complex argument as ASMX reads it: in SOAP the first element of that name
-    (XmlSerializer: fields by name, unknown ones ignored); in GET/POST an array of a simple
-    type as the values of its repeated field."""
-    schema, type_name = call.operation.schema, p.type_name or ""
+    """An array or complex argument as ASMX reads it (a Client fault when it does not
+    convert)."""
     try:
-        if call.binding.is_soap:
-            payload = soap_payload(call.envelope) if call.envelope is not None else None
-            element = next(c for c in element_children(payload) if local_name(c) == p.name)
-            return structure.read(schema, type_name, element, p.name)
-        item = schema[type_name].item
-        kind = structure.simple_kind(item.type, schema) if item else None
-        if kind is None:  # not offered over HTTP (bindings_of): defensive
-            raise ValueError(f"{p.name}: a {type_name} does not travel as fields")
-        values = [v for name, v in call.arguments if name == p.name]
-        bad = next((v for v in values if not kind[0].accepts(v, kind[1], http=True)), None)
-        if bad is not None:
-            raise ValueError(f"{bad!r} is not a {item.type}")
-        return values
+        return structured_argument(call, p.name)
     except ValueError as exc:
         raise Refusal(f"Cannot convert {p.name}: {exc}") from None
 
