@@ -7,6 +7,7 @@ dates here, every other simple type in tests/services/lexical/observed.json
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 from xml.sax.saxutils import escape
@@ -233,3 +234,23 @@ def _dumps(answers: dict[str, dict[str, list[bool | None]]]) -> str:
 
 if __name__ == "__main__":  # record observed.json from a deployment of tests/services/lexical
     OBSERVED.write_text(_dumps(_form_answers(sys.argv[1])), encoding="utf-8")
+
+
+def _certify(tmp_path: Path, *target: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "harness", "certify", "--contract", str(LEXICAL / "contract.json"),
+         "--report-dir", str(tmp_path / "reports"), "--no-html", *target],
+        capture_output=True, text=True, timeout=900, check=False)
+
+
+def test_certify_of_every_type_passes_on_the_reference(tmp_path: Path) -> None:
+    done = _certify(tmp_path)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+
+
+@pytest.mark.interop
+def test_certify_of_every_type_passes_on_the_real_runtime(asmx_home: Path,
+                                                           tmp_path: Path) -> None:
+    with real_runtime(asmx_home, LEXICAL, tmp_path / "work") as url:
+        done = _certify(tmp_path, "--target", url)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]

@@ -259,13 +259,18 @@ SAMPLE_VALUES: dict[ParamType, tuple[str, ...]] = {
 }
 
 
+#: GET/POST carries a byte[] as repeated fields of one byte each (a single field here).
+_HTTP_SAMPLE_VALUES = {ParamType.BASE64: ("1", "0", "255")}
+
+
 def sample_value(type_: ParamType, variant: int, values: tuple[str, ...] = (),
                  *, http: bool = False) -> str:
     """The value set ``variant``'s value of ``type_`` (an enumeration cycles its members;
-    ``http``: as a GET/POST field, where a char is the character itself)."""
+    ``http``: as a GET/POST field, where a char is the character itself and a byte[] one
+    byte)."""
     if type_ is ParamType.ENUM:
         return values[variant % len(values)] if values else ""
-    samples = SAMPLE_VALUES.get(type_, ("",))
+    samples = (http and _HTTP_SAMPLE_VALUES.get(type_)) or SAMPLE_VALUES.get(type_, ("",))
     value = samples[variant % len(samples)]
     return chr(int(value)) if http and type_ is ParamType.CHAR else value
 
