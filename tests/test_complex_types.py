@@ -434,3 +434,17 @@ def test_diff_reference_against_the_real_runtime(real_orders: str, tmp_path: Pat
     judged = {f["operation"] for f in data["findings"]}
     assert {"GetProduct", "ListProducts", "SaveOrder", "Tags", "Sum"} <= judged
     assert data["rules"]["CROSS-BINDING"]["passed"] == 10
+
+
+def test_probe_takes_a_contract_led_by_complex_operations(tmp_path: Path) -> None:
+    """probe attacks an operation it can send over every binding, not the first one (here
+    Tags, without parameters, then SaveOrder, SOAP only)."""
+    data = json.loads(SAVED.read_text())
+    first = {"Tags": 0, "SaveOrder": 1}
+    data["operations"].sort(key=lambda o: first.get(o["name"], 2))
+    contract = tmp_path / "led.json"
+    contract.write_text(json.dumps(data))
+    done = harness("probe", "--contract", str(contract), "--max-requests", "150",
+                   "--allure-dir", "", "--failures", str(tmp_path / "f.jsonl"), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr
+    assert "probe: PASSED" in done.stdout
