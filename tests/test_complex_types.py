@@ -8,13 +8,29 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
+import httpx
 import pytest
+from lxml import etree
 
 from harness.contract import model, structure
-from harness.contract.model import Contract
-from harness.contract.wsdl_import import WsdlError, describe, import_wsdls
+from harness.contract.bindings import Binding, build_request, build_response, classify
+from harness.contract.model import Contract, reference_result
+from harness.contract.wsdl_import import (
+    SOAP_ENCODING_NS,
+    SOAP_ENCODING_STUB,
+    WsdlError,
+    describe,
+    import_wsdls,
+)
+from harness.contract.xmlsafe import local_name, parse_xml
+from harness.judge import rules
+from harness.judge.findings import Verdict
+from harness.reference.app import answer, create_app
+from harness.reference.server import running
+from harness.traffic.exchange import Exchange, HttpRequest, HttpResponse
 from tests.test_wsdl_conformance import harness, real_runtime
 
 ORDERS = Path(__file__).parent / "services" / "orders"
@@ -146,3 +162,289 @@ def test_real_runtime_wsdl_imports_to_the_saved_contract(real_orders: str, order
     assert done.returncode == 0, done.stderr
     assert derived.read_text() == SAVED.read_text()
     assert import_wsdls([f"{real_orders}/Orders.asmx"], "Orders") == orders
+
+
+# ------------------------------------------------------------------ serve and certify
+
+
+def _certify(tmp_path: Path, *args: str) -> tuple[int, dict, str]:
+    out = tmp_path / "certify.json"
+    done = harness("certify", "--no-html", "--json", str(out), "--report-dir",
+                   str(tmp_path / "reports"), "--contract", str(SAVED), *args, cwd=tmp_path)
+    data = json.loads(out.read_text()) if out.exists() else {}
+    return done.returncode, data, done.stdout + done.stderr
+
+
+def _structures(data: dict) -> int:
+    """Results judged by their structure and found right."""
+    return data["rules"]["OP-RESULT-STRUCTURE"]["passed"]
+
+
+def test_reference_serves_the_contract_and_certify_passes(orders: Contract,
+                                                          tmp_path: Path) -> None:
+    code, data, out = _certify(tmp_path)
+    assert code == 0, out
+    assert data["counts"]["failed"] == 0
+    # every complex result (3 operations) judged by its structure on each of the 4 bindings
+    assert _structures(data) == 12
+    features = tmp_path / "reports" / "features"
+    assert "| SaveOrder " in (features / "soap12.feature").read_text()
+    get = (features / "http_get.feature").read_text()
+    assert "| Sum " in get and "SaveOrder" not in get  # not offered over HTTP
+
+
+@pytest.mark.interop
+def test_certify_passes_against_the_real_runtime(real_orders: str, tmp_path: Path) -> None:
+    code, data, out = _certify(tmp_path, "--target", real_orders)
+    assert code == 0, out
+    assert _structures(data) == 12
+
+
+def test_reference_reads_and_writes_as_xmlserializer(orders: Contract) -> None:
+    """GET/POST: the ArrayOfX root, items named after the item type, arrays of a simple type as
+    repeated fields; SOAP: the structure inside <Operation>Result; complex parameters refused
+    over HTTP as ASMX refuses them; a leaf that does not convert is a fault."""
+    with running(orders) as url:
+        listed = httpx.get(f"{url}/Orders.asmx/ListProducts?category=x")
+        summed = httpx.post(f"{url}/Orders.asmx/Sum", data={"values": ["1", "2"]})
+        refused = httpx.get(f"{url}/Orders.asmx/SaveOrder?order=1")
+        op = orders.operation("SaveOrder")
+        args = model.sample_arguments(op)
+        args["order"]["Lines"][0]["Quantity"] = "many"
+        bad = httpx.post(f"{url}/Orders.asmx", content=build_request(
+            orders, op, args, Binding.SOAP11, url).body, headers={
+                "Content-Type": "text/xml; charset=utf-8", "SOAPAction": orders.soap_action(op)})
+    root = parse_xml(listed.content)
+    assert listed.headers["content-type"] == "text/xml; charset=utf-8"
+    assert root.tag == "{http://example.org/orders/}ArrayOfProduct"
+    assert [local_name(c) for c in root] == ["Product", "Product"]
+    assert [local_name(c) for c in root[0]] == ["Id", "Name", "Price", "Tags"]
+    assert [local_name(c) for c in root[0][3]] == ["string", "string"]
+    assert summed.status_code == 200 and parse_xml(summed.content).text == reference_result(
+        orders.operation("Sum"), {"values": ["1", "2"]})
+    assert refused.status_code == 500
+    assert bad.status_code == 500 and b"Client" in bad.content
+
+
+def test_a_zeep_client_calls_complex_operations(orders: Contract) -> None:
+    from zeep import Client
+    from zeep.transports import Transport
+
+    class Offline(Transport):  # the SOAP encoding schema ASMX's WSDL imports, not fetched
+        def load(self, url: str) -> bytes:
+            return SOAP_ENCODING_STUB if url == SOAP_ENCODING_NS else super().load(url)
+
+    with running(orders) as url:
+        client = Client(f"{url}/Orders.asmx?WSDL", transport=Offline())
+        product = client.service.GetProduct(id=7)
+        listed = client.service.ListProducts(category="toys")
+        order_type = client.get_type("{http://example.org/orders/}Order")
+        line_type = client.get_type("{http://example.org/orders/}OrderLine")
+        lines = client.get_type("{http://example.org/orders/}ArrayOfOrderLine")(
+            OrderLine=[line_type(Sku="A-1", Quantity=2)])
+        order = order_type(Customer="Ana", Number=5, Total="12.50", Placed="2024-01-31T12:00:00",
+                           Lines=lines, Status="Placed")
+        saved = client.service.SaveOrder(order=order)
+        tags = client.service.Tags()
+    want = reference_result(orders.operation("GetProduct"), {"id": "7"})
+    # zeep hands an ArrayOfX result back as a list, a nested one as its item field
+    assert (str(product.Id), product.Name, str(product.Price), product.Tags.string) == (
+        want["Id"], want["Name"], want["Price"], want["Tags"])
+    assert [p.Name for p in listed] == [
+        p["Name"] for p in reference_result(orders.operation("ListProducts"),
+                                            {"category": "toys"})]
+    assert isinstance(saved, int)
+    assert tags == reference_result(orders.operation("Tags"), {})
+
+
+def test_a_result_out_of_structure_fails_naming_the_path(orders: Contract) -> None:
+    op = orders.operation("ListProducts")
+    result = reference_result(op, {"category": "x"})
+    result[0]["Price"] = "cheap"
+    for binding in Binding:
+        request = build_request(orders, op, {"category": "x"}, binding, "http://h")
+        response = build_response(orders, op, binding, result)
+        document = parse_xml(response.body)
+        second = [e for e in document.iter() if local_name(e) == "Product"][1]
+        second.append(second[0])  # Id after Tags: out of the sequence's order
+        body = etree.tostring(document, xml_declaration=True, encoding="utf-8")
+        exchange = Exchange(request, HttpResponse(200, response.headers, body))
+        found = [f for f in rules.judge(exchange, orders, rules=["OP-RESULT-STRUCTURE"])
+                 if f.verdict is Verdict.FAILED]
+        assert found, binding
+        said = found[0].actual + found[0].message
+        assert "Product/Price: 'cheap' is not a decimal (R9-DECIMAL)" in said, said
+        assert "Product/Id: out of order" in said, said
+
+
+def test_a_huge_array_stays_under_the_size_cap(orders: Contract, tmp_path: Path) -> None:
+    """A target answering an array of 200,000 items: certify reads no more than its cap and
+    says so in one finding per call, no hang, no memory blow-up."""
+    op = orders.operation("Tags")
+
+    def huge(contract: Contract, request: HttpRequest) -> HttpResponse:
+        response = answer(contract, request)
+        if "Tags" not in request.url and b"Tags" not in request.body:
+            return response
+        call = classify(contract, request)
+        return build_response(contract, op, call.binding, ["x" * 20] * 200_000)
+
+    with running(orders, app=create_app(orders, huge)) as url:
+        code, data, out = _certify(tmp_path, "--target", url, "--operation", "Tags",
+                                   "--max-response-mb", "1")
+    assert code == 1, out
+    capped = [f for f in data["findings"] if f["verdict"] == "failed"]
+    assert capped and all(f["operation"] == "Tags" for f in capped), out
+    assert "MB" in capped[0]["actual"] + capped[0]["message"], capped[0]
+
+
+# ------------------------------------------------------------------ drift in a complex type
+
+
+def _retyped(contract: Contract, type_name: str, change) -> Contract:
+    types = tuple(replace(t, fields=change(t.fields)) if t.name == type_name else t
+                  for t in contract.types)
+    return replace(contract, types=types)
+
+
+COMPLEX_DRIFTS = {
+    "field renamed": (lambda c: _retyped(c, "Product", lambda fs: (
+        replace(fs[0], name="ProductId"), *fs[1:])),
+        "WSDL-RESULT", "Product: Product{Id:int"),
+    "field retyped": (lambda c: _retyped(c, "OrderLine", lambda fs: (
+        fs[0], replace(fs[1], type="long"), fs[2])),
+        "WSDL-TYPES", "Order.Lines.OrderLine.Quantity: int -> long"),
+    "fields reordered": (lambda c: _retyped(c, "Order", lambda fs: (fs[1], fs[0], *fs[2:])),
+                         "WSDL-TYPES", "Order: Order{Customer:string? Number:int"),
+    "array item retyped": (lambda c: _retyped(c, "ArrayOfInt", lambda fs: (
+        replace(fs[0], name="long", type="long"),)),
+        "WSDL-TYPES", "ArrayOfInt: ArrayOfInt{int:int*} -> ArrayOfInt{long:long*}"),
+}
+
+
+@pytest.mark.parametrize("kind", COMPLEX_DRIFTS)
+def test_drift_in_a_complex_type_fails_naming_it(orders: Contract, kind: str) -> None:
+    drift, rule, words = COMPLEX_DRIFTS[kind]
+    with running(drift(orders)) as url:
+        done = harness("contract", "--check", str(SAVED), "--target", url)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert any(line.startswith(f"[{rule}]") and words in line
+               for line in done.stdout.splitlines()), done.stdout
+
+
+# ------------------------------------------------------------------ structured --values
+
+
+def test_structured_values_are_sent_over_the_generated_ones(orders: Contract,
+                                                            tmp_path: Path) -> None:
+    """--values FILE.json: an object for a complex parameter (fields not named keep their
+    generated values), a list for an array one; TOML takes the same values."""
+    seen: list[HttpRequest] = []
+
+    def recording(contract: Contract, request: HttpRequest) -> HttpResponse:
+        seen.append(request)
+        return answer(contract, request)
+
+    values = tmp_path / "values.json"
+    values.write_text(json.dumps({
+        "SaveOrder": {"order": {"Customer": "ACME", "Lines": [
+            {"Sku": "A-1", "Quantity": 3}, {"Sku": "B-2", "Quantity": 1}]}},
+        "Sum": {"values": [4, 5, 6]}}))
+    toml = tmp_path / "values.toml"
+    toml.write_text('[SaveOrder]\norder = \'{"Customer": "ACME", "Status": "Shipped"}\'\n'
+                    "[Sum]\nvalues = [4, 5, 6]\n")
+    with running(orders, app=create_app(orders, recording)) as url:
+        code, _, out = _certify(tmp_path, "--target", url, "--values", str(values),
+                                "--operation", "SaveOrder", "--operation", "Sum")
+        code_toml, _, out_toml = _certify(tmp_path, "--target", url, "--values", str(toml),
+                                          "--operation", "SaveOrder")
+    assert code == 0, out
+    assert code_toml == 0, out_toml
+    saves = [parse_xml(r.body) for r in seen if b"<SaveOrder " in r.body]
+    orders_sent = [structure.read(orders.schema, "Order", next(
+        e for e in s.iter() if local_name(e) == "order")) for s in saves]
+    assert orders_sent and all(o["Customer"] == "ACME" for o in orders_sent)
+    given = [o for o in orders_sent if "Lines" in o and o["Lines"][0]["Sku"] == "A-1"]
+    assert given and all([(line["Sku"], line["Quantity"]) for line in o["Lines"]]
+                         == [("A-1", "3"), ("B-2", "1")] for o in given)
+    assert all(o["Placed"] and o["Status"] for o in orders_sent)  # generated, kept
+    assert any(o["Status"] == "Shipped" for o in orders_sent)  # from the TOML file
+    gets = [r.url for r in seen if "/Sum?" in r.url]
+    assert gets and all(u.endswith("?values=4&values=5&values=6") for u in gets)
+
+
+@pytest.mark.parametrize("values, words", [
+    ({"SaveOrder": {"order": {"Nope": 1}}}, "SaveOrder.order.Nope is not a field of Order"),
+    ({"SaveOrder": {"order": {"Number": "x"}}}, "'x' is not a int (R9-INT)"),
+    ({"SaveOrder": {"order": {"Lines": {"Sku": "A"}}}}, "ArrayOfOrderLine is an array"),
+    ({"Sum": {"values": {"a": 1}}}, "ArrayOfInt is an array"),
+])
+def test_a_wrong_structured_value_is_a_one_line_error(tmp_path: Path, values: dict,
+                                                      words: str) -> None:
+    path = tmp_path / "values.json"
+    path.write_text(json.dumps(values))
+    code, _, out = _certify(tmp_path, "--values", str(path))
+    assert code == 2, out
+    assert words in out and out.strip().count("\n") == 0, out
+
+
+# ------------------------------------------------------------------ diff
+
+_VALUES_OF_RESULTS = ("--ignore-values", "*Result*", "--ignore-values", "/ArrayOf*",
+                      "--ignore-values", "/Product/*", "--ignore-values", "/int")
+
+
+def _diff(tmp_path: Path, primary: str, candidate: str, *args: str) -> tuple[int, dict, str]:
+    out = tmp_path / "diff.json"
+    done = harness("diff", "--primary", primary, "--candidate", candidate, "--contract",
+                   str(SAVED), "--json", str(out), "--allure-dir", "", *args, cwd=tmp_path)
+    data = json.loads(out.read_text()) if out.exists() else {}
+    return done.returncode, data, done.stdout + done.stderr
+
+
+def test_diff_compares_complex_operations_by_structure(orders: Contract,
+                                                       tmp_path: Path) -> None:
+    """Two references agree on every operation (5 x their bindings x 3 value sets, the same
+    result over every binding); a candidate whose Product lost a field differs there, even
+    when values are not compared."""
+    drifted = COMPLEX_DRIFTS["field renamed"][0](orders)
+    with running(orders) as primary, running(orders) as candidate, running(drifted) as other:
+        code, data, out = _diff(tmp_path, primary, candidate)
+        code_drift, drift, out_drift = _diff(tmp_path, primary, other, *_VALUES_OF_RESULTS)
+    assert code == 0, out
+    assert data["exchanges"] == 3 * sum(len(orders.bindings_of(op)) for op in orders.operations)
+    assert data["rules"]["CROSS-BINDING"]["passed"] == 2 * len(orders.operations)
+    assert code_drift == 1, out_drift
+    failed = [f for f in drift["findings"] if f["verdict"] == "failed"]
+    assert {f["operation"] for f in failed} == {"GetProduct", "ListProducts"}
+    assert any(f["path"].endswith("/Product/Id") or f["path"].endswith("Result/Id")
+               for f in failed), failed[0]
+
+
+@pytest.mark.interop
+def test_diff_reference_against_the_real_runtime(real_orders: str, tmp_path: Path) -> None:
+    """The reference answers as the real runtime on every operation, errors included: the same
+    status, Content-Type and structure; only values (another service's data) and the prose of
+    errors differ."""
+    with running(model.load(SAVED)) as reference:
+        code, data, out = _diff(tmp_path, real_orders, reference, "--errors",
+                                *_VALUES_OF_RESULTS)
+    assert code == 0, out
+    assert data["counts"]["failed"] == 0
+    judged = {f["operation"] for f in data["findings"]}
+    assert {"GetProduct", "ListProducts", "SaveOrder", "Tags", "Sum"} <= judged
+    assert data["rules"]["CROSS-BINDING"]["passed"] == 10
+
+
+def test_probe_takes_a_contract_led_by_complex_operations(tmp_path: Path) -> None:
+    """probe attacks an operation it can send over every binding, not the first one (here
+    Tags, without parameters, then SaveOrder, SOAP only)."""
+    data = json.loads(SAVED.read_text())
+    first = {"Tags": 0, "SaveOrder": 1}
+    data["operations"].sort(key=lambda o: first.get(o["name"], 2))
+    contract = tmp_path / "led.json"
+    contract.write_text(json.dumps(data))
+    done = harness("probe", "--contract", str(contract), "--max-requests", "150",
+                   "--allure-dir", "", "--failures", str(tmp_path / "f.jsonl"), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr
+    assert "probe: PASSED" in done.stdout

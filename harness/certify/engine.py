@@ -143,8 +143,7 @@ class Service:
     def _send(self, op: Operation, how: Binding, variant: int) -> Exchange | Call:
         """The exchange, or (no answer, or one over the size cap) a Call holding its one
         finding. A run that must stop (silent target, TLS) ends pytest here."""
-        arguments = (sample_arguments(op, variant, how.value)
-                     | dict(self.settings.values.get(op.name)))
+        arguments = self.settings.values.apply(op, sample_arguments(op, variant, how.value))
         request = build_request(self.contract, op, arguments, how, self.base_url)
         started = time.monotonic()
         try:

@@ -6,9 +6,10 @@ tag and step become one per parameter type the contract uses, and ``wsdl.feature
 ``| endpoint |`` table the contract's endpoints. Features about School Mobile operations
 (GetTokenDevice, NotificationNotes) are kept only when the contract has those operations;
 for the results of any other contract a ``results.feature`` is written. Operations with an
-array or complex parameter or result are left to ``wsdl.feature`` (compared by structure):
-certify does not generate their values. For the School Mobile contract the written files are
-the shipped ones, unchanged.
+array or complex parameter or result are called like any other (their values generated from
+the schema, ``structure.sample``), and an array or complex result is judged by its structure
+(OP-RESULT-STRUCTURE). For the School Mobile contract the written files are the shipped ones,
+unchanged.
 """
 
 from __future__ import annotations
@@ -59,8 +60,8 @@ def feature_text(contract: Contract, name: str, template: str) -> str | None:
         named = set(_CALLS.findall(template)) | _first_column_names(template)
         named.discard("<operation>")
         return template if all(contract.find(op) for op in named) else None
-    ops = [op for op in contract.operations if op.is_simple
-           and all(b in contract.bindings_of(op) for b in bindings)]
+    ops = [op for op in contract.operations
+           if all(b in contract.bindings_of(op) for b in bindings)]
     if not ops:
         return None
     text = _with_table(template, "operation", [op.name for op in ops])
@@ -123,14 +124,38 @@ def results_feature(contract: Contract, covered: set[str]) -> str | None:
     feature names it already (School Mobile's GetTokenDevice has its own)."""
     rows = [(op.name, _LABELS[b], op.result or "")
             for op in contract.operations
-            if op.result and op.is_simple and op.name not in covered
+            if op.result and op.name not in covered
             for b in ALL_BINDINGS if b in contract.bindings_of(op)]
     if not rows:
         return None
+    complex_rows = [r for r in rows if contract.find(r[0]).result_type is ParamType.COMPLEX]
+    text = _results_text(_table(rows))
+    if complex_rows:
+        text += _STRUCTURE_SCENARIO.format(table=_table(complex_rows))
+    return text
+
+
+def _table(rows: list[tuple[str, str, str]]) -> str:
     widths = [max(len(h), *(len(r[i]) for r in rows))
               for i, h in enumerate(("operation", "binding", "result"))]
-    table = "\n".join("      | " + " | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True))
-                      + " |" for row in [("operation", "binding", "result"), *rows])
+    return "\n".join("      | " + " | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True))
+                     + " |" for row in [("operation", "binding", "result"), *rows])
+
+
+_STRUCTURE_SCENARIO = """
+  @OP-RESULT @OP-RESULT-STRUCTURE @R4-STATUS
+  Scenario Outline: <operation> returns a <result> structure over <binding>
+    When the client calls <operation> over <binding>
+    Then the call returns HTTP status 200 (R4-STATUS)
+    And the result comes back as one <result> value (OP-RESULT)
+    And its elements are named and ordered as its type says (OP-RESULT-STRUCTURE)
+
+    Examples:
+{table}
+"""
+
+
+def _results_text(table: str) -> str:
     return f"""Feature: Operations with a result return it on every binding
   Every operation with a result answers it over SOAP as one <Operation>Result element in
   <Operation>Response, and over HTTP GET and POST as an XML document whose root element is

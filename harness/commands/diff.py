@@ -43,6 +43,10 @@ def register(sub) -> None:
     add_contract_options(p)
     p.add_argument("--ignore", action="append", default=[], metavar="PATH_GLOB",
                    help="element path pattern not compared, e.g. '*/Header' (repeatable)")
+    p.add_argument("--ignore-values", action="append", default=[], metavar="PATH_GLOB",
+                   help="element path pattern whose text is not compared while its structure "
+                        "(names, order, attributes) still is: two implementations with other "
+                        "data, e.g. '*/ListProductsResult/*' (repeatable)")
     p.add_argument("--errors", action="store_true",
                    help="without RECORDING: also send 120 erroneous requests (a SOAP version "
                         "that does not match the Content-Type, malformed XML, a wrong envelope "
@@ -84,7 +88,8 @@ def run(args: argparse.Namespace) -> int:
     cases = (recorded_cases(contract, args.recordings, on_broken=_warn_broken)
              if args.recordings else generated_cases(contract, errors=args.errors))
     diff = Diff(contract, Targets(args.primary, args.candidate, args.secondary),
-                ignore=args.ignore, jobs=args.jobs, options=options,
+                ignore=args.ignore, ignore_values=args.ignore_values, jobs=args.jobs,
+                options=options,
                 selection=selection(args, contract), profile=profile_of(args, TITLES))
     result = diff.run(cases)
     print_places(result, sys.stdout)

@@ -26,13 +26,6 @@ def run(args: argparse.Namespace) -> int:
     from harness.reference.server import serve
 
     contract = contract_from(args)
-    complex_ops = [op.name for op in contract.operations if not op.is_simple]
-    if complex_ops:
-        from harness.errors import UsageError
-
-        raise UsageError(f"the reference serves simple types only; {', '.join(complex_ops)} "
-                         "take or return an array or complex type")
-
     def announce(url: str) -> None:
         print(f"harness serve: reference of {contract.name} on {url} "
               f"(namespace {contract.namespace}); Ctrl-C stops it", file=sys.stderr, flush=True)

@@ -16,7 +16,8 @@ from urllib.parse import urlencode, urlsplit
 
 from lxml import etree
 
-from harness.contract.model import Contract, Operation
+from harness.contract import structure
+from harness.contract.model import Contract, Operation, ParamType
 from harness.contract.xmlsafe import element_children, local_name, namespace, parse_xml
 from harness.errors import ClassificationError, ServiceDescription, UsageError, XMLRejected
 from harness.traffic.exchange import (
@@ -95,18 +96,19 @@ def build_request(contract: Contract, op: Operation, arguments: Mapping[str, obj
     unknown = set(arguments) - set(op.parameter_names)
     if unknown:
         raise UsageError(f"{op.name} has no parameter {', '.join(sorted(unknown))}")
-    values = [(p.name, _text(arguments.get(p.name, ""))) for p in op.parameters]
+    values = [(p.name, arguments.get(p.name, "")) for p in op.parameters]
     base = urlsplit(base_url)
     if not base.scheme or not base.netloc:
         raise UsageError(f"base URL {base_url!r} is not an absolute http(s) URL")
     root = f"{base.scheme}://{base.netloc}{base.path.rstrip('/')}{op.endpoint}"
     headers: list[tuple[str, str]] = [("Host", base.netloc)]
     if binding is Binding.HTTP_GET:
-        return HttpRequest("GET", f"{root}/{op.name}?{urlencode(values)}", tuple(headers))
+        return HttpRequest("GET", f"{root}/{op.name}?{urlencode(_fields(op, values))}",
+                           tuple(headers))
     if binding is Binding.HTTP_POST:
-        url, body = f"{root}/{op.name}", urlencode(values).encode("ascii")
+        url, body = f"{root}/{op.name}", urlencode(_fields(op, values)).encode("ascii")
     else:
-        url, body = root, soap_envelope(binding, _element(contract, op.name, values))
+        url, body = root, soap_envelope(binding, _operation_element(contract, op, values))
     headers += [("Content-Type", binding.request_content_type or ""),
                 ("Content-Length", str(len(body)))]
     if binding is Binding.SOAP11:
@@ -116,6 +118,32 @@ def build_request(contract: Contract, op: Operation, arguments: Mapping[str, obj
 
 def _text(value: object) -> str:
     return str(value)
+
+
+def _fields(op: Operation, values: list[tuple[str, object]]) -> list[tuple[str, str]]:
+    """GET/POST fields: an array of a simple type as one field per item, as ASMX reads it."""
+    fields = []
+    for name, value in values:
+        if isinstance(value, Mapping):
+            raise UsageError(f"{op.name}: {name} is a complex type, which HTTP GET/POST cannot "
+                             "carry")
+        items = value if isinstance(value, list) else [value]
+        fields += [(name, "" if item is None else _text(item)) for item in items]
+    return fields
+
+
+def _operation_element(contract: Contract, op: Operation,
+                       values: list[tuple[str, object]]) -> etree._Element:
+    """The SOAP operation element: a text child per simple parameter, an array or complex one
+    as XmlSerializer writes it (``structure.write``; None left out)."""
+    ns = contract.namespace
+    element = _element(contract, op.name)
+    for p, (name, value) in zip(op.parameters, values, strict=True):
+        if isinstance(value, (list, Mapping)) or (value is None and p.type_name in op.schema):
+            structure.write(element, ns, name, op.schema, p.type_name or "", value)
+        else:
+            etree.SubElement(element, f"{{{ns}}}{name}").text = _text(value)
+    return element
 
 
 def _element(contract: Contract, name: str, children: list[tuple[str, str]] | None = None,
@@ -381,6 +409,38 @@ def _unreadable_soap(contract: Contract, request: HttpRequest, endpoint: str,
     return Classification(binding, op, (), endpoint, envelope, guess=guess, problem=problem)
 
 
+def structured_argument(call: Classification, name: str) -> structure.Value:
+    """An array or complex argument of ``call`` as ASMX reads it: in SOAP the first element
+    of that name (XmlSerializer: fields by name, unknown ones ignored; None when absent); in
+    GET/POST an array of a simple type as the values of its repeated field. ValueError naming
+    what does not convert."""
+    op = call.operation
+    p = op.parameter(name)
+    schema, type_name = op.schema, (p.type_name if p else None) or ""
+    if call.binding.is_soap:
+        payload = soap_payload(call.envelope) if call.envelope is not None else None
+        element = next((c for c in element_children(payload) if local_name(c) == name), None) \
+            if payload is not None else None
+        return None if element is None else structure.read(schema, type_name, element, name)
+    named = schema.get(type_name)
+    kind = structure.simple_kind(named.item.type, schema) if named and named.item else None
+    if kind is None:  # a complex type: not offered over HTTP
+        raise ValueError(f"{name}: a {type_name} does not travel as fields")
+    values = [v for n, v in call.arguments if n == name]
+    bad = next((v for v in values if not kind[0].accepts(v, kind[1], http=True)), None)
+    if bad is not None:
+        raise ValueError(f"{bad!r} is not a {named.item.type}")
+    return values
+
+
+def call_arguments(call: Classification) -> dict[str, structure.Value]:
+    """The call's arguments by parameter (the first of repeated SOAP ones; an array or complex
+    one read by ``structured_argument``); ValueError when a structured one does not convert."""
+    args = call.args
+    return {p.name: structured_argument(call, p.name) if p.type is ParamType.COMPLEX
+            else args.get(p.name) for p in call.operation.parameters}
+
+
 def soap_body(envelope: etree._Element) -> etree._Element | None:
     """The Body element of an envelope of either version (None when there is none)."""
     if local_name(envelope) != "Envelope" or namespace(envelope) not in _SOAP_BY_NS:
@@ -404,19 +464,33 @@ def soap_version(media: str | None) -> Binding | None:
 
 
 def build_response(contract: Contract, op: Operation, binding: Binding,
-                   result: str | None = None) -> HttpResponse:
-    """A successful response of ``op`` over ``binding``, the way ASMX writes it."""
+                   result: structure.Value = None) -> HttpResponse:
+    """A successful response of ``op`` over ``binding``, the way ASMX writes it (an array or
+    complex ``result``, a list or dict, as XmlSerializer writes it)."""
+    ns, complex_result = contract.namespace, op.result_type is ParamType.COMPLEX
     if binding.is_soap:
         payload = _element(contract, op.response_element)
-        if op.result_element:
-            etree.SubElement(payload, f"{{{contract.namespace}}}{op.result_element}").text = (
-                result or "")
+        if op.result_element and complex_result:
+            structure.write(payload, ns, op.result_element, op.schema, op.result or "", result)
+        elif op.result_element:
+            etree.SubElement(payload, f"{{{ns}}}{op.result_element}").text = _result_text(result)
         return _xml_response(200, binding.soap_content_type or "", soap_envelope(binding, payload))
     if op.result is None:
         return HttpResponse(200, (("Content-Length", "0"),), b"", "OK")
-    document = _element(contract, op.result, text=result or "")
-    return _xml_response(200, XML_CONTENT_TYPE,
-                         XML_DECLARATION + b"\n" + etree.tostring(document, encoding="utf-8"))
+    if not complex_result:
+        document = _element(contract, op.result, text=_result_text(result))
+        return _xml_response(200, XML_CONTENT_TYPE,
+                             XML_DECLARATION + b"\n" + etree.tostring(document, encoding="utf-8"))
+    # XmlSerializer's document: xsd and xsi declared on the root, indented two spaces
+    document = etree.Element(f"{{{ns}}}{op.result}", nsmap={"xsd": XSD_NS, "xsi": XSI_NS,
+                                                            None: ns})
+    structure.write_content(document, ns, op.schema, op.result or "", result)
+    body = etree.tostring(document, encoding="utf-8", pretty_print=True).rstrip(b"\n")
+    return _xml_response(200, XML_CONTENT_TYPE, XML_DECLARATION + b"\n" + body)
+
+
+def _result_text(result: structure.Value) -> str:
+    return result if isinstance(result, str) else ""
 
 
 class FaultCode(StrEnum):
@@ -485,6 +559,9 @@ class ResponseReading:
     #: The result text (GetTokenDeviceResult or the ``string`` root), when there is one.
     result: str | None = None
     problem: str | None = None  # why the body could not be read, when it could not
+    #: The element holding the result (<Operation>Result, or the GET/POST root): an array or
+    #: complex result is judged by its structure.
+    result_node: etree._Element | None = None
 
 
 def read_response(op: Operation, binding: Binding, response: HttpResponse) -> ResponseReading:
@@ -498,7 +575,8 @@ def read_response(op: Operation, binding: Binding, response: HttpResponse) -> Re
     except XMLRejected as exc:
         return ResponseReading(problem=str(exc))
     if not binding.is_soap:
-        return ResponseReading(document, None, document, result=document.text or "")
+        return ResponseReading(document, None, document, result=document.text or "",
+                               result_node=document)
     envelope_binding = _SOAP_BY_NS.get(namespace(document) or "")
     payload = soap_payload(document)
     if payload is None:
@@ -506,11 +584,12 @@ def read_response(op: Operation, binding: Binding, response: HttpResponse) -> Re
     if local_name(payload) == "Fault":
         code, reason = _fault_fields(payload)
         return ResponseReading(document, envelope_binding, payload, code, reason)
-    result = None
+    result = node = None
     if op.result_element:
         found = [c for c in element_children(payload) if local_name(c) == op.result_element]
-        result = (found[0].text or "") if found else None
-    return ResponseReading(document, envelope_binding, payload, result=result)
+        node = found[0] if found else None
+        result = (node.text or "") if node is not None else None
+    return ResponseReading(document, envelope_binding, payload, result=result, result_node=node)
 
 
 def _fault_fields(fault: etree._Element) -> tuple[str | None, str | None]:

@@ -34,9 +34,9 @@ _ZONE_WORDS = {"z", "gmt", "utc"}
 _MERIDIEM = {"am", "pm"}
 
 _TOKEN = re.compile(r"(?P<time>\d{1,2}:\d{1,2}(?::\d{1,2}(?:\.\d+)?)?(?!\d))|(?P<number>\d+)"
-                    r"|(?P<word>[A-Za-z]+)|(?P<sep>[\s,./-]+)")
+                    r"|(?P<word>[A-Za-z]+)|(?P<sep>[\s,./-]+)", re.ASCII)
 #: An offset, read only right after a time (elsewhere a sign is a date separator).
-_OFFSET = re.compile(r"\s*(?P<offset>[+-](\d{1,2}):(\d\d))")
+_OFFSET = re.compile(r"\s*(?P<offset>[+-](\d{1,2}):(\d\d))", re.ASCII)
 
 #: A year-less date is judged in a leap year: .NET takes the current year, and 29 February
 #: is a real date in some of them.

@@ -10,18 +10,32 @@ not named keeps its generated value)::
 
     [AuthCode]
     code = "STAGING-CODE"
+
+An array or complex parameter takes a structured value: a TOML table or array (or a string
+holding JSON), or the whole file as JSON (``--values FILE.json``, the same shape). Objects
+hold fields, lists hold array items, ``null`` (JSON) leaves a field out; fields not named keep
+their generated values::
+
+    [SaveOrder]
+    order = '{"Customer": "ACME", "Lines": [{"Sku": "A-1", "Quantity": 3}]}'
+
+    [Sum]
+    values = [1, 2, 3]
 """
 
 from __future__ import annotations
 
+import json
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.contract import structure
 from harness.contract.bindings import Binding
-from harness.contract.model import Contract
+from harness.contract.model import Contract, Operation, ParamType
+from harness.contract.structure import Value
 from harness.errors import UsageError
 
 
@@ -58,10 +72,18 @@ class Selection:
 class Values:
     """Real argument values per operation name: ``values.get(op_name) -> {param: text}``."""
 
-    by_operation: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    by_operation: Mapping[str, Mapping[str, Value]] = field(default_factory=dict)
 
-    def get(self, operation: str) -> Mapping[str, str]:
+    def get(self, operation: str) -> Mapping[str, Value]:
         return self.by_operation.get(operation, {})
+
+    def apply(self, op: Operation, generated: Mapping[str, Value]) -> dict[str, Value]:
+        """``generated`` arguments with the given values over them (in an array or complex
+        value, fields not named keep their generated values)."""
+        given = self.get(op.name)
+        return {name: structure.merged(op.schema, (p.type_name or "") if p else "", value,
+                                       given[name]) if name in given else value
+                for name, value in generated.items() for p in [op.parameter(name)]}
 
     @classmethod
     def load(cls, contract: Contract, source: str | Path | Mapping[str, Any] | None) -> Values:
@@ -70,27 +92,46 @@ class Values:
             return cls()
         if isinstance(source, Mapping):
             return cls(_checked(contract, source, "[values]"))
+        as_json = str(source).lower().endswith(".json")
         try:
-            data = tomllib.loads(Path(source).read_text(encoding="utf-8"))
+            text = Path(source).read_text(encoding="utf-8")
+            data = json.loads(text) if as_json else tomllib.loads(text)
         except OSError as exc:
             raise UsageError(f"--values {source}: {exc.strerror or exc}") from None
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise UsageError(f"--values {source}: not TOML ({exc})") from None
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+            raise UsageError(f"--values {source}: not {'JSON' if as_json else 'TOML'} "
+                             f"({str(exc)[:200]})") from None
+        if not isinstance(data, Mapping):
+            raise UsageError(f"--values {source}: not a table of operations")
         return cls(_checked(contract, data, str(source)))
 
 
 def _checked(contract: Contract, data: Mapping[str, Any], where: str) -> dict[str, dict]:
-    checked: dict[str, dict[str, str]] = {}
+    checked: dict[str, dict[str, Value]] = {}
     for name, table in data.items():
         op = contract.find(name)
         if op is None or not isinstance(table, Mapping):
             raise UsageError(f"{where}: [{name}] is not an operation table (operations: "
                              f"{', '.join(o.name for o in contract.operations)})")
-        params = {p.name for p in op.parameters}
+        params = {p.name: p for p in op.parameters}
+        checked[op.name] = {}
         for param, value in table.items():
-            if param not in params or isinstance(value, (Mapping, list)):
+            p = params.get(param)
+            if p is None or (p.type is not ParamType.COMPLEX
+                             and (isinstance(value, (Mapping, list)) or value is None)):
                 raise UsageError(f"{where}: {name}.{param} is not a parameter value of "
                                  f"{name} (parameters: {', '.join(sorted(params)) or 'none'})")
-        checked[op.name] = {k: str(v).lower() if isinstance(v, bool) else str(v)
-                            for k, v in table.items()}
+            checked[op.name][param] = _value(op, p.type_name, value, f"{name}.{param}", where) \
+                if p.type is ParamType.COMPLEX else \
+                str(value).lower() if isinstance(value, bool) else str(value)
     return checked
+
+
+def _value(op: Operation, type_name: str | None, value: Any, path: str, where: str) -> Value:
+    """A structured value, checked against its type (a string holds it as JSON)."""
+    try:
+        if isinstance(value, str):
+            value = json.loads(value)
+        return structure.validate(op.schema, type_name or "", value, path)
+    except (ValueError, RecursionError) as exc:
+        raise UsageError(f"{where}: {str(exc)[:300]}") from None

@@ -10,9 +10,12 @@ R9-<TYPE> rules judge requests with it, so the two never disagree. The checks fo
 from __future__ import annotations
 
 import base64
+import math
 import re
+import struct
 import uuid
 from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
 from enum import StrEnum
 
 from harness.contract.http_dates import accepts_http_datetime
@@ -67,14 +70,16 @@ class ParamType(StrEnum):
         enumeration's members). ``http``: a GET/POST field, which ASMX converts with
         System.Convert rather than XmlConvert: a char is the character itself, a boolean is
         True/False in any case, numbers may group thousands with commas, an enumeration may be
-        given by its number, and dates take DateTime.Parse's many forms (``http_dates``)."""
-        text = text.strip()
-        if http and (check := _HTTP_CHECKS.get(self)) is not None:
-            return check(text, values)
-        if self is ParamType.ENUM:
+        given by its number, and dates take DateTime.Parse's many forms (``http_dates``).
+        Surrounding whitespace is ignored except in a SOAP enumeration and a GET/POST char.
+        Each form was checked against ASP.NET on Mono (tests/test_lexical_forms.py)."""
+        if http:
+            if (check := _HTTP_CHECKS.get(self)) is not None:
+                return check(text if self is ParamType.CHAR else text.strip(), values)
+        elif self is ParamType.ENUM:
             return text in values
         check = _CHECKS.get(self)
-        return True if check is None else check(text)
+        return True if check is None else check(text.strip())
 
 
 _INT_RANGES = {
@@ -89,11 +94,12 @@ _INT_RANGES = {
 _MAX_INT_DIGITS = 64
 
 
-def _integer(lo: int, hi: int):
+def _integer(lo: int, hi: int, *, signed: bool = True):
+    """An integer in [lo, hi); ``signed=False``: no sign at all (XmlConvert's unsigned types)."""
     def check(text: str) -> bool:
         sign = text[:1] if text[:1] in "+-" else ""
         digits = text[len(sign):]
-        if not (digits.isascii() and digits.isdigit()):
+        if (sign and not signed) or not (digits.isascii() and digits.isdigit()):
             return False
         digits = digits.lstrip("0") or "0"
         if len(digits) > _MAX_INT_DIGITS:
@@ -103,8 +109,51 @@ def _integer(lo: int, hi: int):
     return check
 
 
-_DECIMAL = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)")
-_FLOATING = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?|-?INF|NaN")
+_DECIMAL_MAX = Decimal(2**96 - 1)
+_DECIMAL = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)")
+#: System.Convert's NumberStyles.Number: thousands commas anywhere in the integer part, a sign
+#: before or after.
+_HTTP_DECIMAL = re.compile(r"(?P<lead>[+-])?([0-9][0-9,]*(\.[0-9]*)?|\.[0-9]+)(?P<trail>[+-])?")
+_FLOATING = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
+_HTTP_FLOATING = re.compile(r"[+-]?([0-9][0-9,]*(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
+#: Infinities and NaN: XmlConvert's INF and .NET's own Infinity in SOAP, only .NET's in GET/POST.
+_SOAP_SPECIAL = frozenset(("INF", "-INF", "Infinity", "-Infinity", "NaN"))
+_HTTP_SPECIAL = frozenset(("Infinity", "-Infinity", "NaN"))
+
+
+def _decimal(pattern: re.Pattern[str]):
+    def check(text: str) -> bool:
+        m = pattern.fullmatch(text)
+        if m is None or (m.groupdict().get("lead") and m.groupdict().get("trail")):
+            return False
+        number = text.replace(",", "").strip("+-")
+        return len(number) <= _MAX_INT_DIGITS and Decimal(number) <= _DECIMAL_MAX
+    return check
+
+
+def _floating(pattern: re.Pattern[str], special: frozenset[str], *, single: bool):
+    """A double (``single``: a float) that does not overflow; underflow reads as 0."""
+    def check(text: str) -> bool:
+        if text in special:
+            return True
+        if pattern.fullmatch(text) is None:
+            return False
+        value = float(text.replace(",", ""))
+        if single:
+            try:
+                struct.pack("<f", value)
+            except OverflowError:
+                return False
+        return math.isfinite(value)
+    return check
+
+
+def _http_enum(text: str, values: tuple[str, ...]) -> bool:
+    """Enum.Parse: members joined by commas (flags syntax), or a number of the underlying int."""
+    return all(part.strip() in values for part in text.split(",")) or _integer(
+        -(2**31), 2**31)(text)
+
+
 #: A zone: dateTime takes any two-digit offset hours (Mono's XmlConvert), date and time at most
 #: 14 hours, as XSD says.
 _ANY_ZONE = r"([Zz]|[+-]\d\d:[0-5]\d)?"
@@ -112,11 +161,19 @@ _ZONE = r"([Zz]|[+-]((0\d|1[0-3]):[0-5]\d|14:00))?"
 _DATE = r"(?P<year>\d{4})-(?P<month>\d\d)-(?P<day>\d\d)"
 _TIME = r"([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d+)?"
 #: XmlConvert's round-trip mode reads a dateTime as a date and time, a date, or a time alone.
-_DATETIME_RE = re.compile(f"({_DATE}(T{_TIME})?|{_TIME}){_ANY_ZONE}")
-_DATE_RE = re.compile(f"{_DATE}{_ZONE}")
-_TIME_RE = re.compile(f"{_TIME}{_ZONE}")
-_GUID_RE = re.compile(r"[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
-_BASE64_RE = re.compile(r"([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
+_DATETIME_RE = re.compile(f"({_DATE}(T{_TIME})?|{_TIME}){_ANY_ZONE}", re.ASCII)
+_DATE_RE = re.compile(f"{_DATE}{_ZONE}", re.ASCII)
+_TIME_RE = re.compile(f"{_TIME}{_ZONE}", re.ASCII)
+_HEX = "[0-9a-fA-F]"
+_GUID_D = f"{_HEX}{{8}}-({_HEX}{{4}}-){{3}}{_HEX}{{12}}"
+#: new Guid(text)'s formats: D, N (32 digits), B {D}, P (D) and X {0x..,0x..,0x..,{0x..,...}}.
+_GUID_RE = re.compile(
+    f"{_GUID_D}|{_HEX}{{32}}|\\{{{_GUID_D}\\}}|\\({_GUID_D}\\)"
+    f"|\\{{0[xX]{_HEX}{{1,8}},0[xX]{_HEX}{{1,4}},0[xX]{_HEX}{{1,4}},"
+    f"\\{{0[xX]{_HEX}{{1,2}}(,0[xX]{_HEX}{{1,2}}){{7}}\\}}\\}}")
+#: Mono reads base64 leniently: the alphabet and whitespace, then any '=' padding; an
+#: incomplete last group is dropped.
+_BASE64_RE = re.compile(r"[A-Za-z0-9+/]*=*")
 
 
 def _full(pattern: re.Pattern[str]):
@@ -139,11 +196,11 @@ def _calendar(pattern: re.Pattern[str]):
 
 
 _CHECKS = {
-    **{t: _integer(lo, hi) for t, (lo, hi) in _INT_RANGES.items()},
+    **{t: _integer(lo, hi, signed=lo < 0) for t, (lo, hi) in _INT_RANGES.items()},
     ParamType.BOOLEAN: lambda text: text in ("true", "false", "1", "0"),
-    ParamType.DECIMAL: _full(_DECIMAL),
-    ParamType.DOUBLE: _full(_FLOATING),
-    ParamType.FLOAT: _full(_FLOATING),
+    ParamType.DECIMAL: _decimal(_DECIMAL),
+    ParamType.DOUBLE: _floating(_FLOATING, _SOAP_SPECIAL, single=False),
+    ParamType.FLOAT: _floating(_FLOATING, _SOAP_SPECIAL, single=True),
     ParamType.DATETIME: _calendar(_DATETIME_RE),
     ParamType.DATE: _calendar(_DATE_RE),
     ParamType.TIME: _full(_TIME_RE),
@@ -151,18 +208,27 @@ _CHECKS = {
     ParamType.BASE64: lambda text: _BASE64_RE.fullmatch("".join(text.split())) is not None,
 }
 
-_GROUPED = re.compile(r"[+-]?(\d{1,3}(,\d{3})+|\d+)(\.\d*)?([eE][+-]?\d+)?")
+def _text_only(check):
+    """A check of the text alone, for the table of GET/POST checks (which also get members)."""
+    return lambda text, _values: check(text)
+
+
 _HTTP_CHECKS = {
-    ParamType.CHAR: lambda text, _: len(text) == 1,
-    ParamType.BOOLEAN: lambda text, _: text.lower() in ("true", "false"),
-    ParamType.DECIMAL: lambda text, _: bool(_GROUPED.fullmatch(text)) and "e" not in text.lower(),
-    ParamType.DOUBLE: lambda text, _: bool(_GROUPED.fullmatch(text) or _FLOATING.fullmatch(text)),
-    ParamType.FLOAT: lambda text, _: bool(_GROUPED.fullmatch(text) or _FLOATING.fullmatch(text)),
-    ParamType.ENUM: lambda text, values: text in values or _integer(-(2**63), 2**63)(text),
+    # System.Convert takes a sign on unsigned types too ("-0" is 0).
+    **{t: _text_only(_integer(lo, hi)) for t, (lo, hi) in _INT_RANGES.items()
+       if lo == 0 and t is not ParamType.CHAR},
+    ParamType.CHAR: _text_only(lambda text: len(text) == 1),
+    ParamType.BOOLEAN: _text_only(lambda text: text.lower() in ("true", "false")),
+    ParamType.DECIMAL: _text_only(_decimal(_HTTP_DECIMAL)),
+    ParamType.DOUBLE: _text_only(_floating(_HTTP_FLOATING, _HTTP_SPECIAL, single=False)),
+    ParamType.FLOAT: _text_only(_floating(_HTTP_FLOATING, _HTTP_SPECIAL, single=True)),
+    ParamType.ENUM: _http_enum,
+    # A byte[] travels in GET/POST as repeated fields of one byte each.
+    ParamType.BASE64: _text_only(_integer(0, 256)),
     # ASMX converts a GET/POST date with DateTime.Parse whatever its XSD type.
-    ParamType.DATETIME: lambda text, _: accepts_http_datetime(text),
-    ParamType.DATE: lambda text, _: accepts_http_datetime(text),
-    ParamType.TIME: lambda text, _: accepts_http_datetime(text),
+    ParamType.DATETIME: _text_only(accepts_http_datetime),
+    ParamType.DATE: _text_only(accepts_http_datetime),
+    ParamType.TIME: _text_only(accepts_http_datetime),
 }
 
 #: Values the generators use per type, by value set (plain, non-ASCII, XML-special): edges of
@@ -193,13 +259,18 @@ SAMPLE_VALUES: dict[ParamType, tuple[str, ...]] = {
 }
 
 
+#: GET/POST carries a byte[] as repeated fields of one byte each (a single field here).
+_HTTP_SAMPLE_VALUES = {ParamType.BASE64: ("1", "0", "255")}
+
+
 def sample_value(type_: ParamType, variant: int, values: tuple[str, ...] = (),
                  *, http: bool = False) -> str:
     """The value set ``variant``'s value of ``type_`` (an enumeration cycles its members;
-    ``http``: as a GET/POST field, where a char is the character itself)."""
+    ``http``: as a GET/POST field, where a char is the character itself and a byte[] one
+    byte)."""
     if type_ is ParamType.ENUM:
         return values[variant % len(values)] if values else ""
-    samples = SAMPLE_VALUES.get(type_, ("",))
+    samples = (http and _HTTP_SAMPLE_VALUES.get(type_)) or SAMPLE_VALUES.get(type_, ("",))
     value = samples[variant % len(samples)]
     return chr(int(value)) if http and type_ is ParamType.CHAR else value
 

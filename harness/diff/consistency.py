@@ -14,7 +14,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from harness.contract.bindings import Binding, read_response
-from harness.contract.model import Operation
+from harness.contract.model import Operation, ParamType
+from harness.contract.structure import canonical
+from harness.contract.structure import read as read_structure
 from harness.contract.xmlsafe import element_children, local_name
 from harness.judge.findings import Finding, Verdict
 from harness.traffic.exchange import HttpResponse
@@ -46,6 +48,8 @@ def outcome(op: Operation, binding: Binding, response: HttpResponse) -> Outcome:
     if op.result_element:
         if reading.result is None:
             return Outcome("no result", "successful, no result")
+        if op.result_type is ParamType.COMPLEX and reading.result_node is not None:
+            return _structured(op, reading.result_node)
         return Outcome(f"result {reading.result}", repr(reading.result))
     if not binding.is_soap:
         empty = not response.body.strip()
@@ -60,6 +64,16 @@ def outcome(op: Operation, binding: Binding, response: HttpResponse) -> Outcome:
     base = f"/Envelope/Body/{local_name(payload)}"
     content = tuple(f"{base}/{local_name(child)}" for child in children)
     return Outcome("not empty", f"successful, holds {', '.join(content)}", content)
+
+
+def _structured(op: Operation, node) -> Outcome:
+    """An array or complex result, by its value (read as ASMX reads it): the same whatever
+    the binding's layout (SOAP's <Operation>Result, GET/POST's indented document)."""
+    try:
+        value = canonical(read_structure(op.schema, op.result or "", node))
+    except ValueError as exc:
+        return Outcome(f"unreadable: {exc}", f"unreadable result ({exc})")
+    return Outcome(f"result {value}", value if len(value) <= 200 else value[:197] + "...")
 
 
 @dataclass

@@ -8,6 +8,7 @@ candidate difference seen early.
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 import time
 from collections import Counter, deque
@@ -121,12 +122,15 @@ class Diff:
     """A comparison of a candidate with a primary (and its second instance, for noise)."""
 
     def __init__(self, contract: Contract, targets: Targets, *, ignore: Iterable[str] = (),
+                 ignore_values: Iterable[str] = (),
                  jobs: int = 8, timeout: float = 30.0, options: SendOptions | None = None,
                  selection: Selection | None = None,
                  profile: Profile | None = None) -> None:
         self.contract = contract
         self.roles = targets.roles()
         self.ignore = tuple(ignore)
+        #: Paths whose text is not compared (their structure is).
+        self.ignore_values = tuple(ignore_values)
         self.jobs = max(1, jobs)
         self.options = options or SendOptions(timeout=timeout)
         self.selection = selection or Selection()
@@ -192,7 +196,11 @@ class Diff:
 
     def _compare(self, expected: HttpResponse, actual: HttpResponse) -> list[Difference]:
         # Both sides are live: a pseudonym in an answer is a value like any other.
-        return compare_responses(expected, actual, ignore=self.ignore, wildcard=_never)
+        found = compare_responses(expected, actual, ignore=self.ignore, wildcard=_never)
+        if not self.ignore_values:
+            return found
+        return [d for d in found if not (_value_difference(d)
+                                         and ignored_path(d.path, self.ignore_values))]
 
     # --------------------------------------------------------------- collecting (main thread)
 
@@ -337,6 +345,17 @@ def _without_own_url(response: HttpResponse, url: str) -> HttpResponse:
     return HttpResponse(response.status, response.headers,
                         response.body.replace(own, b"{base_url}"), response.reason,
                         response.http_version)
+
+
+_NIL = re.compile(r"\{http://www\.w3\.org/2001/XMLSchema-instance\}nil='[^']*'")
+
+
+def _value_difference(d: Difference) -> bool:
+    """A difference of value, not of structure: text, or xsi:nil (a nil value) alone."""
+    if d.kind == "text":
+        return True
+    return d.kind == "attribute" and _NIL.sub("", d.expected or "").strip() == _NIL.sub(
+        "", d.actual or "").strip()
 
 
 def _ordered_map[T, R](fn: Callable[[T], R], items: Iterable[T], jobs: int) -> Iterator[R]:

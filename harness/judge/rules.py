@@ -33,6 +33,8 @@ from harness.contract.bindings import (
     soap_version,
 )
 from harness.contract.model import Contract, Operation, ParamType
+from harness.contract.structure import check as check_structure
+from harness.contract.structure import signature
 from harness.contract.xmlsafe import element_children, local_name, namespace
 from harness.errors import ClassificationError, ServiceDescription
 from harness.judge.findings import DESCRIPTION, Finding, Verdict
@@ -227,6 +229,11 @@ def soap12_only(op: Operation, binding: Binding) -> str | None:
 def with_result(op: Operation, binding: Binding) -> str | None:
     return None if op.result is not None and op.result_element is not None else (
         f"{op.name} has no result")
+
+
+def with_structure(op: Operation, binding: Binding) -> str | None:
+    return None if op.result_type is ParamType.COMPLEX else (
+        f"{op.name} has no array or complex result")
 
 
 def _with(guess: str | None, message: str) -> str:
@@ -746,7 +753,8 @@ def operation_result(case: Case) -> Iterator[Outcome]:
     root = reading.document if reading else None
     if root is None:
         yield failed(f"root {want}", _unreadable(reading or ResponseReading()))
-    elif _describe_element(root) == want and not element_children(root):
+    elif _describe_element(root) == want and (op.result_type is ParamType.COMPLEX
+                                              or not element_children(root)):
         yield passed(f"root {want}", f"root {want}")
         yield _result_value(op, reading)
     else:
@@ -762,6 +770,26 @@ def _result_value(op: Operation, reading: ResponseReading | None) -> Outcome:
     if kind.accepts(text, op.result_values):
         return passed(want, text if len(text) <= 80 else text[:77] + "...")
     return failed(want, repr(text[:80]))
+
+
+def result_structure(case: Case) -> Iterator[Outcome]:
+    """4.7: an array or complex result has its type's structure as XmlSerializer writes it:
+    child elements in the service namespace, named and in the sequence's order, as often as
+    their occurrences allow, and each leaf a value of its type (its R9-<TYPE> check)."""
+    op = case.operation
+    if (na := _response_outcome(case) or _presupposes_success(case)) is not None:
+        yield na
+        return
+    node = case.reading.result_node if case.reading else None
+    if node is None:
+        yield not_applicable("no result element (see OP-RESULT)")
+        return
+    want = signature(op.schema, op.result or "")
+    problems = check_structure(op.schema, op.result or "", node, case.contract.namespace)
+    if problems:
+        yield failed(want, problems[0], "; ".join(problems[1:]))
+    else:
+        yield passed(want, f"{sum(1 for _ in node.iter()) - 1} elements as the type says")
 
 
 def no_leak(case: Case) -> Iterator[Outcome]:
@@ -823,6 +851,9 @@ CATALOGUE: tuple[Rule, ...] = (
          Level.MANDATORY, Side.BOTH, operation_endpoint),
     Rule("OP-RESULT", "4.7", "result element / result document of the operation",
          Level.MANDATORY, Side.RESPONSE, operation_result, scope=with_result),
+    Rule("OP-RESULT-STRUCTURE", "4.7", "an array or complex result has its type's structure: "
+         "elements named and in order, each leaf a value of its type",
+         Level.MANDATORY, Side.RESPONSE, result_structure, scope=with_structure),
     Rule("V1-VERSION-BY-CONTENT-TYPE", "9.1",
          "SOAP version answered is the one the Content-Type names",
          Level.MANDATORY, Side.RESPONSE, version_by_content_type, scope=soap_only),

@@ -107,7 +107,13 @@ def _doctype(subset: str) -> str:
 
 def attacked_operations(contract: Contract) -> list[Operation]:
     chosen = [op for op in contract.operations if op.name in ATTACKED]
-    return chosen or list(contract.operations[:1])
+    # otherwise the first with a simple parameter to put an attack in, offered everywhere (the
+    # HTTP cases send it over GET and POST too)
+    everywhere = [op for op in contract.operations if op.parameters
+                  and all(p.type.is_simple for p in op.parameters)
+                  and contract.bindings_of(op) == contract.bindings]
+    return chosen or everywhere[:1] or [op for op in contract.operations if op.parameters][:1] \
+        or list(contract.operations[:1])
 
 
 def _target_parameter(op: Operation) -> str:

@@ -4,11 +4,16 @@ helpers that turn the contract's well-formed call (``bindings.build_request``) i
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
+from lxml import etree
+
+from harness.contract import structure
 from harness.contract.bindings import Binding, build_request
 from harness.contract.model import Contract, Operation, sample_arguments
+from harness.contract.structure import Value
 from harness.traffic.exchange import HttpRequest
 
 #: Text that only comes back if the target expanded an entity: every case builds it from parts
@@ -80,11 +85,23 @@ def envelope(contract: Contract, op: Operation, binding: Binding, params: str,
             f'<soap:Envelope xmlns:soap="{ns}">{inside}</soap:Envelope>').encode()
 
 
-def params_xml(op: Operation, values: dict[str, str], raw: dict[str, str] | None = None) -> str:
-    """The parameter elements of ``op`` in table order; ``raw`` values are written unescaped."""
+def params_xml(op: Operation, values: Mapping[str, Value],
+               raw: dict[str, str] | None = None) -> str:
+    """The parameter elements of ``op`` in table order; ``raw`` values are written unescaped,
+    an array or complex value as XmlSerializer writes it."""
     raw = raw or {}
     parts = []
     for p in op.parameters:
-        text = raw[p.name] if p.name in raw else escape_text(values.get(p.name, ""))
+        value = values.get(p.name, "")
+        if p.name not in raw and isinstance(value, (list, Mapping)):
+            parts.append(_structured_xml(op, p.name, p.type_name or "", value))
+            continue
+        text = raw[p.name] if p.name in raw else escape_text(str(value))
         parts.append(f"<{p.name}>{text}</{p.name}>")
     return "".join(parts)
+
+
+def _structured_xml(op: Operation, name: str, type_name: str, value: Value) -> str:
+    holder = etree.Element("holder")
+    structure.write(holder, "", name, op.schema, type_name, value)
+    return "".join(etree.tostring(child, encoding="unicode") for child in holder)

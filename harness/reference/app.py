@@ -24,8 +24,17 @@ from harness.contract.bindings import (
     build_response,
     classify,
     soap_version,
+    structured_argument,
 )
-from harness.contract.model import Contract, Operation, reference_result, school_mobile
+from harness.contract.model import (
+    Contract,
+    Operation,
+    Parameter,
+    ParamType,
+    reference_result,
+    school_mobile,
+)
+from harness.contract.structure import Value
 from harness.contract.xmlsafe import namespace, parse_xml, root_tag
 from harness.errors import ClassificationError, MalformedXML, XMLRejected
 from harness.reference.wsdl import service_name, wsdl_document
@@ -254,9 +263,11 @@ def _action(request: HttpRequest, binding: Binding) -> str | None:
     return content_type_params(request.content_type).get("action")  # SOAP 1.2's action
 
 
-def _arguments(call: Classification) -> dict[str, str]:
-    """The call's arguments, checked against the operation's parameters."""
+def _arguments(call: Classification) -> dict[str, Value]:
+    """The call's arguments, checked against the operation's parameters (an array or complex
+    one read into a list or dict)."""
     op, given = call.operation, _given(call)
+    structured: dict[str, Value] = {}
     for name in given:
         if op.parameter(name) is None and call.binding.is_soap:
             raise Refusal(f"element {name!r} is not a parameter of {op.name}")
@@ -265,10 +276,22 @@ def _arguments(call: Classification) -> dict[str, str]:
             if not call.binding.is_soap:
                 raise Refusal(f"Missing parameter: {p.name}.")
             continue  # ASMX binds a missing SOAP parameter as its default (null, 0)
-        if not p.accepts(given[p.name], http=not call.binding.is_soap):
+        if p.type is ParamType.COMPLEX:
+            structured[p.name] = _structured(call, p)
+        elif not p.accepts(given[p.name], http=not call.binding.is_soap):
             raise Refusal(f"Cannot convert {given[p.name]!r} to {p.type_name or p.type} "
                           f"({p.name})")
-    return {p.name: given.get(p.name, "") for p in op.parameters}
+    return {p.name: structured[p.name] if p.name in structured else given.get(p.name, "")
+            for p in op.parameters}
+
+
+def _structured(call: Classification, p: Parameter) -> Value:
+    """An array or complex argument as ASMX reads it (a Client fault when it does not
+    convert)."""
+    try:
+        return structured_argument(call, p.name)
+    except ValueError as exc:
+        raise Refusal(f"Cannot convert {p.name}: {exc}") from None
 
 
 def _given(call: Classification) -> dict[str, str]:

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from lxml import etree
 
+from harness.contract import structure
 from harness.contract.model import Contract, Operation, ParamType
+from harness.contract.structure import Schema
 from harness.contract.types import MS_TYPES_NS
-from harness.errors import UsageError
 
 WSDL = "http://schemas.xmlsoap.org/wsdl/"
 XS = "http://www.w3.org/2001/XMLSchema"
@@ -30,12 +31,18 @@ def wsdl_document(contract: Contract, endpoint: str, location: str) -> bytes:
     """The WSDL of ``endpoint`` whose ports point at ``location`` (the endpoint's URL)."""
     ops = contract.endpoints[endpoint]
     name, tns = service_name(endpoint), contract.namespace
-    root = etree.Element(f"{{{WSDL}}}definitions", {"targetNamespace": tns}, nsmap={
-        "wsdl": WSDL, "s": XS, "soap": WSOAP, "soap12": WSOAP12, "http": WHTTP, "mime": MIME,
-        "tns": tns, "s1": MS_TYPES_NS})
-    _schema(_el(root, WSDL, "types"), tns, ops)
     http_ops = {verb: tuple(op for op in ops if verb in contract.bindings_of(op))
                 for verb in ("get", "post")}
+    arrays = any(p.type is ParamType.COMPLEX for op in {*http_ops["get"], *http_ops["post"]}
+                 for p in op.parameters)
+    root = etree.Element(f"{{{WSDL}}}definitions", {"targetNamespace": tns}, nsmap={
+        "wsdl": WSDL, "s": XS, "soap": WSOAP, "soap12": WSOAP12, "http": WHTTP, "mime": MIME,
+        "tns": tns, "s1": MS_TYPES_NS, **({"s2": _abstract(tns), "soapenc": SOAP_ENC}
+                                          if arrays else {})})
+    types = _el(root, WSDL, "types")
+    _schema(types, tns, ops)
+    if arrays:
+        _abstract_schema(types, tns)
     for op in ops:
         _messages(root, op, [k for k, v in (("HttpGet", "get"), ("HttpPost", "post"))
                              if op in http_ops[v]])
@@ -66,16 +73,60 @@ _PORTS = ((WSOAP, "Soap", "soap11"), (WSOAP12, "Soap12", "soap12"), (WHTTP, "Htt
           (WHTTP, "HttpPost", "post"))
 
 
+SOAP_ENC = "http://schemas.xmlsoap.org/soap/encoding/"
+
+
+def _abstract(tns: str) -> str:
+    """The namespace of ASMX's StringArray (the type of an array field in GET/POST)."""
+    return f"{tns}AbstractTypes"
+
+
+def _abstract_schema(types: etree._Element, tns: str) -> None:
+    schema = _el(types, XS, "schema", targetNamespace=_abstract(tns))
+    _el(schema, XS, "import", namespace=SOAP_ENC)
+    restriction = _el(_el(_el(schema, XS, "complexType", name="StringArray"), XS,
+                          "complexContent", mixed="false"), XS, "restriction",
+                      base="soapenc:Array")
+    _el(_el(restriction, XS, "sequence"), XS, "element", minOccurs="0", maxOccurs="unbounded",
+        name="String", type="s:string")
+
+
 def _type_ref(kind: ParamType, type_name: str | None) -> str:
     """The schema type of a parameter or result, prefixed as ASMX writes it."""
     if kind in (ParamType.GUID, ParamType.CHAR):
         return f"s1:{kind.value}"
-    if kind is ParamType.ENUM:
+    if kind in (ParamType.ENUM, ParamType.COMPLEX):
         return f"tns:{type_name}"
-    if kind is ParamType.COMPLEX:
-        raise UsageError(f"the reference cannot serve the complex type {type_name}: "
-                         "give its operations to a real deployment")
     return f"s:{kind.value}"
+
+
+def _field_ref(schema: Schema, type_ref: str) -> str:
+    simple = structure.simple_kind(type_ref, schema)
+    if simple is None or simple[0] is ParamType.ENUM:
+        return f"tns:{type_ref}"
+    return _type_ref(simple[0], type_ref)
+
+
+def _complex_types(schema_el: etree._Element, schema: Schema, ops: tuple[Operation, ...],
+                   enums: dict[str, tuple[str, ...]]) -> bool:
+    """The complexTypes the operations use (nested ones too); whether one has a guid or char
+    field. Enumerations their fields use are added to ``enums``."""
+    roots = [p.type_name or "" for op in ops for p in op.parameters
+             if p.type is ParamType.COMPLEX]
+    roots += [op.result or "" for op in ops if op.result_type is ParamType.COMPLEX]
+    ms_types = False
+    for named in structure.used_types(schema, tuple(roots)):
+        if named.values:
+            enums[named.name] = named.values
+            continue
+        sequence = _el(_el(schema_el, XS, "complexType", name=named.name), XS, "sequence")
+        for f in named.fields:
+            attrs = {"nillable": "true"} if f.nillable else {}
+            _el(sequence, XS, "element", minOccurs=str(f.min_occurs),
+                maxOccurs="unbounded" if f.max_occurs is None else str(f.max_occurs),
+                name=f.name, **attrs, type=_field_ref(schema, f.type))
+            ms_types |= f.type in (ParamType.GUID.value, ParamType.CHAR.value)
+    return ms_types
 
 
 def _schema(types: etree._Element, tns: str, ops: tuple[Operation, ...]) -> None:
@@ -101,6 +152,8 @@ def _schema(types: etree._Element, tns: str, ops: tuple[Operation, ...]) -> None
                 enums[op.result or ""] = op.result_values
         ms_types |= any(k in (ParamType.GUID, ParamType.CHAR)
                         for k in (kind, *(p.type for p in op.parameters)))
+    if ops:
+        ms_types |= _complex_types(schema, ops[0].schema, ops, enums)
     for enum, values in enums.items():
         restriction = _el(_el(schema, XS, "simpleType", name=enum), XS, "restriction",
                           base="s:string")
@@ -133,7 +186,8 @@ def _messages(root: etree._Element, op: Operation, http_kinds: list[str]) -> Non
     for kind in http_kinds:
         message = _el(root, WSDL, "message", name=f"{op.name}{kind}In")
         for p in op.parameters:
-            _el(message, WSDL, "part", name=p.name, type="s:string")
+            _el(message, WSDL, "part", name=p.name, type="s2:StringArray"
+                if p.type is ParamType.COMPLEX else "s:string")
         out = _el(root, WSDL, "message", name=f"{op.name}{kind}Out")
         if op.result:
             _el(out, WSDL, "part", name="Body", element=f"tns:{op.result}")

@@ -6,7 +6,7 @@ using System.Xml.Serialization;
 
 // A test service for the harness's date checks: one operation per XSD date type, each echoing
 // what ASMX read (its round-trip form), so a test sees which texts the runtime accepts.
-[WebService(Namespace = "http://example.org/dates/")]
+[WebService(Namespace = "http://example.org/lexical/")]
 public class Dates : WebService
 {
     [WebMethod]
