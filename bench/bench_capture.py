@@ -366,6 +366,9 @@ def run_setup(name: str, upstream: str, tmp: Path, tag: str, opts,
                                  *extra], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             _wait_port(port)
+            deadline = time.monotonic() + 20  # mitmdump may load the script once listening
+            while extra and not _children(proc.pid) and time.monotonic() < deadline:
+                time.sleep(0.05)
             result = _phases(port, proc.pid, opts, wires)
         finally:
             proc.send_signal(signal.SIGINT)
