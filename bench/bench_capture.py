@@ -24,8 +24,10 @@ bottleneck), then ``--crowd-requests`` over ``--crowd`` connections (200 concurr
 reference's (a 502 of the proxy), ``lost`` exchanges answered but missing from the recording.
 It prints per setup the median round's req/s and the CPU time per exchange of the proxy process
 and of its recording writer (from /proc, throughput phase), then the median of the per-round
-ratios. A run with any failure, or a load average above 2, says its figures are suspect.
-Compare ratios measured in one run and quote the load average it prints.
+ratios, and how much CPU other processes of the machine took meanwhile (/proc/stat minus the
+bench's own processes: the load average counts the bench's own). A run with any failure, other
+processes above a quarter of a CPU, or a load average above 2 at the start says its figures are
+suspect. Compare ratios measured in one run.
 """
 
 from __future__ import annotations
@@ -364,6 +366,9 @@ def run_setup(name: str, upstream: str, tmp: Path, tag: str, opts,
                                  *extra], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             _wait_port(port)
+            deadline = time.monotonic() + 20  # mitmdump may load the script once listening
+            while extra and not _children(proc.pid) and time.monotonic() < deadline:
+                time.sleep(0.05)
             result = _phases(port, proc.pid, opts, wires)
         finally:
             proc.send_signal(signal.SIGINT)
@@ -423,6 +428,7 @@ def main() -> None:
     wires = {"fast": ordered[:opts.requests], "crowd": ordered[:opts.crowd_requests]}
     tmp = Path(tempfile.mkdtemp(prefix="bench-capture-"))
     loads = [os.getloadavg()[0]]
+    machine, ours, started = _machine_cpu(), _our_cpu(), time.monotonic()
     results: dict[str, list[Result]] = {}
     try:
         direct, _ = measure(up_port, wires["fast"], opts.clients, opts.procs, [])
@@ -436,17 +442,35 @@ def main() -> None:
             loads.append(os.getloadavg()[0])
     finally:
         upstream_proc.terminate()
-    report(results, direct, loads, opts)
+        upstream_proc.join()
+    others = ((_machine_cpu() - machine) - (_our_cpu() - ours)) / (time.monotonic() - started)
+    report(results, direct, loads, others, opts)
 
 
-def report(results: dict[str, list[Result]], direct: Load, loads: list[float], opts) -> None:
+def _machine_cpu() -> float:
+    """CPU seconds all processes of the machine have spent so far (user, nice, system, irq)."""
+    fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    user, nice, system, _idle, _iowait, irq, softirq = map(int, fields[:7])
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+
+
+def _our_cpu() -> float:
+    """CPU seconds of this process and of every child it has reaped (the proxies with their
+    writers, the clients, the upstream)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def report(results: dict[str, list[Result]], direct: Load, loads: list[float], others: float,
+           opts) -> None:
     print(f"capture benchmark: {opts.rounds} rounds (stock mitmdump and harness capture "
           f"alternating), throughput: {opts.requests} requests over {opts.clients} keep-alive "
           f"connections; crowd: {opts.crowd_requests} requests over {opts.crowd}; "
           f"{opts.procs} client processes; redaction on; mitmproxy default options for both "
           f"(connection_strategy eager); upstream: canned answers of the reference "
-          f"({direct.rate:.0f} req/s direct); {os.cpu_count()} CPUs, load average (1 min) "
-          f"{' -> '.join(f'{x:.1f}' for x in loads)}")
+          f"({direct.rate:.0f} req/s direct); {os.cpu_count()} CPUs; other processes used "
+          f"{others:.2f} CPUs during the run; load average (1 min, the bench's own processes "
+          f"included) {' -> '.join(f'{x:.1f}' for x in loads)}")
     print(f"{'setup':<26} {'req/s':>7} {'p50 ms':>7} {'p95 ms':>7} {'proxy CPU':>10} "
           f"{'writer CPU':>10} {'req/s @' + str(opts.crowd):>10} {'failed':>8} {'lost':>5}")
     print(f"{'':<26} {'':>7} {'':>7} {'':>7} {'us/exch':>10} {'us/exch':>10}")
@@ -476,9 +500,10 @@ def report(results: dict[str, list[Result]], direct: Load, loads: list[float], o
           f"per exchange: {statistics.median(r.proxy_us for r in cap):.0f} us vs stock "
           f"mitmdump's {statistics.median(r.proxy_us for r in results[STOCK]):.0f} us; "
           f"lost: {sum(r.lost for r in cap)}")
-    if suspect or max(loads) > 2:
+    if suspect or others > 0.25 or loads[0] > 2:
         print(f"SUSPECT: {suspect} requests failed (no answer, or not the reference's status); "
-              f"load average up to {max(loads):.1f} (trustworthy: no failures, load <= 2)")
+              f"other processes used {others:.2f} CPUs; load average {loads[0]:.1f} at the start "
+              f"(trustworthy: no failures, others under 0.25 CPUs, load at the start <= 2)")
 
 
 if __name__ == "__main__":

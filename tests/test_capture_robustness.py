@@ -188,3 +188,30 @@ def test_hostile_request_bytes_do_not_stop_the_capture(contract, reference_url, 
     assert "code=%FF%FE&phone=1" in first.request.url  # the same URL, representable in JSON
     assert "unclassified" in first.meta
     assert recorded[1].meta["operation"] == op.name
+
+
+def test_writer_reads_every_frame_once_in_order_across_batches_and_split_frames():
+    """The writer's pipe reader under load (batches of several exchanges, then the gathering
+    read): every frame comes out once, in order, whole, however the bytes were split."""
+    from harness.capture.writer import _frame, _frames
+
+    frames = [bytes([n]) * (n * 1000 + 1) for n in range(1, 8)]
+    wire = [_frame(f) for f in frames]
+    read, write = os.pipe()
+    try:
+        batches = _frames(read)
+        os.write(write, b"".join(wire[:3]))
+        got = [next(batches)]  # three at once: the reader now gathers before each read
+        tail, cut = b"".join(wire[3:]), len(wire[3]) + 100
+        os.write(write, tail[:cut])  # frame 4 whole, frame 5 cut in two
+        got.append(next(batches))
+        os.write(write, tail[cut:])
+        os.close(write)
+        write = -1
+        got += list(batches)
+    finally:
+        os.close(read)
+        if write >= 0:
+            os.close(write)
+    assert [len(b) for b in got][:2] == [3, 1]
+    assert [f for batch in got for f in batch] == frames
