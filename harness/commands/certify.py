@@ -51,8 +51,10 @@ def register(sub) -> None:
                    help="run your own *.feature files (e.g. written for another contract) "
                         "with the harness's steps, instead of the packaged features")
     p.add_argument("--values", metavar="FILE",
-                   help="real test data per operation (TOML: [Operation] param = value), used "
-                        "instead of generated values")
+                   help="real test data per operation (TOML: [Operation] param = value; or "
+                        "FILE.json: {\"Operation\": {\"param\": value}}), used instead of "
+                        "generated values; an array or complex parameter takes a JSON list or "
+                        "object (fields not named keep their generated values)")
     add_profile_options(p)
     p.set_defaults(run=run)
 
