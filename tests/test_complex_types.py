@@ -7,6 +7,7 @@ reference from that contract, certified, diffed against the real ASMX runtime; h
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -313,12 +314,12 @@ COMPLEX_DRIFTS = {
         "WSDL-RESULT", "Product: Product{Id:int"),
     "field retyped": (lambda c: _retyped(c, "OrderLine", lambda fs: (
         fs[0], replace(fs[1], type="long"), fs[2])),
-        "WSDL-TYPES", "Order.Lines.OrderLine.Quantity: int -> long"),
+        "WSDL-TYPES", "order.Lines.OrderLine.Quantity: int -> long"),
     "fields reordered": (lambda c: _retyped(c, "Order", lambda fs: (fs[1], fs[0], *fs[2:])),
-                         "WSDL-TYPES", "Order: Order{Customer:string? Number:int"),
+                         "WSDL-TYPES", "order: Order{Customer:string? Number:int"),
     "array item retyped": (lambda c: _retyped(c, "ArrayOfInt", lambda fs: (
         replace(fs[0], name="long", type="long"),)),
-        "WSDL-TYPES", "ArrayOfInt: ArrayOfInt{int:int*} -> ArrayOfInt{long:long*}"),
+        "WSDL-TYPES", "values: ArrayOfInt{int:int*} -> ArrayOfInt{long:long*}"),
 }
 
 
@@ -448,3 +449,81 @@ def test_probe_takes_a_contract_led_by_complex_operations(tmp_path: Path) -> Non
                    "--allure-dir", "", "--failures", str(tmp_path / "f.jsonl"), cwd=tmp_path)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr
     assert "probe: PASSED" in done.stdout
+
+
+# ------------------------------------------------------------------ lint and replay
+
+
+def test_lint_and_replay_judge_complex_calls_by_their_structure(orders: Contract,
+                                                                tmp_path: Path) -> None:
+    """A recording of every call (complex ones included) plus two a careless client made: an
+    Order whose fields are out of order and whose line quantity is no int, and a Sum over GET
+    with a non-integer item. lint fails exactly those by R9-COMPLEX, naming the path; replay
+    against the reference finds every answer as recorded."""
+    from harness.traffic import send
+    from harness.traffic.recording import RecordingWriter
+
+    recording = tmp_path / "orders.jsonl"
+    save, total = orders.operation("SaveOrder"), orders.operation("Sum")
+    careless = model.sample_arguments(save)
+    careless["order"]["Lines"][0]["Quantity"] = "three"
+    with running(orders) as url, send.client() as http, RecordingWriter(recording) as out:
+        calls = [(op, b, model.sample_arguments(op, 0, b.value)) for op in orders.operations
+                 for b in Binding if b.value in orders.bindings_of(op)]
+        calls += [(save, Binding.SOAP11, careless),
+                  (total, Binding.HTTP_GET, {"values": ["1", "two"]})]
+        for op, binding, args in calls:
+            request = build_request(orders, op, args, binding, url)
+            if args is careless:  # Number before Customer: out of the sequence's order
+                assert b"<Customer>A1</Customer><Number>42</Number>" in request.body
+                request = replace(request, body=request.body.replace(
+                    b"<Customer>A1</Customer><Number>42</Number>",
+                    b"<Number>42</Number><Customer>A1</Customer>"))
+            out.write(Exchange(request, send.send(http, request), source=url))
+        replayed = harness("replay", str(recording), "--target", url, "--contract", str(SAVED),
+                           "--json", str(tmp_path / "replay.json"), "--quiet")
+    linted = harness("lint", str(recording), "--contract", str(SAVED), "--json",
+                     str(tmp_path / "lint.json"), "--quiet")
+    assert linted.returncode == 1, linted.stdout + linted.stderr
+    failed = [f for f in json.loads((tmp_path / "lint.json").read_text())["findings"]
+              if f["verdict"] == "failed"]
+    assert {(f["rule"], f["operation"], f["binding"]) for f in failed} == {
+        ("R9-COMPLEX", "SaveOrder", "SOAP 1.1"), ("R9-COMPLEX", "Sum", "HTTP GET")}, failed
+    said = " ".join(f["actual"] + " " + f.get("message", "") for f in failed)
+    assert "order/Customer: out of order" in said, said
+    assert "order/Lines/OrderLine/Quantity: 'three' is not a int (R9-INT)" in said, said
+    assert "'two' is not a int" in said, said
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+
+
+#: Drifts of the C# source, all in one service (one runtime start) -> the line naming each.
+SOURCE_DRIFTS = {
+    "field renamed": ("public int Id;", "public int ProductId;",
+                      "[WSDL-RESULT] /Orders.asmx?WSDL GetProduct: expected Product{Id:int"),
+    "field retyped": ("public int Quantity;", "public long Quantity;",
+                      "order.Lines.OrderLine.Quantity: int -> long"),
+    "fields reordered": ("public string Customer;\n    public int Number;",
+                         "public int Number;\n    public string Customer;",
+                         "(order: Order{Customer:string? Number:int"),
+    "array item retyped": ("public int Sum(int[] values)", "public int Sum(long[] values)",
+                           "values: ArrayOfInt -> ArrayOfLong"),
+}
+
+
+@pytest.mark.interop
+def test_real_runtime_complex_drift_fails_naming_it(asmx_home: Path, tmp_path: Path) -> None:
+    service = tmp_path / "service"
+    shutil.copytree(ORDERS, service)
+    source = (service / "Orders.asmx").read_text()
+    for old, new, _ in SOURCE_DRIFTS.values():
+        assert old in source
+        source = source.replace(old, new)
+    source = source.replace("p.Id = id;", "p.ProductId = id;").replace(
+        "foreach (int v in values)", "foreach (long v in values)").replace(
+        "total += v;", "total += (int)v;")
+    (service / "Orders.asmx").write_text(source)
+    with real_runtime(asmx_home, service, tmp_path / "work") as url:
+        done = harness("contract", "--check", str(SAVED), "--target", url)
+    assert done.returncode == 1, done.stdout + done.stderr
+    for kind, (_, _, words) in SOURCE_DRIFTS.items():
+        assert words in done.stdout, (kind, done.stdout)

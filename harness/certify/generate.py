@@ -85,7 +85,7 @@ def _with_table(template: str, column: str, rows: list[str]) -> str:
 def _typed_steps(text: str, ops: list[Operation]) -> str:
     """The R9-INT tag and step replaced by one per parameter type of ``ops`` (kept as they
     are when int is the only one)."""
-    kinds = [k for k in ParamType if k.is_simple and k is not ParamType.STRING
+    kinds = [k for k in ParamType if k is not ParamType.STRING
              and any(p.type is k for op in ops for p in op.parameters)]
     if not kinds:
         kinds = [ParamType.INT]  # judged not applicable: the step still says so
@@ -96,6 +96,8 @@ def _typed_steps(text: str, ops: list[Operation]) -> str:
             indent = line[:len(line) - len(line.lstrip())]
             for k in kinds:
                 lines.append(line if k is ParamType.INT else
+                             f"{indent}And array and complex parameters carry their type's "
+                             f"structure ({k.rule_id})" if k is ParamType.COMPLEX else
                              f"{indent}And {k.value} parameters carry {k.value} values "
                              f"({k.rule_id})")
             continue

@@ -74,11 +74,18 @@ def accepts_http_datetime(text: str) -> bool:
     return not weekdays or (isinstance(day, date) and weekdays == {day.weekday()})
 
 
+#: More tokens than any date form has ("Wednesday, January 31, 2024 12:34:56 PM GMT" has 9):
+#: a longer text is no date, and reading it no further keeps a hostile value cheap.
+_MAX_TOKENS = 16
+
+
 def _tokens(text: str) -> list[tuple[str, str]] | None:
     """(kind, text) of each token but separators; None when a character fits no token."""
     tokens: list[tuple[str, str]] = []
     pos = 0
     while pos < len(text):
+        if len(tokens) > _MAX_TOKENS:
+            return None
         after_time = bool(tokens) and tokens[-1][0] == "time"
         if after_time and (m := _OFFSET.match(text, pos)):
             tokens.append(("offset", m.group("offset")))

@@ -182,12 +182,13 @@ def _field_signature(f: Field) -> str:
     return f"{f.name}:{f.type}{marks}"
 
 
-def differences(want: Schema, got: Schema, type_ref: str, got_ref: str | None = None
-                ) -> list[str]:
+def differences(want: Schema, got: Schema, type_ref: str, got_ref: str | None = None,
+                path: str | None = None) -> list[str]:
     """How type ``type_ref`` of ``want`` differs from ``got_ref`` (default the same name) of
-    ``got``, walked through nested types: ``Order.Lines: ArrayOfOrderLine -> ArrayOfItem``."""
+    ``got``, walked through nested types, by ``path`` (default the type's name) and field
+    names: ``order.Lines.OrderLine.Quantity: int -> long``."""
     problems: list[str] = []
-    _differ(want, got, type_ref, got_ref or type_ref, type_ref, problems, set())
+    _differ(want, got, type_ref, got_ref or type_ref, path or type_ref, problems, set())
     return problems
 
 
@@ -208,8 +209,8 @@ def _differ(want: Schema, got: Schema, a: str, b: str, path: str, problems: list
         names_a, names_b = [f.name for f in ta.fields], [f.name for f in tb.fields]
         if ta.values != tb.values or names_a != names_b:
             problems.append(f"{path}: {signature(want, a)} -> {signature(got, b)}")
-            return
-    for fa, fb in zip(ta.fields, tb.fields, strict=True):
+    by_name = {f.name: f for f in tb.fields}
+    for fa, fb in ((f, by_name[f.name]) for f in ta.fields if f.name in by_name):
         where = f"{path}.{fa.name}"
         if _field_signature(fa) != _field_signature(fb) and fa.type == fb.type:
             problems.append(f"{where}: {_field_signature(fa)} -> {_field_signature(fb)}")
@@ -417,25 +418,25 @@ def _check(schema: Schema, type_ref: str, element: etree._Element, ns: str, path
     named = schema[type_ref]
     if (element.text or "").strip():
         problems.append(f"{path}: text {element.text.strip()[:40]!r} in a {type_ref}")
-    at, count = 0, 0  # the field the next child may be, and how often it came so far
-    fields = named.fields
+    names = [f.name for f in named.fields]
+    at, count = -1, 0  # the field the last child was, and how often it came so far
     for child in children:
         name = _local(child)
         where = f"{path}/{name}"
         if _namespace(child) != ns:
             problems.append(f"{where}: in namespace {_namespace(child)!r}, not {ns!r}")
             continue
-        while at < len(fields) and fields[at].name != name:
-            if count < fields[at].min_occurs:
-                problems.append(f"{path}: {fields[at].name} missing before {name}")
-            at, count = at + 1, 0
-        if at == len(fields):
-            known = [f.name for f in fields]
-            problems.append(f"{where}: " + ("out of order (the sequence is "
-                                            f"{' > '.join(known)})" if name in known
-                                            else f"not a field of {type_ref}"))
-            return
-        f = fields[at]
+        if name not in names:
+            problems.append(f"{where}: not a field of {type_ref}")
+            continue
+        index = names.index(name, max(at, 0)) if name in names[max(at, 0):] else -1
+        if index < 0:
+            problems.append(f"{where}: out of order (the sequence is {' > '.join(names)})")
+            continue
+        if index != at:
+            _missing(named.fields, at, count, index, path, problems)
+            at, count = index, 0
+        f = named.fields[at]
         count += 1
         if f.max_occurs is not None and count > f.max_occurs:
             problems.append(f"{where}: more than {f.max_occurs}")
@@ -444,10 +445,16 @@ def _check(schema: Schema, type_ref: str, element: etree._Element, ns: str, path
                 problems.append(f"{where}: xsi:nil but {f.name} is not nillable")
             continue
         _check(schema, f.type, child, ns, where, problems)
-    for f in fields[at:]:
-        if count < f.min_occurs:
-            problems.append(f"{path}: {f.name} missing")
-        count = 0
+    _missing(named.fields, at, count, len(names), path, problems)
+
+
+def _missing(fields: tuple[Field, ...], at: int, count: int, before: int, path: str,
+             problems: list[str]) -> None:
+    """Required fields from ``at`` (seen ``count`` times) up to ``before`` that did not come."""
+    for i in range(max(at, 0), before):
+        seen = count if i == at else 0
+        if seen < fields[i].min_occurs:
+            problems.append(f"{path}: {fields[i].name} missing")
 
 
 def _local(element: etree._Element) -> str:

@@ -31,6 +31,7 @@ from harness.contract.bindings import (
     read_response,
     soap_body,
     soap_version,
+    structured_argument,
 )
 from harness.contract.model import Contract, Operation, ParamType
 from harness.contract.structure import check as check_structure
@@ -516,6 +517,35 @@ def typed_parameters(kind: ParamType) -> Callable[[Case], Iterator[Outcome]]:
     return check
 
 
+def complex_parameters(case: Case) -> Iterator[Outcome]:
+    """4.1 rule 9: an array or complex parameter as its type says: in SOAP its element holds
+    the type's structure (``structure.check``: names, order, occurrences, each leaf by its
+    R9-<TYPE> check); in GET/POST an array of a simple type is one field per item, each a
+    value of the item type."""
+    op, call = case.operation, case.classification
+    for p in (p for p in op.parameters if p.type is ParamType.COMPLEX):
+        want = signature(op.schema, p.type_name or "")
+        if call is None or p.name not in dict(call.arguments):
+            yield not_applicable(f"{p.name} not sent (see R9-PARAMETERS)")
+            continue
+        if case.binding.is_soap:
+            payload = (case.payloads or [None])[0]
+            element = next((c for c in element_children(payload) if local_name(c) == p.name),
+                           None) if payload is not None else None
+            problems = [] if element is None else check_structure(
+                op.schema, p.type_name or "", element, case.contract.namespace)
+        else:
+            try:
+                structured_argument(call, p.name)
+                problems = []
+            except ValueError as exc:
+                problems = [str(exc)]
+        if problems:
+            yield failed(f"{p.name}: {want}", problems[0], "; ".join(problems[1:]))
+        else:
+            yield passed(f"{p.name}: {want}", f"{p.name} as its type says")
+
+
 def _typed_scope(kind: ParamType) -> Callable[[Operation, Binding], str | None]:
     def scope(op: Operation, binding: Binding) -> str | None:
         if any(p.type is kind for p in op.parameters):
@@ -528,12 +558,17 @@ def _a(type_name: str) -> str:
     return f"{'an' if type_name[:1].lower() in 'aeiou' else 'a'} {type_name}"
 
 
-#: The R9 rule of each simple type (string takes any text; complex types are compared whole).
-TYPED_RULES: tuple[Rule, ...] = tuple(
-    Rule(kind.rule_id, "4.1 rule 9", f"{kind.value} parameters carry {kind.value} values"
-         + (" (integers; as text in GET/POST)" if kind is ParamType.INT else ""),
-         Level.MANDATORY, Side.REQUEST, typed_parameters(kind), scope=_typed_scope(kind))
-    for kind in ParamType if kind.is_simple and kind is not ParamType.STRING)
+#: The R9 rule of each type (string takes any text; arrays and complex types: R9-COMPLEX).
+TYPED_RULES: tuple[Rule, ...] = (
+    *(Rule(kind.rule_id, "4.1 rule 9", f"{kind.value} parameters carry {kind.value} values"
+           + (" (integers; as text in GET/POST)" if kind is ParamType.INT else ""),
+           Level.MANDATORY, Side.REQUEST, typed_parameters(kind), scope=_typed_scope(kind))
+      for kind in ParamType if kind.is_simple and kind is not ParamType.STRING),
+    Rule(ParamType.COMPLEX.rule_id, "4.1 rule 9", "array and complex parameters carry their "
+         "type's structure: elements named and in order, each leaf a value of its type",
+         Level.MANDATORY, Side.REQUEST, complex_parameters,
+         scope=_typed_scope(ParamType.COMPLEX)),
+)
 
 
 def no_version_segment(case: Case) -> Iterator[Outcome]:

@@ -122,7 +122,8 @@ def _judge_operation(want: Operation, got: Operation, source: str) -> Iterator[F
         if other is None:
             continue  # WSDL-PARAMETERS said so
         expected, actual = _type_of(p), _type_of(other)
-        drift = _drift(want, got, p.type_name) if p.type is ParamType.COMPLEX else []
+        drift = _drift(want, got, p.type_name, other.type_name, p.name) \
+            if p.type is ParamType.COMPLEX else []
         if drift or expected != actual:
             expected, actual = _shown(want, p.type_name, expected), _shown(got, other.type_name,
                                                                            actual)
@@ -130,18 +131,20 @@ def _judge_operation(want: Operation, got: Operation, source: str) -> Iterator[F
                        want.name, expected=f"{p.name}: {expected}", actual=f"{p.name}: {actual}",
                        message="; ".join(drift))
     expected, actual = _result_of(want), _result_of(got)
-    drift = _drift(want, got, want.result) if want.result_type is ParamType.COMPLEX else []
+    drift = _drift(want, got, want.result, got.result) \
+        if want.result_type is ParamType.COMPLEX else []
     if drift:
         expected, actual = signature(want.schema, expected), signature(got.schema, actual)
     yield _finding("WSDL-RESULT", bad if drift or expected != actual else ok, source, want.name,
                    expected=expected, actual=actual, message="; ".join(drift))
 
 
-def _drift(want: Operation, got: Operation, type_name: str | None) -> list[str]:
+def _drift(want: Operation, got: Operation, type_name: str | None, got_name: str | None,
+           path: str | None = None) -> list[str]:
     """What changed in an array or complex type (nested types included), by path."""
     if not type_name or type_name not in want.schema:
         return []
-    return differences(want.schema, got.schema, type_name)
+    return differences(want.schema, got.schema, type_name, got_name or type_name, path)
 
 
 def _shown(op: Operation, type_name: str | None, text: str) -> str:
