@@ -254,3 +254,31 @@ def test_committed_samples_cover_every_pair(contract):
             assert (call.operation.name, call.binding.value) == (e.meta["operation"],
                                                                  e.meta["binding"])
     assert read_header(folder / "sample-all-bindings.jsonl")["redacted"] is True
+
+
+WRITER_ALONE = """
+import io, sys
+from harness.capture.writer import Console, Transcriber, WriterSetup
+from harness.contract.model import school_mobile
+from harness.traffic.recording import RecordingWriter
+path = sys.argv[1]
+RecordingWriter(path, upstream="http://127.0.0.1:9").close()
+setup = WriterSetup(path, school_mobile(), {"upstream": "http://127.0.0.1:9"}, key=b"k" * 32,
+                    upstream="http://127.0.0.1:9")
+transcriber = Transcriber(setup, Console(io.StringIO()))
+url = "http://127.0.0.1:9/PushNotificationMobile.asmx/GetTokenDevice?id=5"
+transcriber.record(("GET", url, [(b"Host", b"127.0.0.1:9")], b"", "HTTP/1.1", 1.0, 1.1,
+                    (200, [], b"", "OK", "HTTP/1.1", 1.2, 1.3), None, None))
+transcriber.close()
+print(sorted(m for m in sys.modules if m.startswith(("mitmproxy.http", "harness.capture.addon"))))
+"""
+
+
+def test_the_writer_records_without_loading_the_proxy(tmp_path: Path) -> None:
+    """The writer process classifies and redacts without importing mitmproxy's flow model or
+    the addon (~0.3 s of imports that once delayed the first client's answer)."""
+    done = subprocess.run([sys.executable, "-c", WRITER_ALONE, str(tmp_path / "r.jsonl")],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"
+    assert len(list(read_exchanges([tmp_path / "r.jsonl"]))) == 1

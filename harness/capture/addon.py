@@ -16,13 +16,11 @@ It runs inside ``harness capture``, or in your own mitmproxy::
 
 from __future__ import annotations
 
-import functools
 import logging
 import secrets
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
-from urllib.parse import SplitResult, urlsplit
 
 from mitmproxy import ctx, exceptions, http
 from mitmproxy.proxy.mode_specs import ReverseMode
@@ -31,7 +29,6 @@ from harness.capture import addresses
 from harness.capture.writer import Snapshot, WriterGone, WriterProcess, WriterSetup
 from harness.contract.model import Contract, school_mobile
 from harness.errors import HarnessError
-from harness.traffic.exchange import HttpRequest
 from harness.traffic.recording import RecordingWriter, read_header
 from harness.traffic.redaction import Redactor, key_id, load_or_create_key
 
@@ -236,37 +233,6 @@ def client_origin(flow: http.HTTPFlow) -> str:
         return addresses.origin(scheme, client.sni or host, port)
     return f"{req.scheme}://{req.host_header}" if req.host_header else (
         addresses.origin(req.scheme, req.host, req.port))
-
-
-def is_for_service(contract: Contract, request: HttpRequest, upstream: str | None) -> bool:
-    """True when ``request`` goes to one of the contract's .asmx endpoints (on the upstream's
-    host, when one is named, and on its port, when the upstream URL spells one out)."""
-    parts = urlsplit(request.url)
-    if upstream and not _on_upstream_host(parts.scheme, parts.netloc, upstream):
-        return False
-    return any(contract.endpoint(s) for s in parts.path.split("/")
-               if s.lower().endswith(".asmx"))
-
-
-_DEFAULT_PORTS = {"http": 80, "https": 443}
-
-
-@functools.lru_cache(maxsize=256)
-def _on_upstream_host(scheme: str, netloc: str, upstream: str) -> bool:
-    # A proxy sees few distinct hosts: parsing host and port once each saves the writer time.
-    return _on_upstream(SplitResult(scheme, netloc, "", "", ""), urlsplit(upstream))
-
-
-def _on_upstream(parts: SplitResult, wanted: SplitResult) -> bool:
-    # Another port of the same host is another service (a second server on loopback or on
-    # staging); a URL without a port names the host only, whatever the scheme.
-    if wanted.hostname and parts.hostname and parts.hostname != wanted.hostname:
-        return False
-    try:
-        port, wanted_port = parts.port or _DEFAULT_PORTS.get(parts.scheme), wanted.port
-    except ValueError:
-        return True  # an unreadable port cannot exclude what the host already matched
-    return wanted_port is None or port == wanted_port
 
 
 #: For ``mitmdump -s harness/capture/addon.py``.

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import functools
 import itertools
 import logging
 import marshal
@@ -42,8 +43,11 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
+from urllib.parse import SplitResult, urlsplit
 
+from harness.contract.bindings import classify
 from harness.contract.model import Contract
+from harness.errors import ClassificationError, ServiceDescription
 from harness.traffic.exchange import Exchange, HttpRequest, HttpResponse
 
 logger = logging.getLogger(__name__)
@@ -387,10 +391,6 @@ class Transcriber:
         self.console.done()
 
     def _classify(self, request: HttpRequest) -> tuple[dict[str, Any], Any]:
-        from harness.capture.addon import is_for_service
-        from harness.contract.bindings import classify
-        from harness.errors import ClassificationError, ServiceDescription
-
         if not is_for_service(self.contract, request, self.upstream):
             return {"foreign": True}, None
         try:
@@ -492,6 +492,40 @@ def summary(counts: Counter[str]) -> str:
                                   ("unclassified", "foreign", "errors", "foreign left out",
                                    "service descriptions")))
     return "\n".join(lines)
+
+
+# -- which requests are the service's ---------------------------------------------------------
+
+
+def is_for_service(contract: Contract, request: HttpRequest, upstream: str | None) -> bool:
+    """True when ``request`` goes to one of the contract's .asmx endpoints (on the upstream's
+    host, when one is named, and on its port, when the upstream URL spells one out)."""
+    parts = urlsplit(request.url)
+    if upstream and not _on_upstream_host(parts.scheme, parts.netloc, upstream):
+        return False
+    return any(contract.endpoint(s) for s in parts.path.split("/")
+               if s.lower().endswith(".asmx"))
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+@functools.lru_cache(maxsize=256)
+def _on_upstream_host(scheme: str, netloc: str, upstream: str) -> bool:
+    # A proxy sees few distinct hosts: parsing host and port once each saves the writer time.
+    return _on_upstream(SplitResult(scheme, netloc, "", "", ""), urlsplit(upstream))
+
+
+def _on_upstream(parts: SplitResult, wanted: SplitResult) -> bool:
+    # Another port of the same host is another service (a second server on loopback or on
+    # staging); a URL without a port names the host only, whatever the scheme.
+    if wanted.hostname and parts.hostname and parts.hostname != wanted.hostname:
+        return False
+    try:
+        port, wanted_port = parts.port or _DEFAULT_PORTS.get(parts.scheme), wanted.port
+    except ValueError:
+        return True  # an unreadable port cannot exclude what the host already matched
+    return wanted_port is None or port == wanted_port
 
 
 # -- snapshots -> exchanges ----------------------------------------------------------------------
