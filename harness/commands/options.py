@@ -18,12 +18,15 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from harness.contract.model import DEFAULT_NAMESPACE, Contract
 from harness.contract.selection import Selection
 from harness.errors import UsageError
-from harness.traffic import send
+from harness.traffic import defaults
+
+if TYPE_CHECKING:
+    from harness.traffic.send import SendOptions
 
 
 def count(text: str) -> int:
@@ -60,7 +63,7 @@ def header(text: str) -> tuple[str, str]:
 
 
 def add_send_options(p: argparse.ArgumentParser, *,
-                     timeout: float = send.DEFAULT_TIMEOUT) -> None:
+                     timeout: float = defaults.DEFAULT_TIMEOUT) -> None:
     """The sending and selection options (see the module docstring); ``timeout`` is the
     command's default deadline (probe's is its ROB-TIME bound)."""
     g = p.add_argument_group("sending (the same on every command that sends; README: "
@@ -71,12 +74,13 @@ def add_send_options(p: argparse.ArgumentParser, *,
     g.add_argument("--timeout", type=positive(float), default=timeout,
                    metavar="S", help="total seconds per request: connect, headers and the whole "
                    f"body (default {timeout:g}); after "
-                   f"{send.DEFAULT_MAX_FAILURES} requests in a row without an answer the run "
+                   f"{defaults.DEFAULT_MAX_FAILURES} requests in a row without an answer the run "
                    "stops (exit 2)")
     g.add_argument("--max-response-mb", type=positive(float), metavar="N",
-                   default=send.DEFAULT_MAX_RESPONSE_MB,
+                   default=defaults.DEFAULT_MAX_RESPONSE_MB,
                    help="a response body above N MB (counted decoded) is a finding "
-                        f"{send.RESPONSE_SIZE_RULE} (default {send.DEFAULT_MAX_RESPONSE_MB:g})")
+                        f"{defaults.RESPONSE_SIZE_RULE} "
+                        f"(default {defaults.DEFAULT_MAX_RESPONSE_MB:g})")
     g.add_argument("--insecure", action="store_true",
                    help="do not verify the target's TLS certificate")
     g.add_argument("--cacert", metavar="FILE",
@@ -92,17 +96,18 @@ def add_send_options(p: argparse.ArgumentParser, *,
                         "(repeatable; default all)")
 
 
-def send_options(args: argparse.Namespace) -> send.SendOptions:
-    return send.SendOptions(timeout=args.timeout, max_response_mb=args.max_response_mb,
-                            insecure=args.insecure, cacert=args.cacert,
-                            headers=tuple(args.header))
+def send_options(args: argparse.Namespace) -> SendOptions:
+    from harness.traffic.send import SendOptions  # httpx only for commands that send
+
+    return SendOptions(timeout=args.timeout, max_response_mb=args.max_response_mb,
+                       insecure=args.insecure, cacert=args.cacert, headers=tuple(args.header))
 
 
 def selection(args: argparse.Namespace, contract: Contract) -> Selection:
     return Selection.parse(contract, args.operation, args.binding)
 
 
-def contract_for_target(args: argparse.Namespace, url: str | None, options: send.SendOptions,
+def contract_for_target(args: argparse.Namespace, url: str | None, options: SendOptions,
                         stream: IO[str] = sys.stderr, command: str = "harness") -> Contract:
     """``contract_from(args)``; without --namespace/--contract/--wsdl, School Mobile under
     the namespace of ``url``'s ?WSDL (said in one line)."""
@@ -111,7 +116,7 @@ def contract_for_target(args: argparse.Namespace, url: str | None, options: send
     return contract_from(args)
 
 
-def resolve_namespace(given: str | None, url: str | None, options: send.SendOptions,
+def resolve_namespace(given: str | None, url: str | None, options: SendOptions,
                       stream: IO[str] = sys.stderr, command: str = "harness") -> str:
     """``given``, else the target's ?WSDL targetNamespace (said in one line), else the
     default namespace (said too)."""
@@ -119,6 +124,8 @@ def resolve_namespace(given: str | None, url: str | None, options: send.SendOpti
         return given
     if not url:
         return DEFAULT_NAMESPACE
+    from harness.traffic import send
+
     send.check_reachable(url, options=options)  # a down target: its one line, nothing else
     found, reason = send.target_namespace(url, options)
     if found:

@@ -59,19 +59,19 @@ from harness.errors import (
     XMLRejected,
 )
 from harness.judge.findings import Finding, Verdict
+from harness.traffic.defaults import (  # re-exported: part of this module's API
+    DEFAULT_MAX_FAILURES,
+    DEFAULT_MAX_RESPONSE_MB,
+    DEFAULT_TIMEOUT,
+    RESPONSE_SIZE_RULE,
+)
 from harness.traffic.exchange import HttpRequest, HttpResponse, media_type, replace_header
 
 #: Headers that describe one connection, not the message: never forwarded (RFC 9110 7.6.1).
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization",
                         "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade"})
-DEFAULT_TIMEOUT = 30.0
-#: Default response cap: SOAP answers of this service are kilobytes; ASP.NET's own request
-#: limit is 4 MB. Small enough that 8 requests in flight stay far under 300 MB.
-DEFAULT_MAX_RESPONSE_MB = 16.0
-DEFAULT_MAX_FAILURES = 3
 #: Largest piece a decoder hands out at once: a bomb is cut after at most this much more.
 PIECE = 256 * 1024
-RESPONSE_SIZE_RULE = "SEND-RESPONSE-SIZE"
 TRANSPORT_RULE = "SEND-TRANSPORT"
 #: Titles of the sending rules, for a Report's ``titles``.
 RULE_TITLES = {RESPONSE_SIZE_RULE: "response body within --max-response-mb (decoded)",
