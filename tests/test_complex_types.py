@@ -14,7 +14,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from asmx_runtime import real_runtime
 from lxml import etree
+from traffic import offered_calls, record_calls
 
 from harness.contract import model, structure
 from harness.contract.bindings import Binding, build_request, build_response, classify
@@ -32,7 +34,7 @@ from harness.judge.findings import Verdict
 from harness.reference.app import answer, create_app
 from harness.reference.server import running
 from harness.traffic.exchange import Exchange, HttpRequest, HttpResponse
-from tests.test_wsdl_conformance import harness, real_runtime
+from tests.test_wsdl_conformance import harness
 
 ORDERS = Path(__file__).parent / "services" / "orders"
 SAVED = ORDERS / "contract.json"
@@ -460,26 +462,24 @@ def test_lint_and_replay_judge_complex_calls_by_their_structure(orders: Contract
     Order whose fields are out of order and whose line quantity is no int, and a Sum over GET
     with a non-integer item. lint fails exactly those by R9-COMPLEX, naming the path; replay
     against the reference finds every answer as recorded."""
-    from harness.traffic import send
-    from harness.traffic.recording import RecordingWriter
-
     recording = tmp_path / "orders.jsonl"
     save, total = orders.operation("SaveOrder"), orders.operation("Sum")
     careless = model.sample_arguments(save)
     careless["order"]["Lines"][0]["Quantity"] = "three"
-    with running(orders) as url, send.client() as http, RecordingWriter(recording) as out:
-        calls = [(op, b, model.sample_arguments(op, 0, b.value)) for op in orders.operations
-                 for b in Binding if b.value in orders.bindings_of(op)]
-        calls += [(save, Binding.SOAP11, careless),
-                  (total, Binding.HTTP_GET, {"values": ["1", "two"]})]
-        for op, binding, args in calls:
-            request = build_request(orders, op, args, binding, url)
-            if args is careless:  # Number before Customer: out of the sequence's order
-                assert b"<Customer>A1</Customer><Number>42</Number>" in request.body
-                request = replace(request, body=request.body.replace(
-                    b"<Customer>A1</Customer><Number>42</Number>",
-                    b"<Number>42</Number><Customer>A1</Customer>"))
-            out.write(Exchange(request, send.send(http, request), source=url))
+
+    def out_of_order(call, request: HttpRequest) -> HttpRequest:
+        if call[2] is not careless:
+            return request
+        # Number before Customer: out of the sequence's order
+        assert b"<Customer>A1</Customer><Number>42</Number>" in request.body
+        return replace(request, body=request.body.replace(
+            b"<Customer>A1</Customer><Number>42</Number>",
+            b"<Number>42</Number><Customer>A1</Customer>"))
+
+    calls = [*offered_calls(orders), (save, Binding.SOAP11, careless),
+             (total, Binding.HTTP_GET, {"values": ["1", "two"]})]
+    with running(orders) as url:
+        record_calls(orders, url, recording, calls, edit=out_of_order)
         replayed = harness("replay", str(recording), "--target", url, "--contract", str(SAVED),
                            "--json", str(tmp_path / "replay.json"), "--quiet")
     linted = harness("lint", str(recording), "--contract", str(SAVED), "--json",

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from asmx_runtime import real_runtime
+from traffic import offered_calls, record_calls
 
 from harness.certify.engine import FEATURE_FILES, FEATURES
 from harness.certify.generate import write_features
@@ -129,14 +130,19 @@ DRIFTS = {
 }
 
 
-@pytest.mark.parametrize("kind", DRIFTS)
-def test_drift_from_the_saved_contract_fails_naming_it(inventory: Contract, kind: str) -> None:
-    with running(drifted(inventory, kind)) as url:
-        done = harness("contract", "--check", str(SAVED), "--target", url)
+def assert_drift_named(done: subprocess.CompletedProcess[str], kind: str) -> None:
+    """``contract --check`` failed, naming the drift of ``kind`` by its rule and words."""
     rule, words = DRIFTS[kind]
     assert done.returncode == 1, done.stdout + done.stderr
     assert any(line.startswith(f"[{rule}]") and words in line
                for line in done.stdout.splitlines()), done.stdout
+
+
+@pytest.mark.parametrize("kind", DRIFTS)
+def test_drift_from_the_saved_contract_fails_naming_it(inventory: Contract, kind: str) -> None:
+    with running(drifted(inventory, kind)) as url:
+        done = harness("contract", "--check", str(SAVED), "--target", url)
+    assert_drift_named(done, kind)
 
 
 def test_certify_fails_a_drifted_deployment_by_its_wsdl(inventory: Contract,
@@ -201,32 +207,22 @@ def test_real_runtime_drift_fails_naming_it(asmx_home: Path, kind: str, tmp_path
     service = drifted_service(kind, tmp_path / "service")
     with real_runtime(asmx_home, service, tmp_path / "work") as url:
         done = harness("contract", "--check", str(SAVED), "--target", url)
-    rule, words = DRIFTS[kind]
-    assert done.returncode == 1, done.stdout + done.stderr
-    assert any(line.startswith(f"[{rule}]") and words in line
-               for line in done.stdout.splitlines()), done.stdout
+    assert_drift_named(done, kind)
 
 
 def test_lint_and_replay_classify_and_judge_by_the_contract(inventory: Contract,
                                                             tmp_path: Path) -> None:
     """A recording of the inventory service: judged by its contract it is clean but for the
     one bad guid (R9-GUID); by the default School Mobile contract nothing classifies."""
-    from harness.contract.bindings import Binding, build_request
+    from harness.contract.bindings import Binding
     from harness.contract.model import sample_arguments
-    from harness.traffic import send
-    from harness.traffic.exchange import Exchange
-    from harness.traffic.recording import RecordingWriter
 
     recording = tmp_path / "inventory.jsonl"
     restock = inventory.operation("Restock")
-    with running(inventory) as url, send.client() as http, RecordingWriter(recording) as out:
-        calls = [(op, b, sample_arguments(op, 0, b.value)) for op in inventory.operations
-                 for b in Binding if b.value in inventory.bindings_of(op)]
-        calls.append((restock, Binding.SOAP11,
-                      sample_arguments(restock, 0) | {"batch": "not-a-guid"}))
-        for op, binding, args in calls:
-            request = build_request(inventory, op, args, binding, url)
-            out.write(Exchange(request, send.send(http, request), source=url))
+    calls = [*offered_calls(inventory), (restock, Binding.SOAP11,
+                                         sample_arguments(restock, 0) | {"batch": "not-a-guid"})]
+    with running(inventory) as url:
+        record_calls(inventory, url, recording, calls)
         replayed = harness("replay", str(recording), "--target", url, "--contract", str(SAVED),
                            "--json", str(tmp_path / "replay.json"), "--quiet")
     linted = harness("lint", str(recording), "--contract", str(SAVED), "--json",

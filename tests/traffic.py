@@ -5,11 +5,12 @@ and a recording writer."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from harness.contract.bindings import Binding, build_request
-from harness.contract.model import Contract, sample_arguments
+from harness.contract.model import Contract, Operation, sample_arguments
 from harness.reference.app import answer
 from harness.traffic.exchange import Exchange, HttpRequest
 from harness.traffic.recording import RecordingWriter
@@ -49,3 +50,28 @@ def write_recording(path: Path, exchanges: Iterable[Exchange]) -> Path:
         for ex in exchanges:
             writer.write(ex)
     return path
+
+
+Call = tuple[Operation, Binding, dict[str, Any]]
+
+
+def offered_calls(contract: Contract) -> list[Call]:
+    """Every operation over every binding that offers it, with the first value set."""
+    return [(op, b, sample_arguments(op, 0, b.value)) for op in contract.operations
+            for b in Binding if b.value in contract.bindings_of(op)]
+
+
+def record_calls(contract: Contract, url: str, path: Path, calls: Iterable[Call],
+                 edit: Callable[[Call, HttpRequest], HttpRequest] | None = None) -> Path:
+    """Send each call to ``url`` (``edit`` may change its request first) and record the
+    exchanges, as a capture of that client would."""
+    from harness.traffic import send
+
+    with send.client() as http, RecordingWriter(path) as out:
+        for call in calls:
+            op, binding, args = call
+            built = build_request(contract, op, args, binding, url)
+            built = edit(call, built) if edit else built
+            out.write(Exchange(built, send.send(http, built), source=url))
+    return path
+

@@ -419,8 +419,7 @@ def structured_argument(call: Classification, name: str) -> structure.Value:
     schema, type_name = op.schema, (p.type_name if p else None) or ""
     if call.binding.is_soap:
         payload = soap_payload(call.envelope) if call.envelope is not None else None
-        element = next((c for c in element_children(payload) if local_name(c) == name), None) \
-            if payload is not None else None
+        element = argument_element(payload, name)
         return None if element is None else structure.read(schema, type_name, element, name)
     named = schema.get(type_name)
     kind = structure.simple_kind(named.item.type, schema) if named and named.item else None
@@ -431,6 +430,14 @@ def structured_argument(call: Classification, name: str) -> structure.Value:
     if bad is not None:
         raise ValueError(f"{bad!r} is not a {named.item.type}")
     return values
+
+
+def argument_element(payload: etree._Element | None, name: str) -> etree._Element | None:
+    """The first child of a SOAP operation element named ``name`` (XmlSerializer reads fields
+    by name, in any order); None when there is none."""
+    if payload is None:
+        return None
+    return next((c for c in element_children(payload) if local_name(c) == name), None)
 
 
 def call_arguments(call: Classification) -> dict[str, structure.Value]:

@@ -27,6 +27,7 @@ from typing import Any
 from lxml import etree
 
 from harness.contract.types import ParamType, sample_value, value_from_digest
+from harness.contract.xmlsafe import element_children, local_name, namespace
 
 #: Array items the generators and the reference put in an array (an empty one shows nothing).
 ARRAY_ITEMS = 2
@@ -367,7 +368,7 @@ def read(schema: Schema, type_ref: str, element: etree._Element, path: str = "")
     if element.get(_NIL) in ("true", "1"):
         return None
     simple = simple_kind(type_ref, schema)
-    children = [c for c in element if isinstance(c.tag, str)]
+    children = element_children(element)
     if simple is not None:
         text = element.text or ""
         if not simple[0].accepts(text, simple[1]):
@@ -377,11 +378,11 @@ def read(schema: Schema, type_ref: str, element: etree._Element, path: str = "")
     if named.item is not None:
         item = named.item
         return [read(schema, item.type, c, f"{path}/{i}")
-                for i, c in enumerate(c for c in children if _local(c) == item.name)]
+                for i, c in enumerate(c for c in children if local_name(c) == item.name)]
     fields = {f.name: f for f in named.fields}
     out: dict[str, Value] = {}
     for c in children:
-        f = fields.get(_local(c))
+        f = fields.get(local_name(c))
         if f is None:
             continue
         value = read(schema, f.type, c, f"{path}/{f.name}")
@@ -398,7 +399,7 @@ def check(schema: Schema, type_ref: str, element: etree._Element, ns: str) -> li
     each as often as its occurrences allow, nil only where nillable, each leaf a value of its
     type (the R9-<TYPE> check of that type)."""
     problems: list[str] = []
-    _check(schema, type_ref, element, ns, _local(element), problems)
+    _check(schema, type_ref, element, ns, local_name(element), problems)
     return problems[:MAX_PROBLEMS]
 
 
@@ -406,7 +407,7 @@ def _check(schema: Schema, type_ref: str, element: etree._Element, ns: str, path
            problems: list[str]) -> None:
     if len(problems) >= MAX_PROBLEMS:
         return
-    children = [c for c in element if isinstance(c.tag, str)]
+    children = element_children(element)
     simple = simple_kind(type_ref, schema)
     if simple is not None:
         text = element.text or ""
@@ -421,10 +422,10 @@ def _check(schema: Schema, type_ref: str, element: etree._Element, ns: str, path
     names = [f.name for f in named.fields]
     at, count = -1, 0  # the field the last child was, and how often it came so far
     for child in children:
-        name = _local(child)
+        name = local_name(child)
         where = f"{path}/{name}"
-        if _namespace(child) != ns:
-            problems.append(f"{where}: in namespace {_namespace(child)!r}, not {ns!r}")
+        if namespace(child) != ns:
+            problems.append(f"{where}: in namespace {namespace(child)!r}, not {ns!r}")
             continue
         if name not in names:
             problems.append(f"{where}: not a field of {type_ref}")
@@ -455,11 +456,3 @@ def _missing(fields: tuple[Field, ...], at: int, count: int, before: int, path: 
         seen = count if i == at else 0
         if seen < fields[i].min_occurs:
             problems.append(f"{path}: {fields[i].name} missing")
-
-
-def _local(element: etree._Element) -> str:
-    return etree.QName(element).localname
-
-
-def _namespace(element: etree._Element) -> str | None:
-    return etree.QName(element).namespace

@@ -27,6 +27,7 @@ from harness.contract.bindings import (
     Binding,
     Classification,
     ResponseReading,
+    argument_element,
     classify,
     read_response,
     soap_body,
@@ -529,9 +530,7 @@ def complex_parameters(case: Case) -> Iterator[Outcome]:
             yield not_applicable(f"{p.name} not sent (see R9-PARAMETERS)")
             continue
         if case.binding.is_soap:
-            payload = (case.payloads or [None])[0]
-            element = next((c for c in element_children(payload) if local_name(c) == p.name),
-                           None) if payload is not None else None
+            element = argument_element((case.payloads or [None])[0], p.name)
             problems = [] if element is None else check_structure(
                 op.schema, p.type_name or "", element, case.contract.namespace)
         else:
@@ -1032,11 +1031,6 @@ def _judge_case(case: Case, chosen: tuple[Rule, ...], tally: Tally | None,
     return findings
 
 
-def _weigh(rule: Rule, outcome: Outcome, profile: Profile) -> Outcome:
-    weighed = _weighed(rule, outcome, profile)
-    return outcome if weighed is outcome[0] else outcome._replace(verdict=weighed)
-
-
 class _Plan(NamedTuple):
     """The chosen rules for one operation x binding: most rules have nothing to say of most
     pairs (the typed rules, the SOAP-only and GET/POST-only ones), and deciding that once per
@@ -1066,16 +1060,16 @@ def _plan(chosen: tuple[Rule, ...], op: Operation, binding: Binding) -> _Plan:
     return entry[2]
 
 
-def _weighed(rule: Rule, outcome: Outcome, profile: Profile) -> Verdict:
-    """The verdict of a failed or warning ``outcome`` under ``profile``: a tolerated deviation
-    is a warning under asmx; a permitted rule only warns. (Per-rule overrides are the
-    Report's: they weigh every command's findings alike, replay's and diff's own included.)"""
+def _weigh(rule: Rule, outcome: Outcome, profile: Profile) -> Outcome:
+    """``outcome`` weighed under ``profile``: a tolerated deviation is a warning under asmx; a
+    permitted rule only warns. (Per-rule overrides are the Report's: they weigh every
+    command's findings alike, replay's and diff's own included.)"""
     verdict = outcome[0]
     if profile.tolerant and len(outcome) > 4 and outcome[4]:
         verdict = _WARNING
     if verdict is _FAILED and rule.level is Level.PERMITTED:
         verdict = _WARNING
-    return verdict
+    return outcome if verdict is outcome[0] else outcome._replace(verdict=verdict)
 
 
 _FAILED, _WARNING = Verdict.FAILED, Verdict.WARNING
