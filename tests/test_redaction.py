@@ -100,6 +100,25 @@ def test_prefixed_cdata_and_mixed_forms_are_redacted(contract, redactor):
     assert is_pseudonym(payload[0].text) and local_name(payload) == op.name
 
 
+def test_an_envelope_parsed_by_classification_is_redacted_in_any_namespace(contract, redactor):
+    """Capture's writer hands over the envelope classification parsed: the sensitive elements
+    are found in that tree, in any namespace or none, in a SOAP header too; a redactor with
+    no names at all changes nothing (an empty tag filter would match every element)."""
+    op = next(o for o in contract.operations if o.parameters[0].sensitive)
+    name = op.parameters[0].name
+    body = (f'<e:Envelope xmlns:e="http://schemas.xmlsoap.org/soap/envelope/">'
+            f'<e:Header><{name}>0509999999</{name}></e:Header><e:Body>'
+            f'<t:{op.name} xmlns:t="{contract.namespace}"><t:{name}>0501234567</t:{name}>'
+            f'</t:{op.name}></e:Body></e:Envelope>').encode()
+    request = HttpRequest("POST", f"http://x{op.endpoint}", (("Content-Type", "text/xml"),), body)
+    envelope = classify(contract, request).envelope
+    redacted = redactor.request(request, envelope=envelope)
+    assert b"0501234567" not in redacted.body and b"0509999999" not in redacted.body
+    assert redacted.body.count(b">redacted-") == 2
+    nothing = Redactor(KEY, frozenset())
+    assert nothing.request(request, envelope=envelope).body == body
+
+
 def test_sensitive_results_are_redacted_in_soap_and_bare_documents(contract, redactor):
     op = next(o for o in contract.operations if o.result_sensitive)
     args = sample_arguments(op)

@@ -84,6 +84,8 @@ _REQUEST_TYPES = {Binding.SOAP11: "text/xml; charset=utf-8",
                   Binding.HTTP_POST: FORM_TYPE}
 _SOAP_BY_MEDIA = {"text/xml": Binding.SOAP11, "application/soap+xml": Binding.SOAP12}
 _SOAP_BY_NS = {SOAP11_NS: Binding.SOAP11, SOAP12_NS: Binding.SOAP12}
+#: The Body tag of each version's Envelope tag.
+_BODY_OF = {f"{{{ns}}}Envelope": f"{{{ns}}}Body" for ns in _SOAP_BY_NS}
 XML_CONTENT_TYPE = "text/xml; charset=utf-8"
 
 
@@ -242,7 +244,9 @@ def classify(contract: Contract, request: HttpRequest) -> Classification:
     rest = segments[at + 1:]
     method = request.method.upper()
     if rest:
-        if (kind := service_description(contract, request)) is not None:
+        # After the endpoint, only a script proxy (/js, /jsdebug) is documentation.
+        if (len(rest) == 1 and rest[0].lower() in _SCRIPT_PROXIES
+                and (kind := service_description(contract, request)) is not None):
             raise ServiceDescription(kind, parts.path)
         return _classify_http(contract, request, endpoint, rest[0], method, parts.query, guess)
     if method != "POST":
@@ -382,12 +386,14 @@ def _classify_soap(contract: Contract, request: HttpRequest, endpoint: str,
         return _unreadable_soap(contract, request, endpoint, binding,
                                 "the SOAP envelope has no Body element with an operation in it",
                                 guess, envelope)
-    op, op_guess = _operation(contract, endpoint, local_name(payload))
+    name = local_name(payload)
+    op, op_guess = _operation(contract, endpoint, name)
     if op is None:
         raise ClassificationError(
-            f"SOAP body element {local_name(payload)!r} is not an operation of the contract "
+            f"SOAP body element {name!r} is not an operation of the contract "
             f"(nor one or two edits away from one served at {endpoint})")
-    arguments = tuple((local_name(c), c.text or "") for c in element_children(payload))
+    arguments = tuple([(local_name(c), c.text or "")
+                       for c in payload.iterchildren(etree.Element)])
     return Classification(binding, op, arguments, endpoint, envelope, namespace(payload),
                           guess=op_guess or guess)
 
@@ -450,17 +456,15 @@ def call_arguments(call: Classification) -> dict[str, structure.Value]:
 
 def soap_body(envelope: etree._Element) -> etree._Element | None:
     """The Body element of an envelope of either version (None when there is none)."""
-    if local_name(envelope) != "Envelope" or namespace(envelope) not in _SOAP_BY_NS:
-        return None
-    return next((c for c in element_children(envelope)
-                 if local_name(c) == "Body" and namespace(c) == namespace(envelope)), None)
+    body_tag = _BODY_OF.get(envelope.tag)
+    # lxml filters the children by tag in C (capture's writer classifies every exchange).
+    return None if body_tag is None else next(envelope.iterchildren(body_tag), None)
 
 
 def soap_payload(envelope: etree._Element) -> etree._Element | None:
     """The first element inside the envelope's Body."""
     body = soap_body(envelope)
-    children = element_children(body) if body is not None else []
-    return children[0] if children else None
+    return None if body is None else next(body.iterchildren(etree.Element), None)
 
 
 def soap_version(media: str | None) -> Binding | None:

@@ -160,14 +160,14 @@ class Redactor:
         headers = self._headers(request.headers, len(body) if body != request.body else None)
         if (url, headers, body) == (request.url, request.headers, request.body):
             return request
-        return replace(request, url=url, headers=headers, body=body)
+        return HttpRequest(request.method, url, headers, body, request.http_version)
 
     def response(self, response: HttpResponse, *, notes: list[str] | None = None) -> HttpResponse:
         body = self._body(response.body, response.headers, None, notes, "response")
         headers = self._headers(response.headers, len(body) if body != response.body else None)
         if (headers, body) == (response.headers, response.body):
             return response
-        return replace(response, headers=headers, body=body)
+        return HttpResponse(response.status, headers, body, response.reason, response.http_version)
 
     def _headers(self, headers: Headers, length: int | None) -> Headers:
         out = []
@@ -197,7 +197,8 @@ class Redactor:
             return body if redacted == plain else _encode(redacted, coding)
         if media_type(_header(headers, "content-type")) == _FORM:
             return self._form(body)
-        if self._mentions_names(body):  # a regex search: far cheaper than walking a tree
+        # Parsed already: look in the tree; else a regex search, far cheaper than parsing.
+        if envelope is not None or self._mentions_names(body):
             return self._xml(body, envelope)
         return body
 
@@ -226,6 +227,11 @@ class Redactor:
         names = b"|".join(re.escape(n.encode("utf-8")) for n in sorted(self.names | self.roots))
         return re.compile(rb"[<:](?:" + names + rb")[\s/>]")
 
+    @cached_property
+    def _any_namespace(self) -> tuple[str, ...]:
+        """The sensitive names as lxml tag filters that match them in any namespace or none."""
+        return tuple(f"{{*}}{name}" for name in sorted(self.names) if name)
+
     def _mentions_names(self, body: bytes) -> bool:
         """Cheap test before parsing: could ``body`` hold a sensitive element at all?"""
         head = body[:4]
@@ -242,9 +248,11 @@ class Redactor:
                     # Broken XML with sensitive names: rewrite the spans we can see.
                     return _rewrite_spans(body, self._span_pattern(self.names), self._pseudo)
                 return body
-        targets = [e for e in root.iter() if e.text and isinstance(e.tag, str)
-                   and (_local(e.tag) in self.names
-                        or (e is root and _local(e.tag) in self.roots))]
+        root_name = _local(root.tag) if isinstance(root.tag, str) else ""
+        targets = [root] if (root.text and root_name in self.roots
+                             and root_name not in self.names) else []
+        if self._any_namespace:  # (no filter at all would mean every element)
+            targets += [e for e in root.iter(*self._any_namespace) if e.text]  # filtered in C
         if not targets:
             return body
         names = frozenset(_local(e.tag) for e in targets)
