@@ -191,21 +191,24 @@ def test_hostile_request_bytes_do_not_stop_the_capture(contract, reference_url, 
 
 
 def test_writer_reads_every_frame_once_in_order_across_batches_and_split_frames():
-    """The writer's pipe reader under load (batches of several exchanges, then the gathering
-    read): every frame comes out once, in order, whole, however the bytes were split."""
-    from harness.capture.writer import _frame, _frames
+    """The writer's pipe reader under load: every frame comes out once, in order, whole,
+    however the bytes were split; a burst comes out in chunks of at most CHUNK, each of which
+    the writer acknowledges, so that the proxy can answer the first clients of a burst while
+    the writer records the rest."""
+    from harness.capture.writer import CHUNK, _frame, _frames
 
     frames = [bytes([n]) * (n * 1000 + 1) for n in range(1, 8)]
+    burst = [bytes([n]) * 10 for n in range(2 * CHUNK + 3)]
     wire = [_frame(f) for f in frames]
     read, write = os.pipe()
     try:
         batches = _frames(read)
         os.write(write, b"".join(wire[:3]))
-        got = [next(batches)]  # three at once: the reader now gathers before each read
+        got = [next(batches)]  # three at once
         tail, cut = b"".join(wire[3:]), len(wire[3]) + 100
         os.write(write, tail[:cut])  # frame 4 whole, frame 5 cut in two
         got.append(next(batches))
-        os.write(write, tail[cut:])
+        os.write(write, tail[cut:] + b"".join(_frame(f) for f in burst))
         os.close(write)
         write = -1
         got += list(batches)
@@ -213,5 +216,5 @@ def test_writer_reads_every_frame_once_in_order_across_batches_and_split_frames(
         os.close(read)
         if write >= 0:
             os.close(write)
-    assert [len(b) for b in got][:2] == [3, 1]
-    assert [f for batch in got for f in batch] == frames
+    assert [len(b) for b in got] == [3, 1, CHUNK, CHUNK, 6]  # frames 5-7, then the burst
+    assert [f for batch in got for f in batch] == frames + burst
