@@ -282,3 +282,31 @@ def test_the_writer_records_without_loading_the_proxy(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "[]"
     assert len(list(read_exchanges([tmp_path / "r.jsonl"]))) == 1
+
+
+def test_capture_runs_mitmproxy_eager_tasks_on_uvloop_and_falls_back_without_it(monkeypatch):
+    """Capture's event loop is uvloop's when uvloop is installed; mitmproxy sets asyncio's eager
+    task factory on it, which uvloop calls with an argument the factory takes only from Python
+    3.14 on. Without uvloop (Windows) capture runs on asyncio's own loop."""
+    import asyncio
+
+    from harness.capture.proxy import event_loop_factory
+
+    factory = event_loop_factory()
+    assert factory is not None  # uvloop is a dependency where it exists
+
+    async def mitmproxy_like() -> list[str]:
+        asyncio.get_running_loop().set_task_factory(asyncio.eager_task_factory)
+        ran: list[str] = []
+
+        async def hook() -> None:
+            ran.append("eagerly")
+
+        task = asyncio.create_task(hook())
+        ran.append("created")
+        await task
+        return ran
+
+    assert asyncio.run(mitmproxy_like(), loop_factory=factory) == ["eagerly", "created"]
+    monkeypatch.setitem(sys.modules, "uvloop", None)  # import uvloop now fails
+    assert event_loop_factory() is None
