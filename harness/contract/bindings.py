@@ -214,10 +214,15 @@ def service_description(contract: Contract, request: HttpRequest) -> str | None:
     at = _endpoint_at(segments)
     if at is None or contract.endpoint(segments[at]) is None:
         return None
-    rest = segments[at + 1:]
+    return _description_kind(segments[at + 1:], parts.query)
+
+
+def _description_kind(rest: list[str], query: str) -> str | None:
+    """What a GET of an endpoint followed by the path segments ``rest`` asks for, if it is
+    documentation: the endpoint itself (by the query's first word), or its script proxy."""
     if rest:
         return "script proxy" if len(rest) == 1 and rest[0].lower() in _SCRIPT_PROXIES else None
-    word = parts.query.split("&", 1)[0].split("=", 1)[0].lower()
+    word = query.split("&", 1)[0].split("=", 1)[0].lower()
     return _DESCRIPTION_QUERIES.get(word, "help page")  # ASMX answers any other with its help
 
 
@@ -243,15 +248,13 @@ def classify(contract: Contract, request: HttpRequest) -> Classification:
     endpoint, guess = _endpoint(contract, segments[at])
     rest = segments[at + 1:]
     method = request.method.upper()
+    # Documentation is served at the contract's own endpoints only (not at a guessed one).
+    if (guess is None and method in ("GET", "HEAD")
+            and (kind := _description_kind(rest, parts.query)) is not None):
+        raise ServiceDescription(kind, parts.path)
     if rest:
-        # After the endpoint, only a script proxy (/js, /jsdebug) is documentation.
-        if (len(rest) == 1 and rest[0].lower() in _SCRIPT_PROXIES
-                and (kind := service_description(contract, request)) is not None):
-            raise ServiceDescription(kind, parts.path)
         return _classify_http(contract, request, endpoint, rest[0], method, parts.query, guess)
     if method != "POST":
-        if (kind := service_description(contract, request)) is not None:
-            raise ServiceDescription(kind, parts.path)
         raise ClassificationError(
             f"{method} {parts.path} names no operation (a SOAP call is a POST to the endpoint;"
             " GET/POST calls add /<Operation>)")
