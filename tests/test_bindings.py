@@ -4,9 +4,11 @@ read_response, and the precise reasons classify gives for requests that are no o
 from __future__ import annotations
 
 import itertools
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, unquote_plus, urlsplit
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from harness.contract.bindings import (
     Binding,
@@ -16,7 +18,9 @@ from harness.contract.bindings import (
     build_response,
     classify,
     read_response,
+    soap_payload,
 )
+from harness.contract.bindings import unquote_plus as fast_unquote_plus
 from harness.contract.model import Contract, reference_result, sample_arguments, school_mobile
 from harness.contract.xmlsafe import element_children, local_name, namespace, parse_xml
 from harness.errors import ClassificationError, UsageError
@@ -352,3 +356,31 @@ def test_binding_parse_refuses_unknown_names() -> None:
 
 def test_binding_labels() -> None:
     assert [b.label for b in Binding] == ["SOAP 1.1", "SOAP 1.2", "HTTP GET", "HTTP POST"]
+
+
+@given(st.text(alphabet="%+\\xX0aAfF9zé\u0645 &=", max_size=24))
+def test_field_decoding_agrees_with_urllib(text: str) -> None:
+    """The fast percent-decoding of query and form fields gives what urllib gives, valid or not
+    (a "%" without two hex digits stays; bytes that are not UTF-8 raise, or are replaced)."""
+    for errors in ("strict", "replace"):
+        try:
+            expected = unquote_plus(text, errors=errors)
+        except UnicodeDecodeError:
+            with pytest.raises(UnicodeDecodeError):
+                fast_unquote_plus(text, errors)
+            continue
+        assert fast_unquote_plus(text, errors) == expected
+
+
+def test_payload_is_found_past_headers_comments_and_instructions(contract: Contract) -> None:
+    body = (b'<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"><!--a-->'
+            b"<s:Header><h/></s:Header><?pi x?><s:Body><!--b--><?pi y?>"
+            b'<AuthCode xmlns="http://tempuri.org/"><code>1</code></AuthCode></s:Body>'
+            b"</s:Envelope>")
+    payload = soap_payload(parse_xml(body))
+    assert payload is not None and local_name(payload) == "AuthCode"
+    for empty in (b'<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/">'
+                  b"<s:Header/><s:Body><!--only--></s:Body></s:Envelope>",
+                  b'<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"/>',
+                  b'<Envelope><Body><AuthCode/></Body></Envelope>'):
+        assert soap_payload(parse_xml(empty)) is None

@@ -131,6 +131,35 @@ def test_sensitive_results_are_redacted_in_soap_and_bare_documents(contract, red
         assert redacted.header("Content-Length") == str(len(redacted.body))
 
 
+def test_an_unparsed_answer_is_searched_for_elements_under_any_prefix(contract, redactor):
+    """A body nobody parsed yet (an answer) is only parsed when it could hold a sensitive
+    element: under no prefix, an ASCII one or a non-ASCII one, and with attributes; a name in
+    text or in a namespace URI alone does not make it parse, and changes nothing."""
+    op = next(o for o in contract.operations if o.result_sensitive)
+    name = op.result_element
+    for open_tag, close_tag in ((f"<{name}>", f"</{name}>"),
+                                (f"<t:{name}>", f"</t:{name}>"),
+                                (f"<préfixe:{name} a='1'>", f"</préfixe:{name}>")):
+        xmlns = ' xmlns:t="urn:t" xmlns:préfixe="urn:p"'
+        body = (f'<?xml version="1.0" encoding="utf-8"?><{op.response_element}{xmlns}>'
+                f"{open_tag}TOKEN-123{close_tag}</{op.response_element}>").encode()
+        redacted = redactor.response(HttpResponse(200, (("Content-Type", "text/xml"),), body))
+        assert b"TOKEN-123" not in redacted.body and b">redacted-" in redacted.body, open_tag
+    quiet = (f'<r xmlns:x="urn:{name}"><note>the {name} and phone:</note></r>').encode()
+    response = HttpResponse(200, (("Content-Type", "text/xml"),), quiet)
+    assert not redactor._mentions_names(quiet)
+    assert redactor.response(response) is response
+
+
+def test_a_message_with_nothing_to_redact_is_the_same_object(contract, redactor):
+    """No copy when nothing changes: headers without a credential and a body without a
+    sensitive value give back the very message (capture redacts every exchange)."""
+    op = next(o for o in contract.operations if not o.result_sensitive)
+    response = build_response(contract, op, Binding.SOAP11)
+    assert redactor.response(response) is response
+    assert redactor._headers(response.headers, None) is response.headers
+
+
 def test_headers_and_extra_names(contract):
     redactor = Redactor.for_contract(contract, KEY, extra=["X-Device", "Tid"])
     request = HttpRequest("GET", "http://x/GetTeacherGroups.asmx/GetTeacherGrpupsByID?Tid=77",

@@ -199,11 +199,15 @@ def _headers(pairs: Iterable[Iterable[str]]) -> Headers:
     return tuple([(str(k), str(v)) for k, v in pairs])  # a list first: inlined, no generator
 
 
+# Headers stay tuples of pairs: every JSON encoder writes them as the lists they read back as,
+# without a list per header first (capture writes a line per exchange).
+
+
 def _request_dict(r: HttpRequest) -> dict[str, Any]:
     return {"method": r.method, "url": r.url, "http_version": r.http_version,
-            "headers": [list(h) for h in r.headers], "body": encode_body(r.body)}
+            "headers": r.headers, "body": encode_body(r.body)}
 
 
 def _response_dict(r: HttpResponse) -> dict[str, Any]:
     return {"status": r.status, "reason": r.reason, "http_version": r.http_version,
-            "headers": [list(h) for h in r.headers], "body": encode_body(r.body)}
+            "headers": r.headers, "body": encode_body(r.body)}
