@@ -13,6 +13,7 @@ from harness.contract.xmlsafe import (
     local_name,
     namespace,
     parse_xml,
+    utf8_by_its_start,
 )
 from harness.errors import HarnessError, XMLRejected
 
@@ -128,3 +129,24 @@ def test_keeps_non_ascii_and_escaped_text() -> None:
 
 def test_predefined_and_character_references_are_not_entities() -> None:
     assert parse_xml(b"<r>&amp;&lt;&gt;&apos;&quot;&#x41;</r>").text == "&<>'\"A"
+
+
+@pytest.mark.parametrize(("data", "utf8"), [
+    (b'<?xml version="1.0" encoding="utf-8"?><r/>', True),
+    (b'<?xml version="1.0"?><r/>', True),
+    (b"<soap:Envelope/>", True),
+    (b'<?xml version="1.0" encoding="UTF-7"?><r/>', False),  # "<!" can hide as "+ADwAIQ-"
+    (b'<?xml version="1.0" encoding="utf-8" standalone="yes"?><r/>', False),  # ask libxml2
+    ("<r/>".encode("utf-16-le"), False),
+    ("<r/>".encode("utf-16"), False),
+    (b"\xef\xbb\xbf<r/>", False),
+    (b"<!--c--><r/>", False),
+    (b"<", False),
+    (b"", False),
+])
+def test_utf8_is_told_by_the_first_bytes_only_when_they_leave_no_doubt(data: bytes,
+                                                                        utf8: bool) -> None:
+    """Parsing skips asking libxml2 for the encoding (a microsecond per message) only when the
+    first bytes make the document UTF-8; whatever they leave open, the parsed tree answers."""
+    assert utf8_by_its_start(data) is utf8
+

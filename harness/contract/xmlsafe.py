@@ -61,7 +61,8 @@ def parse_xml(data: bytes | str, *, max_bytes: int = MAX_XML_BYTES,
     # the byte 0x26 in UTF-8, UTF-16/32 and the ASCII-based encodings; without that byte (and
     # without another declared encoding, e.g. EBCDIC) the tree walk, a good part of parsing a
     # small SOAP message, is skipped.
-    if ((b"&" in data or (docinfo.encoding or "").lower() not in _ASCII_SUPERSETS)
+    if ((b"&" in data or (not utf8_by_its_start(data)
+                          and (docinfo.encoding or "").lower() not in _ASCII_SUPERSETS))
             and _has_entity_reference(root)):
         raise XMLRejected("XML document has an unresolved entity reference, which is refused")
     return root
@@ -70,6 +71,19 @@ def parse_xml(data: bytes | str, *, max_bytes: int = MAX_XML_BYTES,
 #: Encodings (as libxml2 reports them) in which "&" is the byte 0x26 and nothing else is.
 _ASCII_SUPERSETS = frozenset({"utf-8", "us-ascii", "ascii", "iso-8859-1", "latin-1", "latin1",
                               "windows-1252"})
+
+
+#: XML declarations of UTF-8 documents as most clients and ASP.NET write them.
+_UTF8_DECLARATIONS = (b'<?xml version="1.0" encoding="utf-8"?>',
+                      b'<?xml version="1.0" encoding="UTF-8"?>', b'<?xml version="1.0"?>')
+
+
+def utf8_by_its_start(data: bytes) -> bool:
+    """True when a document's first bytes make it UTF-8: it starts with a common UTF-8
+    declaration, or with an element and no declaration or byte-order mark at all. (False
+    says nothing: ask the parsed tree's ``docinfo.encoding``, which costs a microsecond.)"""
+    return data.startswith(_UTF8_DECLARATIONS) or (
+        data[:1] == b"<" and data[1:2] not in (b"?", b"\x00", b"!", b""))
 
 
 def root_tag(data: bytes) -> str | None:

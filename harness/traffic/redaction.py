@@ -40,7 +40,7 @@ from mitmproxy.net import encoding as content_coding
 
 from harness.contract.bindings import unquote_plus
 from harness.contract.model import Contract
-from harness.contract.xmlsafe import parse_xml
+from harness.contract.xmlsafe import parse_xml, utf8_by_its_start
 from harness.errors import RecordingError, XMLRejected
 from harness.traffic.exchange import Exchange, Headers, HttpRequest, HttpResponse, media_type
 
@@ -266,10 +266,8 @@ class Redactor:
         if not targets:
             return body
         names = frozenset([_local(e.tag) for e in targets])
-        if body.startswith(_UTF8_DECLARATIONS):  # most messages: no need to ask libxml2
-            encoding = "utf-8"
-        else:
-            encoding = (root.getroottree().docinfo.encoding or "utf-8").lower()
+        encoding = "utf-8" if utf8_by_its_start(body) else (
+            root.getroottree().docinfo.encoding or "utf-8").lower()
         if encoding in ("utf-8", "utf8", "us-ascii", "ascii"):
             expected = [e.text or "" for e in targets]
             found: list[str] = []
@@ -303,9 +301,6 @@ def _span_regex(names: tuple[str, ...]) -> re.Pattern[bytes]:
 
 #: Span patterns by the set of names they find (few sets: one per operation, roughly).
 _SPANS: dict[frozenset[str], re.Pattern[bytes]] = {}
-#: XML declarations that say UTF-8 as most clients and ASP.NET write them.
-_UTF8_DECLARATIONS = (b'<?xml version="1.0" encoding="utf-8"?>',
-                      b'<?xml version="1.0" encoding="UTF-8"?>')
 
 
 def _rewrite_spans(body: bytes, pattern: re.Pattern[bytes], rewrite) -> bytes:
