@@ -21,6 +21,7 @@ from harness.contract import structure
 from harness.contract.model import Contract, Operation, ParamType
 from harness.contract.xmlsafe import element_children, local_name, namespace, parse_xml
 from harness.errors import ClassificationError, ServiceDescription, UsageError, XMLRejected
+from harness.frozen import frozen
 from harness.traffic.exchange import (
     HttpRequest,
     HttpResponse,
@@ -173,7 +174,7 @@ def soap_envelope(binding: Binding, payload: etree._Element) -> bytes:
     return XML_DECLARATION + b"\n" + etree.tostring(envelope, encoding="utf-8")
 
 
-@dataclass(frozen=True)
+@frozen
 class Classification:
     """What an HTTP request is, in the contract's terms."""
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
+from harness.frozen import frozen
+
 Headers = tuple[tuple[str, str], ...]
 
 
@@ -72,7 +74,7 @@ def normalise_content_type(content_type: str | None) -> str | None:
     return f"{media}; charset={charset.lower()}" if charset else media
 
 
-@dataclass(frozen=True)
+@frozen
 class HttpRequest:
     method: str
     url: str  # absolute URL: scheme://host[:port]/path?query
@@ -105,7 +107,7 @@ class HttpRequest:
         return replace(self, headers=replace_header(self.headers, name, value))
 
 
-@dataclass(frozen=True)
+@frozen
 class HttpResponse:
     status: int
     headers: Headers = ()
