@@ -310,3 +310,39 @@ def test_capture_runs_mitmproxy_eager_tasks_on_uvloop_and_falls_back_without_it(
     assert asyncio.run(mitmproxy_like(), loop_factory=factory) == ["eagerly", "created"]
     monkeypatch.setitem(sys.modules, "uvloop", None)  # import uvloop now fails
     assert event_loop_factory() is None
+
+
+def test_the_writer_remembers_which_urls_are_the_services_within_bounds(tmp_path: Path) -> None:
+    """Whether a URL is the service's is decided once per URL without its query (the writer
+    sees few distinct ones), the same as deciding it each time, and the memory of it stays
+    bounded under hostile traffic that sends a new path with every request."""
+    import io
+
+    from harness.capture.writer import Console, Transcriber, WriterSetup
+    from harness.contract.model import school_mobile
+    from harness.traffic.recording import RecordingWriter
+
+    path = str(tmp_path / "r.jsonl")
+    upstream = "http://127.0.0.1:9"
+    RecordingWriter(path, upstream=upstream).close()
+    setup = WriterSetup(path, school_mobile(), {"upstream": upstream}, key=b"k" * 32,
+                        upstream=upstream)
+    transcriber = Transcriber(setup, Console(io.StringIO()))
+
+    def record(url: str) -> None:
+        transcriber.record(("GET", url, [(b"Host", b"x")], b"", "HTTP/1.1", 1.0, 1.1,
+                            (200, [], b"", "OK", "HTTP/1.1", 1.2, 1.3), None, None))
+
+    service = f"{upstream}/PushNotificationMobile.asmx/GetTokenDevice"
+    for url in (f"{service}?id=5", f"{service}?id=6", "http://127.0.0.1:10/PushNotificationMobile"
+                ".asmx/GetTokenDevice?id=5", "http://other:9/PushNotificationMobile.asmx/"
+                "GetTokenDevice?id=5", f"{upstream}/Nothing.asmx/GetTokenDevice?id=5",
+                f"{service}?id=7"):
+        record(url)
+    for n in range(5000):
+        record(f"{upstream}/x{n}/y.asmx")
+    assert len(transcriber._service_urls) <= 4096
+    record(f"{service}?id=8")
+    transcriber.close()
+    counts = transcriber.console.counts
+    assert counts["recorded"] == 4 and counts["foreign left out"] == 5003

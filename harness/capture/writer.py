@@ -339,6 +339,7 @@ class Transcriber:
         self.writer = RecordingWriter(setup.path, **setup.header)  # appends: the header exists
         self.console = console
         self.skipped = 0  # exchanges that could not be recorded (said on stderr)
+        self._service_urls: dict[str, bool] = {}
 
     def record(self, snapshot: Snapshot) -> None:
         exchange = exchange_from(snapshot)
@@ -373,8 +374,20 @@ class Transcriber:
             self.writer.close()
         self.console.done()
 
+    def _for_service(self, request: HttpRequest) -> bool:
+        """``is_for_service``, remembered per URL without its query: a proxy sees few distinct
+        ones (an endpoint per SOAP call, an operation per GET/POST one)."""
+        where = request.url.partition("?")[0]
+        known = self._service_urls.get(where)
+        if known is None:
+            if len(self._service_urls) >= 4096:  # hostile traffic: bounded, whatever it sends
+                self._service_urls.clear()
+            known = self._service_urls[where] = is_for_service(self.contract, request,
+                                                               self.upstream)
+        return known
+
     def _classify(self, request: HttpRequest) -> tuple[dict[str, Any], Any]:
-        if not is_for_service(self.contract, request, self.upstream):
+        if not self._for_service(request):
             return {"foreign": True}, None
         try:
             call = classify(self.contract, request)
