@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import functools
 import itertools
 import logging
 import marshal
@@ -499,19 +498,13 @@ def is_for_service(contract: Contract, request: HttpRequest, upstream: str | Non
     """True when ``request`` goes to one of the contract's .asmx endpoints (on the upstream's
     host, when one is named, and on its port, when the upstream URL spells one out)."""
     parts = urlsplit(request.url)
-    if upstream and not _on_upstream_host(parts.scheme, parts.netloc, upstream):
+    if upstream and not _on_upstream(parts, urlsplit(upstream)):
         return False
     return any(contract.endpoint(s) for s in parts.path.split("/")
                if s.lower().endswith(".asmx"))
 
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
-
-
-@functools.lru_cache(maxsize=256)
-def _on_upstream_host(scheme: str, netloc: str, upstream: str) -> bool:
-    # A proxy sees few distinct hosts: parsing host and port once each saves the writer time.
-    return _on_upstream(SplitResult(scheme, netloc, "", "", ""), urlsplit(upstream))
 
 
 def _on_upstream(parts: SplitResult, wanted: SplitResult) -> bool:
@@ -575,17 +568,21 @@ def _text(raw: bytes) -> str:
 
 def _timings(start: float, sent: float | None, received: tuple[float | None, float | None] | None,
              failed: float | None) -> dict[str, float]:
-    # Rounded to the microsecond by arithmetic, inline: round(x, 6) goes through decimal
-    # digits (ten times the CPU), and a call per figure cost as much again.
     first, last = received or (None, None)
-    out = {"started": round(start * 1e6) / 1e6}
+    out = {"started": _us(start)}
     if sent:
-        out["send"] = round((sent - start) * 1e6) / 1e6
+        out["send"] = _us(sent - start)
         if first:
-            out["wait"] = round((first - sent) * 1e6) / 1e6
+            out["wait"] = _us(first - sent)
     if first and last:
-        out["receive"] = round((last - first) * 1e6) / 1e6
+        out["receive"] = _us(last - first)
     end = last or failed
     if end:
-        out["duration"] = round((end - start) * 1e6) / 1e6
+        out["duration"] = _us(end - start)
     return out
+
+
+def _us(seconds: float) -> float:
+    """Rounded to the microsecond (``round(x, 6)`` goes through decimal digits: ten times the
+    CPU, and the writer does this five times per exchange)."""
+    return round(seconds * 1e6) / 1e6
