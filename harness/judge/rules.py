@@ -894,7 +894,8 @@ CATALOGUE: tuple[Rule, ...] = (
     Rule("V2-NO-VERSION-SEGMENT", "9.2", "no version segment in the path",
          Level.MANDATORY, Side.REQUEST, no_version_segment),
     Rule("SEC-LEAK", "7", "an error answer leaks no implementation detail (stack frames, "
-         "exception types, source paths, SQL text, framework version)",
+         "source paths, SQL text, connection strings, internal host names; exception types, "
+         "framework version)",
          Level.PERMITTED, Side.RESPONSE, no_leak),
 )
 
