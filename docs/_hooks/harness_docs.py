@@ -30,6 +30,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
+import textwrap
 from functools import cache
 from pathlib import Path
 
@@ -78,18 +79,26 @@ def _help(parser: argparse.ArgumentParser, action: argparse.Action) -> str:
     return parser._get_formatter()._expand_help(action)  # expands %(default)s and the like
 
 
+def _description(text: str | None) -> list[str]:
+    """A parser's description as Markdown: its paragraphs, and the lines after "Example:" (up
+    to the next blank line) as a shell block."""
+    out: list[str] = []
+    for paragraph in (text or "").split("\n\n"):
+        head, _, example = paragraph.partition("Example:\n")
+        if head.strip():
+            out += [html.escape(" ".join(head.split()), quote=False), ""]
+        if example.strip():
+            out += ["Example:", "", "```sh", textwrap.dedent(example).strip(), "```", ""]
+    return out
+
+
 def _command_section(name: str, parser: argparse.ArgumentParser, summary: str,
                      depth: int = 2) -> list[str]:
     """One command: what it does, its example, usage and every option with its default."""
     anchor = name.replace(" ", "-")
     out = [f"{'#' * depth} `{name}` {{ #{anchor} }}", ""]
-    description = parser.description or summary or ""
-    text, _, example = description.partition("\n\nExample:\n")
-    out += [html.escape(" ".join(text.split()), quote=False), ""]
-    if example.strip():
-        out += ["Example:", "", "```sh", *(line.strip() for line in example.splitlines()),
-                "```", ""]
-    out += ["```text", parser.format_usage().strip(), "```", ""]
+    out += [*_description(parser.description or summary),
+            "```text", parser.format_usage().strip(), "```", ""]
     nested: list[tuple[str, argparse.ArgumentParser, str]] = []
     for group in parser._action_groups:
         rows = []
@@ -121,9 +130,9 @@ def commands_reference() -> str:
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     summaries = {a.dest: a.help or "" for a in sub._choices_actions}
-    out = ["```text", parser.format_help().strip(), "```", ""]
+    out = ["```text", parser.format_usage().strip(), "```", "", *_description(parser.description)]
     out += ["| command | what it does |", "|---|---|"]
-    out += [f"| [`harness {name}`](#harness-{name}) | {_cell(summaries.get(name, ''))} |"
+    out += [f"| [`{name}`](#harness-{name}) | {_cell(summaries.get(name, ''))} |"
             for name in sub.choices]
     out.append("")
     for name, command in sub.choices.items():
