@@ -54,7 +54,8 @@ CATALOGUE: tuple[WsdlRule, ...] = (
     WsdlRule("WSDL-TYPES", CLAUSE, "each parameter's type"),
     WsdlRule("WSDL-RESULT", CLAUSE, "each operation's result type (or none)"),
     WsdlRule("WSDL-BINDINGS", CLAUSE,
-             "soap, soap12, HttpGet and HttpPost bindings, each with every operation"),
+             "soap, soap12, HttpGet and HttpPost bindings, each with every operation (one "
+             "left out is a warning: the calls judge what is served)", "permitted"),
     WsdlRule("WSDL-SOAPACTION", "4.1 rule 1", "SOAPAction = namespace + \"/\" + operation"),
     WsdlRule("WSDL-ADDRESS", CLAUSE, "every port's address is the endpoint"),
 )
@@ -228,16 +229,18 @@ def _judge_ports(contract: Contract, ops: tuple[Operation, ...], d: Description,
         label = WSDL_BINDINGS[binding]
         port = d.port(binding)
         if port is None:
-            yield _finding("WSDL-BINDINGS", bad, source, None, label,
+            yield _finding("WSDL-BINDINGS", Verdict.WARNING, source, None, label,
                            expected=f"a {label} binding and port",
-                           actual=f"bindings {', '.join(WSDL_BINDINGS[b] for b in d.bindings)}")
+                           actual=f"bindings {', '.join(WSDL_BINDINGS[b] for b in d.bindings)}",
+                           message=_UNDESCRIBED)
             continue
         for op in ops:  # one finding per operation: a drift names the operation it hits
             if binding in contract.bindings_of(op):
                 offered = op.name in port.actions
-                yield _finding("WSDL-BINDINGS", ok if offered else bad, source, op.name, label,
-                               expected=f"{op.name} in the {label} binding",
-                               actual="offered" if offered else "missing")
+                yield _finding("WSDL-BINDINGS", ok if offered else Verdict.WARNING, source,
+                               op.name, label, expected=f"{op.name} in the {label} binding",
+                               actual="offered" if offered else "missing",
+                               message="" if offered else _UNDESCRIBED)
         at_endpoint = _path_of(port.address).lower().endswith(ops[0].endpoint.lower())
         yield _finding("WSDL-ADDRESS", ok if at_endpoint else bad, source, None, label,
                        expected=f"an address ending {ops[0].endpoint}",
@@ -249,6 +252,12 @@ def _judge_ports(contract: Contract, ops: tuple[Operation, ...], d: Description,
                     got = port.actions[op.name]
                     yield _finding("WSDL-SOAPACTION", ok if got == want else bad, source,
                                    op.name, label, expected=want, actual=got)
+
+
+#: Why a binding or operation the WSDL leaves out is a warning: the spec asks for no WSDL, a
+#: client can use what it describes, and the calls certify makes judge what is served.
+_UNDESCRIBED = ("the WSDL does not describe it (ASMX publishes every binding it serves); "
+                "whether the service serves it is judged by its calls")
 
 
 def _path_of(address: str) -> str:
