@@ -84,9 +84,11 @@ def serve(contract: Contract | None = None, host: str = "127.0.0.1", port: int =
     except OSError as exc:
         raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     bound_port = sock.getsockname()[1]
+    config = _config(app, host, bound_port)
+    sock.listen(config.backlog)  # a client of the URL announced waits in the backlog, not refused
     if announce:
         announce(base_url(host, bound_port))
-    uvicorn.Server(_config(app, host, bound_port)).run(sockets=[sock])
+    uvicorn.Server(config).run(sockets=[sock])
 
 
 def base_url(host: str, port: int, scheme: str = "http") -> str:
