@@ -474,6 +474,36 @@ def test_the_index_holds_no_bodies(contract, tmp_path):
     index.close()
 
 
+def test_an_index_cache_is_read_back_when_it_fits_and_rebuilt_when_not(contract, tmp_path):
+    exchanges = [recorded(contract, "GetTokenDevice", {"id": f"device-{n}"}, Binding.SOAP11,
+                          f"staging-{n}") for n in range(20)]
+    wsdl = Exchange(HttpRequest("GET", f"{STAGING}/PushNotificationMobile.asmx?WSDL"),
+                    HttpResponse(200, (("Content-Type", "text/xml"),), b"<x/>"))
+    path = write(tmp_path / "r.jsonl", [*exchanges, wsdl])
+    cache = tmp_path / "r.index"
+    built = mock_index.load(contract, [path], cache=cache)
+    assert built.note == f"index kept in {cache} for the next start"
+    assert cache.stat().st_mode & 0o777 == 0o600
+    assert b"staging-" not in cache.read_bytes() and b"device-" not in cache.read_bytes()
+    again = mock_index.load(contract, [path], cache=cache)
+    assert again.note == f"index read from {cache}"
+    for name in ("keys", "wheres", "lengths", "bindings", "descriptions", "candidates",
+                 "operations", "skipped", "exchanges"):
+        assert getattr(again, name) == getattr(built, name), name
+    mock = Mock(contract, again)
+    response = mock.respond(contract, call(contract, "GetTokenDevice", {"id": "device-7"},
+                                           Binding.HTTP_POST))
+    assert b"staging-7" in response.body
+    with path.open("ab") as f:  # appended to since: the cache no longer fits
+        f.write(b"\n")
+    assert mock_index.load(contract, [path], cache=cache).note.startswith("index kept in")
+    assert mock_index.load(ORDERS, [path], cache=cache).note.startswith("index kept in")
+    cache.write_bytes(b"garbage")
+    assert mock_index.load(contract, [path], cache=cache).note.startswith("index kept in")
+    for index in (built, again):
+        index.close()
+
+
 def test_hostile_requests_get_the_references_refusals(contract, tmp_path):
     path = write(tmp_path / "r.jsonl", [
         recorded(contract, "GetTokenDevice", {"id": "7"}, Binding.SOAP11, "staging-7")])

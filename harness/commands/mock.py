@@ -14,6 +14,10 @@ from harness.commands.options import add_contract_options, check_outputs, contra
 from harness.errors import RecordingError, UsageError
 
 
+#: Seconds of reading the recordings after which the start suggests --index-cache.
+SLOW_LOAD = 10.0
+
+
 def register(sub) -> None:
     p = add_command(sub, "mock", "Serve a recorded deployment: each call answered with what the "
                     "recording says the deployment answered to the same operation and values, "
@@ -49,6 +53,10 @@ def register(sub) -> None:
     g.add_argument("--key-file", metavar="FILE",
                    help="the recording's redaction key (capture's RECORDING.key): a call with "
                         "real personal values then finds its pseudonymised record")
+    p.add_argument("--index-cache", metavar="FILE",
+                   help="keep the index of the recordings in FILE: a later start with the same "
+                        "recordings and contract reads it instead of reading every exchange "
+                        "again (no recorded value is kept in it; mode 0600)")
     p.add_argument("--json", metavar="FILE", help="write what was answered as JSON at the end")
     p.add_argument("--quiet", action="store_true",
                    help="no progress bar while the recordings are read")
@@ -61,20 +69,24 @@ def run(args: argparse.Namespace) -> int:
     from harness.reference.server import serve
     from harness.traffic.streaming import progress_bar
 
-    check_outputs(args.json)
+    check_outputs(args.json, args.index_cache)
     contract = contract_from(args)
     headers = _headers(args.recordings)
     redactor = _redactor(args.key_file, headers)
     started = time.perf_counter()
     with progress_bar("mock: reading", quiet=args.quiet) as bar:
-        index = load(contract, args.recordings, on_progress=bar.update)
+        index = load(contract, args.recordings, cache=args.index_cache,
+                     on_progress=bar.update)
     for reason in index.broken:
         print(f"harness mock: skipped {reason}", file=sys.stderr)
     if not index.calls and not index.descriptions:
         raise RecordingError(f"no call of {contract.name} to answer in "
                              f"{', '.join(args.recordings)} ({summary.loaded_line(index, 0)})")
-    print(f"harness mock: {summary.loaded_line(index, time.perf_counter() - started)}",
-          file=sys.stderr, flush=True)
+    seconds = time.perf_counter() - started
+    note = index.note or ("--index-cache FILE keeps the index for the next start"
+                          if seconds > SLOW_LOAD else None)
+    print(f"harness mock: {summary.loaded_line(index, seconds)}"
+          + (f"; {note}" if note else ""), file=sys.stderr, flush=True)
     options = Options(args.fallback, args.sequence, args.latency, args.descriptions,
                       redactor, any(h.get("redacted") for h in headers))
     mock = Mock(contract, index, options, on_unmatched=_say, on_error=_complain)

@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from harness.contract.bindings import Binding, service_description
+from harness.contract.bindings import Binding, Classification
 from harness.contract.model import Contract
-from harness.errors import ClassificationError, RecordingError
+from harness.errors import ClassificationError, RecordingError, ServiceDescription
 from harness.mock.values import call_key, normal_arguments
 from harness.reference.app import Refusal, accepted_call
 from harness.traffic.exchange import Exchange
@@ -59,9 +59,19 @@ def description_key(url: str) -> tuple[str, str]:
     return parts.path.rstrip("/").lower(), parts.query.lower()
 
 
+def call_values(contract: Contract, exchange: Exchange
+                ) -> tuple[Classification, Binding, tuple[str, ...]]:
+    """The recorded call, the binding it was answered over and its values by meaning;
+    ClassificationError (ServiceDescription) or Refusal when it is no call the mock answers."""
+    call, binding, arguments = accepted_call(contract, exchange.request, wildcard=is_pseudonym)
+    return call, binding, normal_arguments(call.operation, arguments,
+                                           http=not call.binding.is_soap)
+
+
 @dataclass
 class Part:
-    """What indexing one byte range (or one HAR file) found, in recorded order."""
+    """What indexing found in one byte range, one HAR file, or all of them (``merge``), in
+    recorded order."""
 
     keys: array = field(default_factory=lambda: array("Q"))
     wheres: array = field(default_factory=lambda: array("Q"))
@@ -69,7 +79,9 @@ class Part:
     bindings: array = field(default_factory=lambda: array("B"))
     #: description key -> (where, length) of the last one recorded
     descriptions: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
+    #: per operation: distinct argument values (``CANDIDATES`` at most), and where each is
     candidates: dict[str, list[tuple[str, ...]]] = field(default_factory=dict)
+    candidates_at: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     operations: Counter[str] = field(default_factory=Counter)
     skipped: Counter[str] = field(default_factory=Counter)
     broken: list[str] = field(default_factory=list)
@@ -82,14 +94,14 @@ class Part:
         if response is None:
             self.skipped["no response recorded"] += 1
             return
-        if service_description(contract, request) is not None:
+        try:
+            call, binding, values = call_values(contract, exchange)
+        except ServiceDescription:
             if request.method.upper() == "GET" and response.status == 200:
                 self.descriptions[description_key(request.url)] = (where, length)
             else:
                 self.skipped["service description not answered 200"] += 1
             return
-        try:
-            call, binding, arguments = accepted_call(contract, request, wildcard=is_pseudonym)
         except ClassificationError:
             self.skipped["not a call of the contract"] += 1
             return
@@ -97,21 +109,46 @@ class Part:
             self.skipped["refused by the binding rules (answered as the reference does)"] += 1
             return
         op = call.operation
-        values = normal_arguments(op, arguments, http=not call.binding.is_soap)
         self.keys.append(call_key(op, values))
         self.wheres.append(where)
         self.lengths.append(length)
         self.bindings.append(_BINDING_CODE[binding])
         self.operations[op.name] += 1
-        seen = self.candidates.setdefault(op.name, [])
+        self._candidate(op.name, values, (where, length))
+
+    def _candidate(self, name: str, values: tuple[str, ...], at: tuple[int, int]) -> None:
+        seen = self.candidates.setdefault(name, [])
         if len(seen) < CANDIDATES and values not in seen:
             seen.append(values)
+            self.candidates_at.setdefault(name, []).append(at)
 
     def broken_line(self, path: Path, offset: int, what: str) -> None:
         """A line that is no exchange: counted, and named (file:line) for the first ones."""
         self.broken_count += 1
         if len(self.broken) < BROKEN_SHOWN:
             self.broken.append(f"{path}:{_line_at(path, offset)}: {what}")
+
+    def merge(self, later: Part) -> None:
+        """Add what ``later`` (recorded after this part) found."""
+        for mine, theirs in ((self.keys, later.keys), (self.wheres, later.wheres),
+                             (self.lengths, later.lengths), (self.bindings, later.bindings)):
+            mine.extend(theirs)
+        self.descriptions.update(later.descriptions)
+        for name, found in later.candidates.items():
+            for values, at in zip(found, later.candidates_at[name], strict=True):
+                self._candidate(name, values, at)
+        self.operations.update(later.operations)
+        self.skipped.update(later.skipped)
+        self.broken += later.broken[:BROKEN_SHOWN - len(self.broken)]
+        self.broken_count += later.broken_count
+        self.exchanges += later.exchanges
+
+    def sort(self) -> None:
+        """Order the calls by key (stable: equal keys stay in recorded order)."""
+        order = sorted(range(len(self.keys)), key=self.keys.__getitem__)
+        for name in ("keys", "wheres", "lengths", "bindings"):
+            column = getattr(self, name)
+            setattr(self, name, array(column.typecode, [column[i] for i in order]))
 
 
 @dataclass(frozen=True)
@@ -127,35 +164,21 @@ class Source:
 class Index:
     """Recorded calls by key, and the service descriptions; ``fetch`` reads one exchange."""
 
-    def __init__(self, sources: list[Source], parts: Iterable[Part]) -> None:
+    def __init__(self, sources: list[Source], found: Part, *, in_key_order: bool = False
+                 ) -> None:
+        if not in_key_order:
+            found.sort()
         self.sources = sources
-        keys, wheres, lengths, bindings = array("Q"), array("Q"), array("I"), array("B")
-        self.descriptions: dict[tuple[str, str], tuple[int, int]] = {}
-        self.candidates: dict[str, list[tuple[str, ...]]] = {}
-        self.operations: Counter[str] = Counter()
-        self.skipped: Counter[str] = Counter()
-        self.broken: list[str] = []
-        self.broken_count = self.exchanges = 0
-        for part in parts:  # in recorded order
-            keys.extend(part.keys)
-            wheres.extend(part.wheres)
-            lengths.extend(part.lengths)
-            bindings.extend(part.bindings)
-            self.descriptions.update(part.descriptions)
-            for name, found in part.candidates.items():
-                mine = self.candidates.setdefault(name, [])
-                mine += [v for v in found if v not in mine][:CANDIDATES - len(mine)]
-            self.operations.update(part.operations)
-            self.skipped.update(part.skipped)
-            self.broken += part.broken[:BROKEN_SHOWN - len(self.broken)]
-            self.broken_count += part.broken_count
-            self.exchanges += part.exchanges
-        order = sorted(range(len(keys)), key=keys.__getitem__)  # stable: recorded order kept
-        self.keys = array("Q", [keys[i] for i in order])
-        del keys
-        self.wheres = array("Q", [wheres[i] for i in order])
-        self.lengths = array("I", [lengths[i] for i in order])
-        self.bindings = array("B", [bindings[i] for i in order])
+        self.found = found
+        self.keys, self.wheres = found.keys, found.wheres
+        self.lengths, self.bindings = found.lengths, found.bindings
+        self.descriptions = found.descriptions
+        self.candidates = found.candidates
+        self.operations, self.skipped = found.operations, found.skipped
+        self.broken, self.broken_count = found.broken, found.broken_count
+        self.exchanges = found.exchanges
+        #: How the index was made, when a cache file was asked for.
+        self.note: str | None = None
         self._files: dict[int, int] = {}
 
     @property
@@ -203,26 +226,41 @@ class Index:
 
 
 def load(contract: Contract, paths: Iterable[str | Path], *, workers: int | None = None,
+         cache: str | Path | None = None,
          on_progress: Callable[[int], None] = lambda exchanges: None) -> Index:
-    """The index of every recording in ``paths`` (native or HAR), in the order given.
+    """The index of every recording in ``paths`` (native or HAR), in the order given; with
+    ``cache``, read from that file when it fits (harness.mock.cache), else built and kept
+    there (``Index.note`` says which).
 
     A file that is missing, not a recording or of another format version is a one-line
     RecordingError; a broken line is counted and skipped."""
-    sources = [_source(Path(p), number) for number, p in enumerate(paths)]
+    from harness.mock import cache as kept
+
+    sources = [_source(Path(p)) for p in paths]
     if len(sources) >= 1 << (64 - _OFFSET_BITS):
         raise RecordingError(f"at most {(1 << (64 - _OFFSET_BITS)) - 1} recordings")
+    if cache is not None and (index := kept.read(cache, contract, sources)) is not None:
+        index.note = f"index read from {cache}"
+        return index
     jobs = list(_jobs(sources))
     total = sum(end - start for _, _, start, end in jobs)
     if workers is None:
         workers = 1 if total < SMALL_INPUT_BYTES else max(1, os.cpu_count() or 1)
-    parts = []
+    found = Part()
     for part in _parts(contract, sources, jobs, workers):
         on_progress(part.exchanges)
-        parts.append(part)
-    return Index(sources, parts)
+        found.merge(part)
+    index = Index(sources, found)
+    if cache is not None:
+        try:
+            kept.write(cache, contract, index)
+            index.note = f"index kept in {cache} for the next start"
+        except OSError as exc:
+            index.note = f"index not kept: cannot write {cache}: {exc.strerror or exc}"
+    return index
 
 
-def _source(path: Path, number: int) -> Source:
+def _source(path: Path) -> Source:
     if not path.is_file():
         raise RecordingError(f"recording {path} does not exist or is not a file")
     header = read_header(path)
