@@ -13,7 +13,6 @@ from harness.commands import add_command
 from harness.commands.options import add_contract_options, check_outputs, contract_from
 from harness.errors import RecordingError, UsageError
 
-
 #: Seconds of reading the recordings after which the start suggests --index-cache.
 SLOW_LOAD = 10.0
 
