@@ -27,19 +27,18 @@ from harness.errors import ResponseTooLarge, TargetUnreachable
 from harness.judge.compare import Difference, compare_responses, ignored_path
 from harness.judge.findings import Finding, Report, Verdict
 from harness.judge.profiles import Profile
+from harness.judge.request_validation import EXPLANATION, markup_refused
 from harness.judge.security import judge_leaks
+from harness.judge.sending import RULE_TITLES, size_finding, transport_finding
 from harness.traffic.exchange import Exchange, HttpRequest, HttpResponse
 from harness.traffic.redaction import redact_credentials
 from harness.traffic.send import (
-    RULE_TITLES,
     Sender,
     SendOptions,
     base_url,
     check_reachable,
     looks_wrong,
     retarget,
-    size_finding,
-    transport_finding,
     wrong_target_line,
 )
 
@@ -223,7 +222,8 @@ class Diff:
                   "source": case.source, "request": f"{case.request.method} "
                   f"{answered.requests[PRIMARY].target}",
                   "diffs": [[d.kind, d.path, d.expected, d.actual, d.warning]
-                            for d in answered.differences]}
+                            for d in answered.differences],
+                  "permitted": _permitted(answered) if answered.differences else None}
         self._spill.write(json.dumps(record, ensure_ascii=False) + "\n")
         for difference in answered.differences:
             self._keep_example(answered, difference)
@@ -289,10 +289,11 @@ class Diff:
             rule = rule_of(difference)
             failed.add(rule)
             place.rules[rule] += 1
+            permitted = record.get("permitted")
             self.report.add(Finding(
-                rule, Verdict.WARNING if warning else Verdict.FAILED, *where,
+                rule, Verdict.WARNING if warning or permitted else Verdict.FAILED, *where,
                 expected=_show(expected, path), actual=_show(actual, path),
-                message=difference.describe(),
+                message=permitted or difference.describe(),
                 index=record["index"], source=record["source"],
                 extra={"primary": expected, "candidate": actual, "path": path, "kind": kind,
                        "request": record["request"]}))
@@ -317,6 +318,16 @@ class Diff:
         examples = list(chosen.values())
         self.report.meta["examples"] = examples
         return examples
+
+
+def _permitted(answered: Answered) -> str | None:
+    """Why the case's differences are warnings only, when they are: one side's answer is
+    ASP.NET's request validation refusing markup in a value, which the spec leaves open
+    (4.10): the same verdict as certify's, lint's and replay's."""
+    refused = next((found for role in (PRIMARY, CANDIDATE)
+                    if (found := markup_refused(answered.requests[role],
+                                                answered.responses[role]))), None)
+    return f"{EXPLANATION}: {refused}" if refused else None
 
 
 def _reported(request: HttpRequest, response: HttpResponse) -> dict[str, Any]:

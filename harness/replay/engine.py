@@ -31,21 +31,21 @@ from harness.errors import (
 from harness.judge.compare import Difference, compare_responses
 from harness.judge.findings import Finding, Report, Verdict
 from harness.judge.profiles import Profile
+from harness.judge.request_validation import EXPLANATION, markup_refused
 from harness.judge.rules import SPEC, Side, described, judge, judge_case, read_case, titles
+from harness.judge.sending import RULE_TITLES, size_finding
+from harness.judge.streaming import ANSWER, ANSWERED_IN, ChunkResult, Tally, run
 from harness.traffic.exchange import Exchange, HttpResponse
 from harness.traffic.send import (
     DEFAULT_TIMEOUT,
-    RULE_TITLES,
     Sender,
     SendOptions,
     base_url,
     check_reachable,
     retarget,
     send,
-    size_finding,
     wrong_target_line,
 )
-from harness.traffic.streaming import ANSWER, ANSWERED_IN, ChunkResult, Tally, run
 
 #: Replay's own rules: the new response differs from the recorded one (IDs from
 #: ``Difference.kind``: status and content-type have their own, every body kind is BODY).
@@ -308,7 +308,8 @@ def check_replayed(exchange: Exchange, response: HttpResponse, contract: Contrac
             for rule in _COMPARED:
                 tally[rule, operation, binding, Verdict.PASSED] += 1
         else:
-            compared = comparison_findings(exchange, operation, binding, diffs)
+            compared = comparison_findings(exchange, operation, binding, diffs,
+                                           _permitted(exchange, response))
     if tally is not None and compared:
         for f in compared:
             if f.verdict is Verdict.PASSED:
@@ -317,17 +318,29 @@ def check_replayed(exchange: Exchange, response: HttpResponse, contract: Contrac
     return Replayed(exchange, response, judged, compared)
 
 
+def _permitted(exchange: Exchange, response: HttpResponse) -> str | None:
+    """Why the differences of ``response`` from the recorded one are permitted, when they
+    are: one of them is ASP.NET's request validation refusing markup in a value (4.10), a
+    warning in every command."""
+    refused = (markup_refused(exchange.request, response)
+               or markup_refused(exchange.request, exchange.response))
+    return f"{EXPLANATION}: {refused}" if refused else None
+
+
 def comparison_findings(exchange: Exchange, operation: str | None, binding: str | None,
-                        diffs: Sequence[Difference]) -> list[Finding]:
-    """One finding per difference; a passed finding for each compared aspect without one."""
+                        diffs: Sequence[Difference], permitted: str | None = None
+                        ) -> list[Finding]:
+    """One finding per difference; a passed finding for each compared aspect without one.
+    ``permitted``: why the differences are warnings only (``_permitted``)."""
     findings = []
     differing = set()
     for diff in diffs:
         rule = replay_rule(diff.kind)
         differing.add(rule)
         findings.append(_finding(
-            exchange, rule, Verdict.WARNING if diff.warning else Verdict.FAILED, operation,
-            binding, str(diff.expected), str(diff.actual), diff.describe(),
+            exchange, rule, Verdict.WARNING if diff.warning or permitted else Verdict.FAILED,
+            operation, binding, str(diff.expected), str(diff.actual),
+            permitted or diff.describe(),
             difference=diff.kind, **({"path": diff.path} if diff.path else {})))
     findings += [_finding(exchange, rule, Verdict.PASSED, operation, binding, "as recorded",
                           "as recorded") for rule in _COMPARED if rule not in differing]
