@@ -63,10 +63,10 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from harness.judge.streaming import progress_bar
     from harness.mock import Mock, Options, load, summary
     from harness.reference.app import create_app
     from harness.reference.server import serve
-    from harness.traffic.streaming import progress_bar
 
     check_outputs(args.json, args.index_cache)
     contract = contract_from(args)

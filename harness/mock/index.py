@@ -30,12 +30,12 @@ from urllib.parse import urlsplit
 from harness.contract.bindings import Binding, Classification
 from harness.contract.model import Contract
 from harness.errors import ClassificationError, RecordingError, ServiceDescription
+from harness.judge.streaming import _loads
 from harness.mock.values import call_key, normal_arguments
 from harness.reference.app import Refusal, accepted_call
 from harness.traffic.exchange import Exchange
 from harness.traffic.recording import FORMAT_VERSION, read_header
 from harness.traffic.redaction import is_pseudonym
-from harness.traffic.streaming import _loads
 
 #: Distinct argument sets kept per operation to name the nearest recorded call of an unmatched
 #: one (the first ones recorded).
