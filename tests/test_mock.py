@@ -35,7 +35,7 @@ from harness.mock import index as mock_index
 from harness.mock.values import normal
 from harness.reference.app import Delayed, answer, create_app
 from harness.reference.server import running
-from harness.traffic import send
+from harness.traffic import recording, send
 from harness.traffic.exchange import Exchange, HttpRequest, HttpResponse
 from harness.traffic.har import write_har
 from harness.traffic.recording import RecordingWriter
@@ -444,7 +444,7 @@ def test_a_har_file_is_mocked_too(contract, tmp_path):
 
 
 def test_broken_lines_are_skipped_and_named(contract, tmp_path, monkeypatch):
-    monkeypatch.setattr(mock_index, "MAX_LINE", 4096)
+    monkeypatch.setattr(recording, "MAX_LINE_BYTES", 4096)
     path = write(tmp_path / "r.jsonl", [
         recorded(contract, "GetTokenDevice", {"id": "7"}, Binding.SOAP11, "staging-7")])
     with path.open("ab") as f:
@@ -457,7 +457,7 @@ def test_broken_lines_are_skipped_and_named(contract, tmp_path, monkeypatch):
     index = mock_index.load(contract, [path])
     assert index.calls == 2 and index.broken_count == 3
     assert index.broken == [f"{path}:3: broken exchange line (JSONDecodeError)",
-                            f"{path}:4: line over 0 MiB skipped",
+                            f"{path}:4: broken exchange line (longer than 0 MiB)",
                             f"{path}:5: broken exchange line (TypeError)"]
 
 
@@ -597,7 +597,7 @@ class Served:
 
     def stop(self, sig: int = signal.SIGINT) -> tuple[int, str, str]:
         self.proc.send_signal(sig)
-        out, err = self.proc.communicate(timeout=30)
+        out, err = self.proc.communicate(timeout=120)
         return self.proc.returncode, out, "".join(self.err) + err
 
 

@@ -34,14 +34,18 @@ from harness.judge.streaming import _loads
 from harness.mock.values import call_key, normal_arguments
 from harness.reference.app import Refusal, accepted_call
 from harness.traffic.exchange import Exchange
-from harness.traffic.recording import FORMAT_VERSION, read_header
+from harness.traffic.recording import (
+    FORMAT_VERSION,
+    HEADER_LIMIT,
+    lines_of,
+    read_header,
+    too_long,
+)
 from harness.traffic.redaction import is_pseudonym
 
 #: Distinct argument sets kept per operation to name the nearest recorded call of an unmatched
 #: one (the first ones recorded).
 CANDIDATES = 256
-#: A longer line is no exchange the harness wrote (requests are refused beyond 4 MB).
-MAX_LINE = 64 * 1024 * 1024
 #: Broken lines reported one by one (the rest are counted).
 BROKEN_SHOWN = 20
 #: Bytes of a native recording per unit of work of the indexing processes.
@@ -122,11 +126,12 @@ class Part:
             seen.append(values)
             self.candidates_at.setdefault(name, []).append(at)
 
-    def broken_line(self, path: Path, offset: int, what: str) -> None:
-        """A line that is no exchange: counted, and named (file:line) for the first ones."""
+    def broken_line(self, path: Path, offset: int, reason: Callable[[str], str]) -> None:
+        """A line that is no exchange: counted, and named for the first ones (``reason`` of
+        its ``file:line``, counted only then)."""
         self.broken_count += 1
         if len(self.broken) < BROKEN_SHOWN:
-            self.broken.append(f"{path}:{_line_at(path, offset)}: {what}")
+            self.broken.append(reason(f"{path}:{_line_at(path, offset)}"))
 
     def merge(self, later: Part) -> None:
         """Add what ``later`` (recorded after this part) found."""
@@ -159,6 +164,8 @@ class Source:
     native: bool
     header: dict | None = None
     har: tuple[Exchange, ...] = ()
+    #: HAR entries that are no exchange, skipped as the HAR reader said
+    har_broken: tuple[str, ...] = ()
 
 
 class Index:
@@ -267,7 +274,9 @@ def _source(path: Path) -> Source:
     if header is None:
         from harness.traffic.har import read_har
 
-        return Source(path, False, None, tuple(read_har(path)))
+        broken: list[str] = []
+        exchanges = tuple(read_har(path, on_broken=lambda _p, _n, why: broken.append(why)))
+        return Source(path, False, None, exchanges, tuple(broken))
     if header.get("version") != FORMAT_VERSION:
         raise RecordingError(f"{path}: recording format version {header.get('version')} is "
                              f"not supported (this harness reads {FORMAT_VERSION})")
@@ -284,7 +293,7 @@ def _jobs(sources: list[Source]) -> Iterator[tuple[int, Path, int, int]]:
             yield number, source.path, -1, -1
             continue
         with source.path.open("rb") as f:
-            f.readline(MAX_LINE)  # the header
+            f.readline(HEADER_LIMIT)  # the header (read_header checked it is within the limit)
             start, size = f.tell(), os.fstat(f.fileno()).st_size
             while start < size:
                 f.seek(min(size, start + RANGE_BYTES))
@@ -312,38 +321,40 @@ def _parts(contract: Contract, sources: list[Source], jobs: list[tuple[int, Path
 
 def _index_har(contract: Contract, number: int, source: Source) -> Part:
     part = Part()
+    part.broken_count = len(source.har_broken)
+    part.broken = list(source.har_broken[:BROKEN_SHOWN])
     for at, exchange in enumerate(source.har):
         part.add(contract, exchange, number << _OFFSET_BITS | at, 0)
     return part
 
 
 def _index_range(contract: Contract, number: int, path: Path, start: int, end: int) -> Part:
-    """Index the lines of ``path`` from byte ``start`` to ``end`` (whole lines)."""
+    """Index the lines of ``path`` from byte ``start`` to ``end`` (whole lines), read as every
+    reader of recordings reads them (``recording.lines_of``: a line over the limit is skipped
+    without being held whole)."""
     part = Part()
     with path.open("rb") as f:
         f.seek(start)
-        offset = start
-        while offset < end:
-            line = f.readline(MAX_LINE)
-            if not line:
+        where = start
+        for line in lines_of(f):
+            after = f.tell()
+            if line is None:
+                part.broken_line(path, where, too_long)
+            elif line.strip():
+                try:
+                    exchange = Exchange.from_dict(_loads(line), source=str(path))
+                except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+                    part.broken_line(path, where, _undecodable(type(exc).__name__))
+                else:
+                    part.add(contract, exchange, number << _OFFSET_BITS | where, after - where)
+            where = after
+            if where >= end:
                 break
-            where, length = offset, len(line)
-            while not line.endswith(b"\n") and len(line) == MAX_LINE:  # skip the rest of it
-                line = f.readline(MAX_LINE)
-                length += len(line)
-            offset += length
-            if length >= MAX_LINE:
-                part.broken_line(path, where, f"line over {MAX_LINE >> 20} MiB skipped")
-                continue
-            if not line.strip():
-                continue
-            try:
-                exchange = Exchange.from_dict(_loads(line), source=str(path))
-            except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
-                part.broken_line(path, where, f"broken exchange line ({type(exc).__name__})")
-                continue
-            part.add(contract, exchange, number << _OFFSET_BITS | where, length)
     return part
+
+
+def _undecodable(kind: str) -> Callable[[str], str]:
+    return lambda at: f"{at}: broken exchange line ({kind})"
 
 
 def _line_at(path: Path, offset: int) -> int:
