@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import signal
 import sys
 import time
-import warnings
 from pathlib import Path
 
 from harness.commands import add_command
@@ -19,16 +17,15 @@ SLOW_LOAD = 10.0
 
 
 def register(sub) -> None:
-    p = add_command(sub, "mock", "Serve a recorded deployment: each call answered with what the "
-                    "recording says the deployment answered to the same operation and values, "
-                    "over any of the 4 bindings (a call recorded over SOAP 1.1 is answered over "
-                    "GET too), the binding rules kept as the reference keeps them; the "
-                    "contract's WSDL at <endpoint>?WSDL, addressed to the mock. A call the "
-                    "recording does not hold is refused (a Client fault, or 500 over GET/POST) "
-                    "and printed as one line. Ctrl-C stops it; exit 1 if any call was "
-                    "unmatched.",
-                    "harness mock recordings/staging.jsonl --port 8000   # then point the app "
-                    "at http://127.0.0.1:8000")
+    p = add_command(sub, "mock", "Serve a recorded deployment back: each call answered with what "
+                    "the recording says the deployment answered to the same operation and "
+                    "values, over any of the 4 bindings, the binding rules kept as the "
+                    "reference keeps them; the contract's WSDL at <endpoint>?WSDL. A call the "
+                    "recording does not hold is refused and said in one line; Ctrl-C stops "
+                    "the mock, exit 1 if any call was unmatched.",
+                    "harness mock recordings/staging.jsonl --key-file "
+                    "recordings/staging.jsonl.key --port 8000   # then point the app at "
+                    "http://127.0.0.1:8000")
     p.add_argument("recordings", nargs="+", metavar="RECORDING",
                    help="native recordings (.jsonl) or HAR 1.2 files; a later one's answer to "
                         "the same call counts as more recent")
@@ -98,11 +95,8 @@ def run(args: argparse.Namespace) -> int:
               f"{contract.namespace}); unmatched calls {unmatched}; Ctrl-C stops it",
               file=sys.stderr, flush=True)
 
-    # Ctrl-C before the server has started its loop leaves its coroutine unawaited: nothing
-    # to warn about, the mock stops as asked
-    warnings.filterwarnings("ignore", "coroutine 'Server.serve' was never awaited")
     try:
-        with _terminated_as_interrupted(), contextlib.suppress(KeyboardInterrupt):
+        with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C before the server listens to it
             serve(contract, args.host, args.port, app=create_app(contract, mock.respond),
                   announce=announce)
     finally:
@@ -116,20 +110,6 @@ def run(args: argparse.Namespace) -> int:
         summary.write_json(args.json, summary.as_json(index, mock.stats, settings))
     unmatched = mock.stats.answered["unmatched"] + mock.stats.answered["reference"]
     return 1 if unmatched else 0
-
-
-@contextlib.contextmanager
-def _terminated_as_interrupted():
-    """SIGTERM (a CI runner cancelling, ``kill``) stops the mock as Ctrl-C does, so that what
-    it answered is still said: the server stops on either, then raises the signal again."""
-    def interrupted(_signum, _frame) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, interrupted)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def _say(line: str) -> None:
