@@ -305,11 +305,12 @@ def _run_block(block: str, folder: Path) -> None:
     jobs: list[subprocess.Popen] = []
     try:
         for command in _commands_of(block, {}):
-            kill = re.fullmatch(r"kill %(\d+)", command.text)
-            if kill:  # the user's Ctrl-C: the job stops cleanly, its output kept
-                job = jobs[int(kill.group(1)) - 1]
-                job.send_signal(signal.SIGTERM)
-                assert job.wait(timeout=60) in (0, 130, -signal.SIGTERM), command.text
+            kill = re.fullmatch(r"kill( %\d+)+", command.text)
+            if kill:  # as the user's Ctrl-C: each job stops cleanly, its output kept
+                for number in re.findall(r"%(\d+)", command.text):
+                    job = jobs[int(number) - 1]
+                    job.send_signal(signal.SIGTERM)
+                    assert job.wait(timeout=60) in (0, 130, -signal.SIGTERM), command.text
                 continue
             if command.background:
                 job = subprocess.Popen(["bash", "-c", f"exec {command.text}"], cwd=folder,
