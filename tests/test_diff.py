@@ -231,8 +231,12 @@ def test_fault_where_primary_succeeds(contract: Contract, tmp_path: Path) -> Non
     assert proc.returncode == 1
     status = failures(report, "DIFF-STATUS")
     assert places(status) == {("SendMarkNotes", "SOAP 1.2")}
-    assert {(f["primary"], f["candidate"]) for f in status} == {("200", "500")}
-    assert places(failures(report, "DIFF-BODY")) == {("SendMarkNotes", "SOAP 1.2")}
+    # one failure with its cause (fault code, the reason's first line), not status + body
+    assert {(f["primary"], f["candidate"], f["summary"]) for f in status} == {(
+        "HTTP 200: a SOAP 1.2 envelope with <SendMarkNotesResponse>",
+        "HTTP 500: Receiver fault: Object reference not set",
+        "Receiver fault instead of a result: Object reference not set")}
+    assert failures(report, "DIFF-BODY") == failures(report, "DIFF-CONTENT-TYPE") == []
     cross = failures(report, "CROSS-BINDING")
     assert [(f["operation"], f["binding"], f["implementation"]) for f in cross] == [
         ("SendMarkNotes", "SOAP 1.2", "candidate")]

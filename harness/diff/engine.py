@@ -62,7 +62,7 @@ def rule_of(difference: Difference) -> str:
     if difference.warning:
         return "DIFF-FAULT-REASON"
     return {"status": "DIFF-STATUS", "content-type": "DIFF-CONTENT-TYPE"}.get(
-        difference.kind, "DIFF-BODY")
+        difference.aspect, "DIFF-BODY")
 
 
 @dataclass(frozen=True)
@@ -222,7 +222,7 @@ class Diff:
         record = {"op": where[0], "binding": where[1], "index": case.index,
                   "source": case.source, "request": f"{case.request.method} "
                   f"{answered.requests[PRIMARY].target}",
-                  "diffs": [[d.kind, d.path, d.expected, d.actual, d.warning]
+                  "diffs": [[d.kind, d.path, d.expected, d.actual, d.warning, d.summary]
                             for d in answered.differences]}
         self._spill.write(json.dumps(record, ensure_ascii=False) + "\n")
         for difference in answered.differences:
@@ -281,21 +281,23 @@ class Diff:
         where = (record["op"], record["binding"])
         place = self.places[where]
         failed: set[str] = set()
-        for kind, path, expected, actual, warning in record["diffs"]:
-            difference = Difference(kind, path, expected, actual, warning)
+        for fields in record["diffs"]:
+            difference = Difference(*fields)
+            kind, path, expected, actual, warning = fields[:5]
             if self.noise.covers(*where, difference):
                 place.suppressed += 1
                 continue
             rule = rule_of(difference)
             failed.add(rule)
             place.rules[rule] += 1
+            shown_expected, shown_actual = difference.shown()
             self.report.add(Finding(
                 rule, Verdict.WARNING if warning else Verdict.FAILED, *where,
-                expected=_show(expected, path), actual=_show(actual, path),
+                expected=shown_expected, actual=shown_actual,
                 message=difference.describe(),
                 index=record["index"], source=record["source"],
                 extra={"primary": expected, "candidate": actual, "path": path, "kind": kind,
-                       "request": record["request"]}))
+                       "summary": difference.summary, "request": record["request"]}))
         if failed - {"DIFF-FAULT-REASON"}:
             place.differing += 1
         for rule in CASE_RULES:
@@ -328,12 +330,6 @@ def _reported(request: HttpRequest, response: HttpResponse) -> dict[str, Any]:
 
 def _never(_text: str | None) -> bool:
     return False
-
-
-def _show(value: str | None, path: str) -> str:
-    """A compared value for the console; where it sits when it sits in the body."""
-    shown = "(none)" if value is None else value
-    return f"{shown} (at {path})" if path else shown
 
 
 def _without_own_url(response: HttpResponse, url: str) -> HttpResponse:
