@@ -4,7 +4,7 @@ The recording cycles through the 32 clean exchanges of every operation x binding
 counter in an argument value, so no two exchanges are alike (bench/varied.py); the reference
 runs as a real ``harness serve`` process on loopback. Every run judges every answer.
 
-- replay: ``harness.traffic.replay.replay`` with ``--concurrency`` (processes x threads);
+- replay: ``harness.replay.replay`` with ``--concurrency`` (processes x threads);
 - load, one process: ``harness load --users C`` (closed model, C requests in flight);
 - load, master + 1 worker and master + 2 workers: the same, distributed on loopback;
 - load, master + 2 workers against a target whose every answer is a 500 (an in-process
@@ -41,8 +41,8 @@ from faulty import serve_fault, where
 from varied import write_varied
 
 from harness.contract.model import school_mobile
+from harness.replay import replay
 from harness.traffic.exchange import HttpResponse
-from harness.traffic.replay import replay
 
 HARNESS = str(Path(sys.executable).parent / "harness")
 

@@ -31,7 +31,7 @@ from varied import write_varied
 
 from harness.contract.model import school_mobile
 from harness.errors import TargetUnreachable
-from harness.traffic.replay import Layout, replay
+from harness.replay import Layout, replay
 from harness.traffic.send import check_reachable
 
 HARNESS = str(Path(sys.executable).parent / "harness")

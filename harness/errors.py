@@ -46,7 +46,7 @@ class TLSFailure(RunStopped):
 class ResponseTooLarge(HarnessError):
     """A response body outgrew --max-response-mb while streaming in (counted decoded).
 
-    Not fatal: each command reports it as a finding (``harness.traffic.send.size_finding``)."""
+    Not fatal: each command reports it as a finding (``harness.judge.sending.size_finding``)."""
 
     def __init__(self, method: str, url: str, limit: int) -> None:
         super().__init__(f"response larger than {limit / 1024 / 1024:g} MB "

@@ -16,9 +16,9 @@ from traffic import clean_exchanges, write_recording
 
 from harness.contract.bindings import build_response, classify
 from harness.contract.model import Contract
+from harness.replay import Layout, Pace, replay
 from harness.traffic.exchange import Exchange
 from harness.traffic.har import write_har
-from harness.traffic.replay import Layout, Pace, replay
 
 HARNESS = [sys.executable, "-m", "harness"]
 SAMPLES = sorted(Path(__file__).resolve().parent.parent.glob("recordings/*.jsonl"))

@@ -19,8 +19,8 @@ from traffic import BASE, clean_exchanges, exchange, request, write_recording
 from harness.contract.bindings import Binding, build_request
 from harness.contract.model import Contract, sample_arguments
 from harness.judge.findings import Verdict
+from harness.replay import check_replayed, replay
 from harness.traffic.exchange import Exchange, HttpRequest, HttpResponse
-from harness.traffic.replay import check_replayed, replay
 
 HARNESS = [sys.executable, "-m", "harness"]
 
@@ -141,7 +141,7 @@ def test_descriptions_are_not_sent(contract: Contract, tmp_path: Path) -> None:
 
 def test_transport_failure_is_attributed(contract: Contract) -> None:
     from harness.errors import TargetUnreachable
-    from harness.traffic.replay import transport_failure
+    from harness.replay import transport_failure
 
     ex = exchange(contract, request(contract, "AuthCode", Binding.SOAP12))
     found = transport_failure(replace(ex, index=3), TargetUnreachable("refused"), contract)

@@ -28,7 +28,7 @@ from harness.contract.bindings import Binding, build_request
 from harness.contract.model import Contract, Operation, sample_arguments, school_mobile
 from harness.contract.selection import Selection, Values
 from harness.errors import HarnessError, ResponseTooLarge, RunStopped, TargetUnreachable, UsageError
-from harness.judge import rules, wsdl_rules
+from harness.judge import rules, sending, wsdl_rules
 from harness.judge.findings import Finding, Report, Verdict, example_text
 from harness.judge.profiles import Profile
 from harness.reference.server import target_or_reference
@@ -149,10 +149,10 @@ class Service:
         try:
             response = self._sender.send(request)
         except ResponseTooLarge as exc:
-            return self._unanswered(op, how, request, send.size_finding(exc, op.name, how.label))
+            return self._unanswered(op, how, request, sending.size_finding(exc, op.name, how.label))
         except TargetUnreachable as exc:
             return self._unanswered(op, how, request,
-                                    send.transport_finding(exc, op.name, how.label))
+                                    sending.transport_finding(exc, op.name, how.label))
         except RunStopped as exc:
             self.settings.stopped = exc
             pytest.exit(str(exc), returncode=2)
@@ -233,7 +233,7 @@ def expect(rule: str, calls: Sequence[Call], tagged: Iterable[str]) -> list[Find
         raise AssertionError(f"{rule} is not a rule of the catalogue")
     if rule not in set(tagged):
         raise AssertionError(f"the scenario checks {rule} but is not tagged @{rule}")
-    unanswered = [f for call in calls for f in call.findings if f.rule in send.RULE_TITLES]
+    unanswered = [f for call in calls for f in call.findings if f.rule in sending.RULE_TITLES]
     if unanswered:  # one cause, said once: no answer to judge
         raise AssertionError("\n".join(f"[{f.rule}] {f.operation} x {f.binding}: {f.actual}"
                                         for f in unanswered))
@@ -345,7 +345,7 @@ def certify(target: str | None, contract: Contract | str | None, outputs: Output
     features = settings.features or _contract_features(contract, outputs.features)
     with target_or_reference(target, contract, settings.send) as url:
         shown = url if target else f"embedded reference at {url}"
-        report = Report("certify", shown, titles=rules.titles() | send.RULE_TITLES,
+        report = Report("certify", shown, titles=rules.titles() | sending.RULE_TITLES,
                         profile=profile, namespace=contract.namespace)
         plugin = CertifyPlugin(report, settings, contract)
         args = [str(CONFORMANCE_TESTS), "-c", str(PYTEST_INI), "--rootdir", str(PACKAGE),

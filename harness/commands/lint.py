@@ -64,7 +64,7 @@ def write_outputs(report: Report, args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from harness.judge.lint import lint
-    from harness.traffic.streaming import progress_bar
+    from harness.judge.streaming import progress_bar
 
     with progress_bar("lint", quiet=args.quiet) as bar:
         report = lint(args.recordings, contract_from(args), workers=args.workers,

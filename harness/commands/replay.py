@@ -45,8 +45,8 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.traffic.replay import REPLAY_RULES, replay
-    from harness.traffic.streaming import progress_bar
+    from harness.judge.streaming import progress_bar
+    from harness.replay import REPLAY_RULES, replay
 
     require(args, "target")
     check_outputs(args.json, args.junit)

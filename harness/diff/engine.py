@@ -28,18 +28,16 @@ from harness.judge.compare import Difference, compare_responses, ignored_path
 from harness.judge.findings import Finding, Report, Verdict
 from harness.judge.profiles import Profile
 from harness.judge.security import judge_leaks
+from harness.judge.sending import RULE_TITLES, size_finding, transport_finding
 from harness.traffic.exchange import Exchange, HttpRequest, HttpResponse
 from harness.traffic.redaction import redact_credentials
 from harness.traffic.send import (
-    RULE_TITLES,
     Sender,
     SendOptions,
     base_url,
     check_reachable,
     looks_wrong,
     retarget,
-    size_finding,
-    transport_finding,
     wrong_target_line,
 )
 

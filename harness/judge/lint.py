@@ -17,8 +17,8 @@ from harness.contract.model import Contract
 from harness.judge.findings import Finding, Report
 from harness.judge.profiles import Profile
 from harness.judge.rules import SPEC, Side, judge, titles
+from harness.judge.streaming import ChunkResult, Tally, default_workers, run
 from harness.traffic.exchange import Exchange
-from harness.traffic.streaming import ChunkResult, Tally, default_workers, run
 
 #: Exchanges per chunk handed to a worker: big enough to amortise the hand-over.
 CHUNK_SIZE = 2000

@@ -32,8 +32,8 @@ from harness.errors import ResponseTooLarge, TargetUnreachable
 from harness.load.schedule import Schedule
 from harness.load.slicing import Entry
 from harness.load.verdict import Gathered, sampled
+from harness.replay import skipped_description
 from harness.traffic.exchange import HttpRequest, HttpResponse, header_value
-from harness.traffic.replay import skipped_description
 from harness.traffic.send import PIECE, SendOptions, retarget
 
 

@@ -1,7 +1,7 @@
 """The harness's verdict of a load run, gathered where the answers are judged (each worker)
 and merged where the report is written (the master), through Locust's custom messages.
 
-Judging is ``harness.traffic.replay.check_replayed``: the same response-side rules and the
+Judging is ``harness.replay.check_replayed``: the same response-side rules and the
 same comparison as ``harness replay``, so a load run and a replay of one recording agree.
 """
 
@@ -16,10 +16,10 @@ from typing import Any
 from harness.contract.model import Contract
 from harness.judge.findings import Finding, Report, Verdict
 from harness.judge.rules import titles
+from harness.judge.sending import RULE_TITLES
+from harness.judge.streaming import Tally
+from harness.replay.engine import REPLAY_RULES, Answer, judge_answer
 from harness.traffic.exchange import Exchange, HttpResponse
-from harness.traffic.replay import REPLAY_RULES, Answer, judge_answer
-from harness.traffic.send import RULE_TITLES
-from harness.traffic.streaming import Tally
 
 #: An answer this much later than due counts as late.
 LATE_S = 0.1

@@ -8,4 +8,7 @@ DEFAULT_TIMEOUT = 30.0
 DEFAULT_MAX_RESPONSE_MB = 16.0
 #: Requests in a row without an answer after which a run stops.
 DEFAULT_MAX_FAILURES = 3
+#: The sending rules' IDs: a response over the cap, a request without an answer (their
+#: findings and titles: judge/sending.py).
 RESPONSE_SIZE_RULE = "SEND-RESPONSE-SIZE"
+TRANSPORT_RULE = "SEND-TRANSPORT"

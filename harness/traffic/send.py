@@ -14,15 +14,20 @@ hostile or broken target is handled once, the same way everywhere:
   (body decoded, Content-Encoding dropped) or raises:
 
   * ``TargetUnreachable``: no answer (refused, reset, deadline); one line. The caller makes it
-    a finding (rule ``TRANSPORT_RULE``) and goes on, until ``max_failures`` in a row:
+    a finding (rule ``TRANSPORT_RULE``, ``judge/sending.py``) and goes
+    on, until ``max_failures`` in a row:
   * ``RunStopped`` (exit 2, one line): the run must end now (the streak above, or TLS).
     ``TLSFailure`` is one. Never catch it as a finding.
   * ``ResponseTooLarge``: the answer outgrew the cap; a finding with rule
-    ``RESPONSE_SIZE_RULE`` (``size_finding(exc, operation, binding)``); memory stays bounded.
+    ``RESPONSE_SIZE_RULE`` (``size_finding(exc, operation, binding)`` in ``judge/sending.py``);
+    memory stays bounded.
 
 - ``retarget`` moves a request to another base URL; ``check_reachable`` fails early with one
   line when a target is down or its TLS is refused; ``client``/``send`` are the bare functions
   under ``Sender`` (kept for callers that hold an httpx.Client).
+
+This module is the transport: it never judges and never imports the judge package, which
+builds findings on what it returns or raises (``judge/sending.py``: the sending failures).
 
 Example::
 
@@ -30,7 +35,7 @@ Example::
         try:
             response = sender.send(request)
         except ResponseTooLarge as exc:
-            report.add(size_finding(exc, op.name, binding.label))
+            report.add(size_finding(exc, op.name, binding.label))  # judge/sending.py
 """
 
 from __future__ import annotations
@@ -58,12 +63,10 @@ from harness.errors import (
     UsageError,
     XMLRejected,
 )
-from harness.judge.findings import Finding, Verdict
 from harness.traffic.defaults import (  # re-exported: part of this module's API
     DEFAULT_MAX_FAILURES,
     DEFAULT_MAX_RESPONSE_MB,
     DEFAULT_TIMEOUT,
-    RESPONSE_SIZE_RULE,
 )
 from harness.traffic.exchange import HttpRequest, HttpResponse, media_type, replace_header
 
@@ -72,10 +75,6 @@ HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy
                         "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade"})
 #: Largest piece a decoder hands out at once: a bomb is cut after at most this much more.
 PIECE = 256 * 1024
-TRANSPORT_RULE = "SEND-TRANSPORT"
-#: Titles of the sending rules, for a Report's ``titles``.
-RULE_TITLES = {RESPONSE_SIZE_RULE: "response body within --max-response-mb (decoded)",
-               TRANSPORT_RULE: "the target answers within --timeout"}
 
 
 @dataclass(frozen=True)
@@ -270,22 +269,6 @@ def check_reachable(url: str, timeout: float = 5.0, options: SendOptions | None 
                          "CA, or --insecure)") from None
     except OSError as exc:
         raise TargetUnreachable(f"{url} is unreachable: {_reason(exc)}") from None
-
-
-def size_finding(exc: ResponseTooLarge, operation: str | None, binding: str | None,
-                 **where: Any) -> Finding:
-    """The finding every command reports for a response over the cap (``where``: index,
-    source... as Finding takes them)."""
-    limit = f"at most {exc.limit / 1024 / 1024:g} MB"
-    return Finding(RESPONSE_SIZE_RULE, Verdict.FAILED, operation, binding, limit,
-                   f"response larger than {exc.limit / 1024 / 1024:g} MB", str(exc), **where)
-
-
-def transport_finding(exc: TargetUnreachable, operation: str | None, binding: str | None,
-                      **where: Any) -> Finding:
-    """The finding for a request that got no answer (the run goes on until RunStopped)."""
-    return Finding(TRANSPORT_RULE, Verdict.FAILED, operation, binding, "a response", str(exc),
-                   **where)
 
 
 def target_namespace(base: str, options: SendOptions | None = None) -> tuple[str | None, str]:

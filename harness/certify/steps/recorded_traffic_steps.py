@@ -1,4 +1,4 @@
-"""Steps of the recorded-traffic feature: words glued to harness.traffic.replay, nothing more.
+"""Steps of the recorded-traffic feature: words glued to harness.replay, nothing more.
 
 Imported with ``*`` by steps/conftest.py (pytest-bdd steps are module-level fixtures). The
 ``recorded_exchange`` fixture is parametrized by steps/test_recorded_traffic.py, one test per
@@ -17,10 +17,10 @@ from pytest_bdd import given, then, when
 
 from harness.certify.engine import Service
 from harness.judge.findings import Finding, Verdict
+from harness.replay import Replayed, replay_exchange
 from harness.reports.allure_results import http_text
 from harness.traffic import send
 from harness.traffic.exchange import Exchange
-from harness.traffic.replay import Replayed, replay_exchange
 
 
 @pytest.fixture(scope="session")

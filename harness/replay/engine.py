@@ -32,20 +32,19 @@ from harness.judge.compare import Difference, compare_responses
 from harness.judge.findings import Finding, Report, Verdict
 from harness.judge.profiles import Profile
 from harness.judge.rules import SPEC, Side, described, judge, judge_case, read_case, titles
+from harness.judge.sending import RULE_TITLES, size_finding
+from harness.judge.streaming import ANSWER, ANSWERED_IN, ChunkResult, Tally, run
 from harness.traffic.exchange import Exchange, HttpResponse
 from harness.traffic.send import (
     DEFAULT_TIMEOUT,
-    RULE_TITLES,
     Sender,
     SendOptions,
     base_url,
     check_reachable,
     retarget,
     send,
-    size_finding,
     wrong_target_line,
 )
-from harness.traffic.streaming import ANSWER, ANSWERED_IN, ChunkResult, Tally, run
 
 #: Replay's own rules: the new response differs from the recorded one (IDs from
 #: ``Difference.kind``: status and content-type have their own, every body kind is BODY).
