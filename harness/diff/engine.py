@@ -57,7 +57,7 @@ MAX_EXAMPLE_PLACES = 500
 
 
 def rule_of(difference: Difference) -> str:
-    if difference.warning:
+    if difference.prose:
         return "DIFF-FAULT-REASON"
     return {"status": "DIFF-STATUS", "content-type": "DIFF-CONTENT-TYPE"}.get(
         difference.aspect, "DIFF-BODY")
@@ -279,6 +279,7 @@ class Diff:
         where = (record["op"], record["binding"])
         place = self.places[where]
         failed: set[str] = set()
+        outcome = None  # a result on one side, an error on the other: the one difference
         for fields in record["diffs"]:
             difference = Difference(*fields)
             kind, path, expected, actual, warning = fields[:5]
@@ -287,19 +288,27 @@ class Diff:
                 continue
             rule = rule_of(difference)
             failed.add(rule)
+            if kind == "outcome":
+                outcome = difference
             place.rules[rule] += 1
             shown_expected, shown_actual = difference.shown()
             self.report.add(Finding(
                 rule, Verdict.WARNING if warning else Verdict.FAILED, *where,
                 expected=shown_expected, actual=shown_actual,
-                message=difference.describe(),
+                message=difference.summary,
                 index=record["index"], source=record["source"],
                 extra={"primary": expected, "candidate": actual, "path": path, "kind": kind,
                        "summary": difference.summary, "request": record["request"]}))
         if failed - {"DIFF-FAULT-REASON"}:
             place.differing += 1
         for rule in CASE_RULES:
-            if rule not in failed:
+            if rule in failed:
+                continue
+            if outcome is not None:  # compared with an error, nothing else means anything
+                self.report.add(Finding(rule, Verdict.NOT_APPLICABLE, *where,
+                                        message=f"{outcome.summary} (see DIFF-STATUS)",
+                                        index=record["index"], source=record["source"]))
+            else:
                 self.report.add(Finding(rule, Verdict.PASSED, *where, index=record["index"],
                                         source=record["source"]))
 

@@ -80,6 +80,12 @@ class Difference:
         status (an outcome too), content-type or body."""
         return _ASPECTS.get(self.kind, "body")
 
+    @property
+    def prose(self) -> bool:
+        """A difference of human prose (a fault's reason or detail, an error message): never
+        more than a warning."""
+        return self.warning and ("/Fault/" in self.path or self.kind == "body")
+
     def describe(self) -> str:
         """One line: the summary, where, and the exact values."""
         where = f" at {self.path}" if self.path else ""
@@ -124,16 +130,19 @@ def compare_responses(expected: HttpResponse, actual: HttpResponse, *,
         return [_outcome_difference(exp, act)]
     diffs: list[Difference] = []
     if expected.status != actual.status:
+        summary = f"HTTP status {expected.status} expected, {actual.status} given"
+        if exp.failed and exp.fault is None and act.fault is None:
+            # two errors of different kinds: their bodies and types differ by consequence
+            return [Difference("outcome", "", exp.outcome(), act.outcome(), summary=summary)]
         diffs.append(Difference("status", "", str(expected.status), str(actual.status),
-                                summary=f"HTTP status {expected.status} expected, "
-                                        f"{actual.status} given"))
+                                summary=summary))
     typed = None
     if exp_raw != act_raw:  # the same text normalises alike
         exp_type = normalise_content_type(exp_raw) or NO_CONTENT_TYPE
         act_type = normalise_content_type(act_raw) or NO_CONTENT_TYPE
         if exp_type != act_type:
             typed = Difference("content-type", "", exp_type, act_type,
-                               summary=f"Content-Type {exp_type} expected, {act_type} given")
+                               summary=_typed_summary(exp_type, act_type))
     body = _compare_bodies(exp, act, tuple(ignore), wildcard)
     form = next((d for d in body if d.kind == "form"), None)
     if form is not None:  # the same value in another form: the form is the difference
@@ -142,6 +151,14 @@ def compare_responses(expected: HttpResponse, actual: HttpResponse, *,
     if typed is not None:
         diffs.append(typed)
     return diffs + body
+
+
+def _typed_summary(expected: str, actual: str) -> str:
+    if expected == NO_CONTENT_TYPE:
+        return f"Content-Type {actual} where none is expected"
+    if actual == NO_CONTENT_TYPE:
+        return f"{NO_CONTENT_TYPE} where {expected} is expected"
+    return f"Content-Type {expected} expected, {actual} given"
 
 
 def compare_bodies(expected: HttpResponse, actual: HttpResponse, *, ignore: tuple[str, ...] = (),
@@ -254,14 +271,12 @@ class _Side:
 def _outcome_difference(exp: _Side, act: _Side) -> Difference:
     """A result on one side, an error on the other: the one difference, naming the error."""
     kind = "outcome"
-    if act.failed:
-        head, cause = act.error()
-        summary = f"{head} instead of a result"
-    else:
-        head, cause = exp.error()
-        summary = f"a result instead of {head}"
-    return Difference(kind, "", exp.outcome(), act.outcome(),
-                      summary=f"{summary}: {cause}" if cause else summary)
+    error = act if act.failed else exp
+    head, cause = error.error()
+    summary = f"{head} instead of a result" if act.failed else f"a result instead of {head}"
+    if cause and error.fault is not None:  # an HTTP error's text names the call: left out
+        summary = f"{summary}: {cause}"
+    return Difference(kind, "", exp.outcome(), act.outcome(), summary=summary)
 
 
 def _first_line(text: str) -> str:
