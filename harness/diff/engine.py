@@ -27,6 +27,7 @@ from harness.errors import ResponseTooLarge, TargetUnreachable
 from harness.judge.compare import Difference, compare_responses, ignored_path
 from harness.judge.findings import Finding, Report, Verdict
 from harness.judge.profiles import Profile
+from harness.judge.request_validation import EXPLANATION, markup_refused
 from harness.judge.security import judge_leaks
 from harness.judge.sending import RULE_TITLES, size_finding, transport_finding
 from harness.traffic.exchange import Exchange, HttpRequest, HttpResponse
@@ -221,7 +222,8 @@ class Diff:
                   "source": case.source, "request": f"{case.request.method} "
                   f"{answered.requests[PRIMARY].target}",
                   "diffs": [[d.kind, d.path, d.expected, d.actual, d.warning, d.summary]
-                            for d in answered.differences]}
+                            for d in answered.differences],
+                  "permitted": _permitted(answered) if answered.differences else None}
         self._spill.write(json.dumps(record, ensure_ascii=False) + "\n")
         for difference in answered.differences:
             self._keep_example(answered, difference)
@@ -291,11 +293,12 @@ class Diff:
             if kind == "outcome":
                 outcome = difference
             place.rules[rule] += 1
+            permitted = record.get("permitted")
             shown_expected, shown_actual = difference.shown()
             self.report.add(Finding(
-                rule, Verdict.WARNING if warning else Verdict.FAILED, *where,
+                rule, Verdict.WARNING if warning or permitted else Verdict.FAILED, *where,
                 expected=shown_expected, actual=shown_actual,
-                message=difference.summary,
+                message=permitted or difference.summary,
                 index=record["index"], source=record["source"],
                 extra={"primary": expected, "candidate": actual, "path": path, "kind": kind,
                        "summary": difference.summary, "request": record["request"]}))
@@ -326,6 +329,16 @@ class Diff:
         examples = list(chosen.values())
         self.report.meta["examples"] = examples
         return examples
+
+
+def _permitted(answered: Answered) -> str | None:
+    """Why the case's differences are warnings only, when they are: one side's answer is
+    ASP.NET's request validation refusing markup in a value, which the spec leaves open
+    (4.10): the same verdict as certify's, lint's and replay's."""
+    refused = next((found for role in (PRIMARY, CANDIDATE)
+                    if (found := markup_refused(answered.requests[role],
+                                                answered.responses[role]))), None)
+    return f"{EXPLANATION}: {refused}" if refused else None
 
 
 def _reported(request: HttpRequest, response: HttpResponse) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from harness.errors import (
 from harness.judge.compare import Difference, compare_responses
 from harness.judge.findings import Finding, Report, Verdict
 from harness.judge.profiles import Profile
+from harness.judge.request_validation import EXPLANATION, markup_refused
 from harness.judge.rules import SPEC, Side, described, judge, judge_case, read_case, titles
 from harness.judge.sending import RULE_TITLES, size_finding
 from harness.judge.streaming import ANSWER, ANSWERED_IN, ChunkResult, Tally, run
@@ -313,7 +314,7 @@ def check_replayed(exchange: Exchange, response: HttpResponse, contract: Contrac
                 tally[rule, operation, binding, Verdict.PASSED] += 1
         else:
             compared = comparison_findings(exchange, operation, binding, diffs,
-                                           _failed_call(judged))
+                                           _failed_call(judged), _permitted(exchange, response))
     if tally is not None and compared:
         for f in compared:
             if f.verdict is Verdict.PASSED or f.verdict is Verdict.NOT_APPLICABLE:
@@ -330,47 +331,59 @@ def _failed_call(judged: Sequence[Finding]) -> Finding | None:
                 None)
 
 
+def _permitted(exchange: Exchange, response: HttpResponse) -> str | None:
+    """Why the differences of ``response`` from the recorded one are permitted, when they
+    are: one of them is ASP.NET's request validation refusing markup in a value (4.10), a
+    warning in every command."""
+    refused = (markup_refused(exchange.request, response)
+               or markup_refused(exchange.request, exchange.response))
+    return f"{EXPLANATION}: {refused}" if refused else None
+
+
 def comparison_findings(exchange: Exchange, operation: str | None, binding: str | None,
-                        diffs: Sequence[Difference], failed_call: Finding | None = None
-                        ) -> list[Finding]:
+                        diffs: Sequence[Difference], failed_call: Finding | None = None,
+                        permitted: str | None = None) -> list[Finding]:
     """One finding per difference; a passed finding for each compared aspect without one.
 
     A result become an error (or an error become a result) is the one difference: the other
     aspects are not applicable then, and when R4-STATUS already failed the call with its
     cause (``failed_call``), the comparison is not applicable at all (one cause, one
-    failure)."""
+    failure). ``permitted``: why the differences are warnings only (``_permitted``)."""
     outcome = next((d for d in diffs if d.kind == "outcome"), None)
     if outcome is not None:
-        return _outcome_findings(exchange, operation, binding, outcome, failed_call)
+        return _outcome_findings(exchange, operation, binding, outcome, failed_call,
+                                 permitted)
     findings = []
     differing = set()
     for diff in diffs:
         differing.add(replay_rule(diff))
-        findings.append(_difference_finding(exchange, diff, operation, binding))
+        findings.append(_difference_finding(exchange, diff, operation, binding, permitted))
     findings += [_finding(exchange, rule, Verdict.PASSED, operation, binding, "as recorded",
                           "as recorded") for rule in _COMPARED if rule not in differing]
     return findings
 
 
 def _outcome_findings(exchange: Exchange, operation: str | None, binding: str | None,
-                      outcome: Difference, failed_call: Finding | None) -> list[Finding]:
+                      outcome: Difference, failed_call: Finding | None,
+                      permitted: str | None) -> list[Finding]:
     if failed_call is not None:
         return [_finding(exchange, rule, Verdict.NOT_APPLICABLE, operation, binding,
                          message="the call failed where the recording succeeded (see "
                                  "R4-STATUS)") for rule in _COMPARED]
-    return [_difference_finding(exchange, outcome, operation, binding)] + [
+    return [_difference_finding(exchange, outcome, operation, binding, permitted)] + [
         _finding(exchange, rule, Verdict.NOT_APPLICABLE, operation, binding,
                  message=f"{outcome.summary} (see REPLAY-STATUS)")
         for rule in _COMPARED if rule != "REPLAY-STATUS"]
 
 
 def _difference_finding(exchange: Exchange, diff: Difference, operation: str | None,
-                        binding: str | None) -> Finding:
+                        binding: str | None, permitted: str | None = None) -> Finding:
     expected, actual = diff.shown()
     extra = {"difference": diff.kind, "summary": diff.summary}
-    return _finding(exchange, replay_rule(diff), Verdict.WARNING if diff.warning
-                    else Verdict.FAILED, operation, binding, expected, actual, diff.summary,
-                    **extra, **({"path": diff.path} if diff.path else {}))
+    return _finding(exchange, replay_rule(diff), Verdict.WARNING if diff.warning or permitted
+                    else Verdict.FAILED, operation, binding, expected, actual,
+                    permitted or diff.summary, **extra,
+                    **({"path": diff.path} if diff.path else {}))
 
 
 def _finding(exchange: Exchange, rule: str, verdict: Verdict, operation: str | None,
