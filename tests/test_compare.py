@@ -376,5 +376,5 @@ def test_same_named_siblings_compare_in_order(order: str) -> None:
     assert [(d.kind, d.path, d.expected, d.actual) for d in found if d.kind != "order"] == [
         ("text", "/ArrayOfItem/Item", "b", "c")]
     assert [d.summary for d in found if d.kind == "order"] == (
-        ["elements of the document root <ArrayOfItem> in another order"]
+        ["elements of the result in another order"]
         if order == "reordered" else [])

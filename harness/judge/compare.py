@@ -583,13 +583,12 @@ def _align(exp_kids: list[etree._Element], exp_tags: list[str], act_kids: list[e
 
 
 def _role(path: str) -> str:
-    """Where ``path`` is, in words that hold for every operation: "the response element",
-    "the result", "the Upgrade header", "the fault's detail", "<Name> in the result"."""
+    """Where ``path`` is, in words that hold for every operation and binding: "the response
+    element", "the result" (<X>Result in SOAP, the document of HTTP GET/POST), "the Upgrade
+    header", "the fault's detail", "<Name> in the result"."""
     parts = path.strip("/").split("/")
-    if parts[0] != "Envelope":
-        if len(parts) == 1:
-            return f"the document root <{parts[0]}>"
-        return f"<{parts[-1]}> in the document"
+    if parts[0] != "Envelope":  # an HTTP GET/POST answer: its document is the result
+        return "the result" if len(parts) == 1 else f"<{parts[-1]}> in the result"
     if len(parts) == 1:
         return "the envelope"
     if parts[1] == "Header":
