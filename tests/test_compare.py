@@ -378,3 +378,13 @@ def test_same_named_siblings_compare_in_order(order: str) -> None:
     assert [d.summary for d in found if d.kind == "order"] == (
         ["elements of the result in another order"]
         if order == "reordered" else [])
+
+
+def test_text_plain_value_is_the_same_result_over_every_binding(contract: Contract,
+                                                               tmp_path: Path) -> None:
+    """CROSS-BINDING reads a text/plain GET answer by its value, not as unreadable."""
+    with serving(contract, None, token_as_text_plain()) as (primary, candidate):
+        _, report = run(tmp_path, "diff", "--primary", primary, "--candidate", candidate,
+                        "--operation", "GetTokenDevice")
+    assert [f for f in report["findings"] if f["rule"] == "CROSS-BINDING"] == []
+    assert report["rules"]["CROSS-BINDING"] == {"passed": 2}  # primary and candidate

@@ -19,12 +19,13 @@ from typing import IO, Any
 
 from harness.contract.model import Contract
 from harness.contract.selection import Selection
+from harness.contract.xmlsafe import root_tag
 from harness.diff.cases import Case
 from harness.diff.consistency import RULE as CROSS_BINDING
 from harness.diff.consistency import Consistency, outcome
 from harness.diff.noise import Noise, noise_key
 from harness.errors import ResponseTooLarge, TargetUnreachable
-from harness.judge.compare import Difference, compare_responses, ignored_path
+from harness.judge.compare import WSDL_NS, Difference, compare_responses, ignored_path
 from harness.judge.findings import Finding, Report, Verdict
 from harness.judge.profiles import Profile
 from harness.judge.request_validation import EXPLANATION, markup_refused
@@ -43,6 +44,7 @@ from harness.traffic.send import (
 )
 
 PRIMARY, SECONDARY, CANDIDATE = "primary", "secondary", "candidate"
+WSDL_ROOT = f"{{{WSDL_NS}}}definitions"
 TITLES = {
     "DIFF-STATUS": "candidate answers with the primary's HTTP status",
     "DIFF-CONTENT-TYPE": "candidate answers with the primary's Content-Type (media type, charset)",
@@ -91,6 +93,8 @@ class Answered:
     #: When sending began (epoch seconds) and how long the answers took.
     started: float = 0.0
     seconds: float = 0.0
+    #: Why the answers were not compared (a WSDL case the primary publishes none for).
+    uncompared: str | None = None
 
 
 @dataclass
@@ -189,6 +193,12 @@ class Diff:
         if unanswered:
             return Answered(case, requests, responses, [], [], unanswered, started, seconds)
         own = {role: _without_own_url(responses[role], url) for role, url in self.roles.items()}
+        if case.described and root_tag(own[PRIMARY].body) != WSDL_ROOT:
+            # a deployment that hides its WSDL (the Documentation protocol removed): nothing
+            # to hold the candidate's against
+            return Answered(case, requests, responses, [], [], [], started, seconds,
+                            f"the primary publishes no WSDL at {case.described} (HTTP "
+                            f"{own[PRIMARY].status})")
         differences = self._compare(own[PRIMARY], own[CANDIDATE])
         noise = self._compare(own[PRIMARY], own[SECONDARY]) if SECONDARY in own else []
         return Answered(case, requests, responses, differences, noise, [], started, seconds)
@@ -221,6 +231,7 @@ class Diff:
         record = {"op": where[0], "binding": where[1], "index": case.index,
                   "source": case.source, "request": f"{case.request.method} "
                   f"{answered.requests[PRIMARY].target}",
+                  "uncompared": answered.uncompared,
                   "diffs": [[d.kind, d.path, d.expected, d.actual, d.warning, d.summary]
                             for d in answered.differences],
                   "permitted": _permitted(answered) if answered.differences else None}
@@ -280,6 +291,12 @@ class Diff:
     def _judge_case(self, record: dict[str, Any]) -> None:
         where = (record["op"], record["binding"])
         place = self.places[where]
+        if record.get("uncompared"):
+            for rule in CASE_RULES:
+                self.report.add(Finding(rule, Verdict.NOT_APPLICABLE, *where,
+                                        message=record["uncompared"], index=record["index"],
+                                        source=record["source"]))
+            return
         failed: set[str] = set()
         outcome = None  # a result on one side, an error on the other: the one difference
         for fields in record["diffs"]:
