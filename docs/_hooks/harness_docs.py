@@ -14,6 +14,8 @@ Directives a page may hold (each on a line of its own, except ``{{ run: ... }}``
     a fenced block with what ``COMMAND`` (``harness ...``) prints when the site is built, only
     the lines matching REGEX when given (at most N). The status must be N when given, else 0
     or 1 (a usage error fails the build).
+``<!-- include: PATH ; lines: N M ... -->``
+    those lines of a file of the repository (e.g. a committed sample recording).
 ``{{ run: COMMAND ; match: REGEX }}`` (inline)
     group 1 of REGEX in that output: a figure quoted in a sentence.
 
@@ -42,6 +44,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 _GENERATED = re.compile(r"^<!-- generated: ([\w-]+) -->$", re.M)
 _RUN_BLOCK = re.compile(r"^<!-- run: (.+?) -->$", re.M)
+_INCLUDE = re.compile(r"^<!-- include: (\S+) ; lines: ([\d ]+) -->$", re.M)
 _RUN_INLINE = re.compile(r"(?<!`)\{\{ run: (.+?) \}\}")  # `{{ run: ... }}` in backticks is text
 
 
@@ -290,7 +293,18 @@ def expand(markdown: str, page: str) -> str:
                               f"(known: {', '.join(GENERATORS)})")
         return make()
 
+    def include(match: re.Match[str]) -> str:
+        path = ROOT / match.group(1)
+        if not path.is_file() or ROOT not in path.resolve().parents:
+            raise PluginError(f"docs: {page}: no file {match.group(1)} in the repository")
+        lines = path.read_text(encoding="utf-8").splitlines()
+        wanted = [int(n) for n in match.group(2).split()]
+        if max(wanted) > len(lines):
+            raise PluginError(f"docs: {page}: {match.group(1)} has {len(lines)} lines")
+        return "\n".join(["```text", *(lines[n - 1] for n in wanted), "```"])
+
     markdown = _GENERATED.sub(generated, markdown)
+    markdown = _INCLUDE.sub(include, markdown)
     markdown = _RUN_BLOCK.sub(lambda m: _block(m, page), markdown)
     return _RUN_INLINE.sub(lambda m: _inline(m, page), markdown)
 
