@@ -31,6 +31,7 @@ from harness.judge.profiles import Profile
 from harness.judge.request_validation import EXPLANATION, markup_refused
 from harness.judge.security import judge_leaks
 from harness.judge.sending import RULE_TITLES, size_finding, transport_finding
+from harness.judge.wsdl_rules import unpublished
 from harness.traffic.exchange import Exchange, HttpRequest, HttpResponse
 from harness.traffic.redaction import redact_credentials
 from harness.traffic.send import (
@@ -193,12 +194,11 @@ class Diff:
         if unanswered:
             return Answered(case, requests, responses, [], [], unanswered, started, seconds)
         own = {role: _without_own_url(responses[role], url) for role, url in self.roles.items()}
-        if case.described and root_tag(own[PRIMARY].body) != WSDL_ROOT:
+        if case.described and (why := _no_wsdl(own[PRIMARY])):
             # a deployment that hides its WSDL (the Documentation protocol removed): nothing
             # to hold the candidate's against
             return Answered(case, requests, responses, [], [], [], started, seconds,
-                            f"the primary publishes no WSDL at {case.described} (HTTP "
-                            f"{own[PRIMARY].status})")
+                            f"the primary publishes no WSDL at {case.described} ({why})")
         differences = self._compare(own[PRIMARY], own[CANDIDATE])
         noise = self._compare(own[PRIMARY], own[SECONDARY]) if SECONDARY in own else []
         return Answered(case, requests, responses, differences, noise, [], started, seconds)
@@ -356,6 +356,13 @@ def _permitted(answered: Answered) -> str | None:
                     if (found := markup_refused(answered.requests[role],
                                                 answered.responses[role]))), None)
     return f"{EXPLANATION}: {refused}" if refused else None
+
+
+def _no_wsdl(response: HttpResponse) -> str | None:
+    """Why the answer to a ``?WSDL`` request holds no WSDL (WSDL-PUBLISHED's words)."""
+    if (why := unpublished(response)) is not None:
+        return why
+    return None if root_tag(response.body) == WSDL_ROOT else "not a WSDL"
 
 
 def _reported(request: HttpRequest, response: HttpResponse) -> dict[str, Any]:

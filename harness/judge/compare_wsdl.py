@@ -63,9 +63,10 @@ def _described(document: bytes, source: str) -> Description | str:
 
 
 def compare_descriptions(exp: Description, act: Description) -> Iterator[Difference]:
-    """What ``act`` changes from ``exp``: a failure where a client of ``exp`` would break,
-    a warning where ``act`` only offers more (an operation, a binding) or renames its
-    service."""
+    """What ``act`` changes from ``exp``: a failure where a client of ``exp`` would break
+    (an operation, its parameters or types, a soapAction, an address); a warning where
+    ``act`` offers more, renames its service, or leaves a binding (or an operation of one)
+    out, as WSDL-BINDINGS weighs it: the calls themselves show what is served."""
     if exp.namespace != act.namespace:
         yield _diff(f"{_ROOT}/targetNamespace", exp.namespace, act.namespace,
                     "target namespace differs")
@@ -113,7 +114,7 @@ def _ports(exp: Description, act: Description) -> Iterator[Difference]:
         if got is None:
             yield _diff(f"{_ROOT}/{label}", f"a {label} binding",
                         "bindings " + (", ".join(WSDL_BINDINGS[b] for b in act.bindings)),
-                        f"{label} binding missing")
+                        f"{label} binding missing", warning=True)
             continue
         if want is None:
             yield _diff(f"{_ROOT}/{label}", None, f"a {label} binding",
@@ -127,7 +128,8 @@ def _ports(exp: Description, act: Description) -> Iterator[Difference]:
             if name not in got.actions:
                 if name in offered:  # else: missing from the WSDL, said once
                     yield _diff(f"{_ROOT}/{label}/{name}", f"{name} in the {label} binding",
-                                "missing", f"operation missing from the {label} binding")
+                                "missing", f"operation missing from the {label} binding",
+                                warning=True)
             elif got.actions[name] != action:
                 yield _diff(f"{_ROOT}/{label}/{name}/{what}", action, got.actions[name],
                             f"{what} differs")
