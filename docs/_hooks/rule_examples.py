@@ -273,7 +273,17 @@ def _drop_binding(document: bytes) -> bytes:
     return etree.tostring(root, xml_declaration=True, encoding="utf-8")
 
 
+def _unpublished() -> list[Finding]:
+    """?WSDL answered as hardened ASP.NET answers it: customErrors' HTML page, status 500."""
+    endpoint = "/PushNotificationMobile.asmx"
+    page = HttpResponse(500, (("Content-Type", "text/html"),),
+                        b"<html><head><title>Runtime Error</title></head></html>")
+    return wsdl_rules.judge_answer(school(), endpoint, page, f"{BASE}{endpoint}?WSDL")
+
+
 WSDL: dict[str, Example] = {
+    "WSDL-PUBLISHED": Example("?WSDL answered with an HTML error page (the Documentation "
+                              "protocol removed, as production deployments do)", _unpublished),
     "WSDL-DOCUMENT": Example("a WSDL of another target namespace", _wsdl(
         lambda d: d.replace(b"http://tempuri.org/", b"http://example.org/other/"))),
     "WSDL-OPERATIONS": Example("GetTokenDevice renamed in the WSDL", _wsdl(
