@@ -157,6 +157,15 @@ def test_an_example_that_no_longer_fails_its_rule_fails_the_build() -> None:
         examples.examples_of(["R1-SOAPACTION", "NEW-RULE"], examples.CATALOGUE)
 
 
+def test_readme_failure_example_is_the_rule_s_own() -> None:
+    """The README's example of a failure is what the rule's check gives on the rules page."""
+    [quoted] = _excerpt(README.read_text(encoding="utf-8"),
+                        "the R5-ENVELOPE example of docs/reference/rules.md")
+    examples = _examples()
+    [(_, _, made)] = examples.examples_of(["R5-ENVELOPE"], examples.CATALOGUE)
+    assert quoted == made
+
+
 def test_quoted_output_is_made_when_the_site_is_built(site: Path) -> None:
     """The pages quote certify's and lint's output from a run at build time, not by hand."""
     text = _text(site / "getting-started.html")
