@@ -10,26 +10,49 @@ from pytest_bdd import given, parsers, then, when
 
 from harness.certify.engine import Call, Service, expect
 from harness.reports.allure_bridge import attach_call
+from harness.scenarios.state import ScenarioState
 
 RULE_ID = r"(?P<rule>[A-Z0-9]+(?:-[A-Z0-9]+)+)"
 
 
 @given("the service under test")
 def service_under_test(service: Service) -> None:
-    """The target (``--target``) or the embedded reference."""
+    """Given the service under test
+
+    The deployment ``--target`` names, or the embedded reference without it.
+
+    Example: Given the service under test
+    """
 
 
-@when(parsers.re(r"the client calls (?P<operation>\S+) over (?P<binding>.+?)"
-                 r"(?: with (?P<values>\S+) values)?"))
+@when(parsers.re(r"the client calls (?P<operation>\S+) over (?P<binding>(?!all four bindings)"
+                 r"[^:]+?)(?: with (?P<values>\S+) values)?"))
 def call(operation: str, binding: str, values: str | None, service: Service,
-         calls: list[Call], tagged_rules: list[str]) -> None:
-    made = service.call(operation, binding, values, tagged_rules)
+         calls: list[Call], tagged_rules: list[str], scenario_state: ScenarioState) -> None:
+    """When the client calls <Operation> over <binding>
+
+    Calls the operation over one binding (``SOAP 1.1``, ``SOAP 1.2``, ``HTTP GET``,
+    ``HTTP POST``) with generated values (``--values`` gives real ones); ``with plain values``,
+    ``with non-ASCII values`` or ``with XML-special values`` picks the generated set. The
+    call is judged by the rules the scenario is tagged with.
+
+    Example: When the client calls GetTokenDevice over HTTP GET with non-ASCII values
+    """
+    made = service.call(operation, binding, values, tagged_rules,
+                        headers=[(n, scenario_state.fill(v)) for n, v in scenario_state.headers])
     calls.append(made)
+    scenario_state.called([made])
     attach_call(made)
 
 
 @when(parsers.re(r"the client fetches the WSDL of (?P<endpoint>\S+)"))
 def fetch_wsdl(endpoint: str, service: Service, calls: list[Call]) -> None:
+    """When the client fetches the WSDL of <endpoint>
+
+    GETs the endpoint's ``?WSDL``, judged by the WSDL rules the scenario is tagged with.
+
+    Example: When the client fetches the WSDL of CenterlogOut.asmx
+    """
     made = service.wsdl(endpoint)
     calls.append(made)
     attach_call(made)
@@ -37,11 +60,23 @@ def fetch_wsdl(endpoint: str, service: Service, calls: list[Call]) -> None:
 
 @then(parsers.re(r"(?P<sentence>.+) \(" + RULE_ID + r"\)"))
 def rule_holds(rule: str, calls: list[Call], tagged_rules: list[str]) -> None:
+    """Then <any words> (<RULE-ID>)
+
+    The rule of the catalogue (``harness certify --list-rules``) holds for every call of the
+    scenario; the words before it are free, and the scenario carries the rule's tag
+    (``@RULE-ID``).
+
+    Example: Then the call returns HTTP status 200 (R4-STATUS)
+    """
     expect(rule, calls, tagged_rules)
 
 
 @then(parsers.parse("the request went to the endpoint {path}"))
 def request_went_to(path: str, calls: list[Call]) -> None:
+    """Then the request went to the endpoint <path>
+
+    Example: Then the request went to the endpoint /CenterlogOut.asmx
+    """
     wrong = [c.exchange.request.path for c in calls
              if not (c.exchange.request.path.endswith(path)
                      or c.exchange.request.path.rsplit("/", 1)[0].endswith(path))]
@@ -50,5 +85,9 @@ def request_went_to(path: str, calls: list[Call]) -> None:
 
 @then("both calls went to the same path")
 def both_calls_same_path(calls: list[Call]) -> None:
+    """Then both calls went to the same path
+
+    Example: Then both calls went to the same path
+    """
     paths = {c.exchange.request.path for c in calls}
     assert len(calls) == 2 and len(paths) == 1, f"expected one path, sent to {sorted(paths)}"

@@ -14,6 +14,7 @@ import pytest
 from harness.certify.engine import CONTRACT_KEY, REPORT_KEY, SETTINGS_KEY, Call, Service
 from harness.certify.steps.conformance_steps import *  # noqa: F403 (step definitions)
 from harness.certify.steps.recorded_traffic_steps import *  # noqa: F403 (step definitions)
+from harness.certify.steps.scenario_steps import *  # noqa: F403 (step definitions)
 from harness.contract.model import DEFAULT_NAMESPACE, load, school_mobile
 from harness.reports.allure_bridge import (  # noqa: F401 (pytest-bdd hooks: Gherkin steps as Allure steps)
     pytest_bdd_after_step,
@@ -22,6 +23,7 @@ from harness.reports.allure_bridge import (  # noqa: F401 (pytest-bdd hooks: Ghe
     pytest_bdd_before_step,
     pytest_bdd_step_error,
 )
+from harness.scenarios.state import ScenarioState
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -70,6 +72,12 @@ def service(request: pytest.FixtureRequest) -> Iterator[Service]:
 def calls() -> list[Call]:
     """The calls a scenario made, in order."""
     return []
+
+
+@pytest.fixture
+def scenario_state() -> ScenarioState:
+    """What the scenario saved, its request headers and its last calls."""
+    return ScenarioState()
 
 
 @pytest.fixture

@@ -15,11 +15,13 @@ import contextlib
 import importlib.util
 import io
 import os
+import re
 import sys
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,11 +30,14 @@ from harness.certify.generate import WSDL_FEATURE, write_features
 from harness.contract.bindings import Binding, build_request
 from harness.contract.model import Contract, Operation, sample_arguments, school_mobile
 from harness.contract.selection import Selection, Values
+from harness.contract.structure import Value
 from harness.errors import HarnessError, ResponseTooLarge, RunStopped, TargetUnreachable, UsageError
 from harness.judge import rules, sending, wsdl_rules
 from harness.judge.findings import Finding, Report, Verdict, example_text
 from harness.judge.profiles import Profile
 from harness.reference.server import target_or_reference
+from harness.scenarios.outcome import SCENARIO, ScenarioRun, scenario_finding
+from harness.scenarios.outcome import TITLE as SCENARIO_TITLE
 from harness.traffic import send
 from harness.traffic.exchange import Exchange
 
@@ -47,7 +52,8 @@ def _steps_folder() -> Path:
     them side by side into this package (setup.py): only the import system knows where."""
     spec = importlib.util.find_spec(f"{__package__}.steps")
     if spec is None or spec.origin is None:
-        raise ImportError(f"{__package__}.steps is not installed with the harness (reinstall it)")
+        raise ImportError(f"{__package__}.steps is not installed with the harness (in a clone: "
+                          "run scripts/setup, which maps steps/ into the package)")
     return Path(spec.origin).resolve().parent
 
 
@@ -96,6 +102,7 @@ class Settings:
 
 #: The run's Settings while pytest runs (a plain ``pytest`` run uses the defaults).
 SETTINGS_KEY = pytest.StashKey[Settings]()
+_SCENARIO_RUN = pytest.StashKey[ScenarioRun]()
 
 
 @dataclass
@@ -126,9 +133,12 @@ class Service:
         self._sender.close()
 
     def call(self, operation: str, binding: str, values: str | None = None,
-             rules_: Iterable[str] | None = None) -> Call:
+             rules_: Iterable[str] | None = None, *,
+             arguments: Mapping[str, Value] | None = None,
+             headers: Sequence[tuple[str, str]] = ()) -> Call:
         """Call ``operation`` (as the feature spells it) over ``binding`` (its label) with the
-        named value set, and judge the exchange against ``rules_``."""
+        named value set, or with exactly ``arguments`` (a parameter they do not name is left
+        out of the request), plus ``headers``; judge the exchange against ``rules_``."""
         op = self.contract.find(operation)
         if op is None:
             raise UsageError(f"the feature names {operation!r}, which is not an operation of "
@@ -139,7 +149,7 @@ class Service:
             raise UsageError(f"unknown value set {values!r} (use {', '.join(VALUE_SETS)})")
         if not self.settings.selection.allows(op.name, how.label):
             pytest.skip(f"{op.name} x {how.label} is not selected (--operation/--binding)")
-        exchange = self._send(op, how, variant)
+        exchange = self._send(op, how, variant, arguments, headers)
         if isinstance(exchange, Call):  # no usable answer: its finding says why
             return exchange
         control = None
@@ -154,11 +164,19 @@ class Service:
         self._record(exchange, found)
         return Call(op, how, exchange, found, control)
 
-    def _send(self, op: Operation, how: Binding, variant: int) -> Exchange | Call:
+    def _send(self, op: Operation, how: Binding, variant: int,
+              arguments: Mapping[str, Value] | None = None,
+              headers: Sequence[tuple[str, str]] = ()) -> Exchange | Call:
         """The exchange, or (no answer, or one over the size cap) a Call holding its one
         finding. A run that must stop (silent target, TLS) ends pytest here."""
-        arguments = self.settings.values.apply(op, sample_arguments(op, variant, how.value))
-        request = build_request(self.contract, op, arguments, how, self.base_url)
+        if arguments is None:
+            arguments = self.settings.values.apply(op, sample_arguments(op, variant, how.value))
+            request = build_request(self.contract, op, arguments, how, self.base_url)
+        else:
+            request = build_request(self.contract, op, arguments, how, self.base_url,
+                                    leave_out_missing=True)
+        for name, value in headers:
+            request = request.with_header(name, value)
         started = time.monotonic()
         try:
             response = self._sender.send(request)
@@ -302,6 +320,34 @@ class CertifyPlugin:
         if report.when == "call" or report.outcome != "passed":
             self.scenarios[report.outcome] = self.scenarios.get(report.outcome, 0) + 1
 
+    # A scenario of the user's own features (--features) is one finding of the Report: its
+    # JUnit case, named after it (harness.scenarios.outcome).
+
+    def pytest_bdd_before_scenario(self, request: pytest.FixtureRequest, feature: Any,
+                                   scenario: Any) -> None:
+        if self.settings.features:
+            example = getattr(request.node, "callspec", None)
+            params = example.params.get("_pytest_bdd_example", {}) if example else {}
+            request.node.stash[_SCENARIO_RUN] = ScenarioRun(feature, scenario, params)
+
+    def pytest_bdd_step_error(self, request: pytest.FixtureRequest, step: Any,
+                              exception: Exception) -> None:
+        run = request.node.stash.get(_SCENARIO_RUN, None)
+        if run is not None and run.failed_step is None:
+            run.failed_step, run.error = step, exception
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo
+                                  ) -> Iterator[None]:
+        report = yield
+        run = item.stash.get(_SCENARIO_RUN, None)
+        if run is not None and report.when == "call":
+            reason = report.longrepr[2] if report.skipped and isinstance(
+                report.longrepr, tuple) else ""
+            self.report.add(scenario_finding(run, report.outcome, str(reason)))
+            self.report.add_seconds({(run.name, run.feature_file): report.duration})
+        return report
+
 
 @dataclass
 class Outputs:
@@ -342,7 +388,15 @@ def user_features(directory: Path) -> tuple[Path, ...]:
     for path in found:
         try:
             FeatureParser(str(path.parent), path.name).parse()
-        except (GherkinParseError, OSError, UnicodeError) as exc:
+        except GherkinParseError as exc:  # FILE:LINE: what is wrong, the line
+            said = re.sub(r"^(Unknown parsing error: )?(Parser errors: )?(\(\d+:\d+\): )?", "",
+                          " ".join(exc.message.split())).rstrip(".")
+            if said.startswith(("Unexpected token", "Multiple features")):
+                said = ("a line Gherkin cannot read (Feature:, Scenario:, Examples: end with a "
+                        "colon; a step starts with Given, When, Then, And or But)")
+            raise UsageError(f"{path}:{exc.line}: {said[:200]}: "
+                             f"{exc.line_content.strip()[:100]!r}") from None
+        except (OSError, UnicodeError) as exc:
             raise UsageError(f"--features: {path}: {' '.join(str(exc).split())[:200]}") from None
     return found
 
@@ -363,7 +417,8 @@ def certify(target: str | None, contract: Contract | str | None, outputs: Output
     features = settings.features or _contract_features(contract, outputs.features)
     with target_or_reference(target, contract, settings.send) as url:
         shown = url if target else f"embedded reference at {url}"
-        report = Report("certify", shown, titles=rules.titles() | sending.RULE_TITLES,
+        report = Report("certify", shown, titles=rules.titles() | sending.RULE_TITLES
+                        | {SCENARIO: SCENARIO_TITLE},
                         profile=profile, namespace=contract.namespace)
         plugin = CertifyPlugin(report, settings, contract)
         args = [str(CONFORMANCE_TESTS), "-c", str(PYTEST_INI), "--rootdir", str(STEPS.parent),

@@ -76,10 +76,14 @@ def run(args: argparse.Namespace) -> int:
     check_outputs(args.json, args.junit)
     options = send_options(args)
     contract = contract_for_target(args, args.target, options, sys.stdout, "certify")
+    features = user_features(args.features) if args.features else ()
+    if features:  # every step a sentence of the vocabulary, naming what exists: before a run
+        from harness.scenarios.lint import check_features
+
+        check_features(features, contract)
     settings = Settings(send=options, selection=selection(args, contract),
                         values=Values.load(contract, args.values),
-                        rules=frozenset(args.rule), maxfail=args.maxfail,
-                        features=user_features(args.features) if args.features else ())
+                        rules=frozenset(args.rule), maxfail=args.maxfail, features=features)
     outputs = Outputs(json=args.json, junit=args.junit, report_dir=args.report_dir,
                       html=not args.no_html)
     if args.require_wsdl:

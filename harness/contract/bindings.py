@@ -95,12 +95,16 @@ XML_CONTENT_TYPE = "text/xml; charset=utf-8"
 
 
 def build_request(contract: Contract, op: Operation, arguments: Mapping[str, object],
-                  binding: Binding, base_url: str = "http://localhost") -> HttpRequest:
-    """The exact HTTP request of spec 4.1 for ``op`` over ``binding`` at ``base_url``."""
+                  binding: Binding, base_url: str = "http://localhost", *,
+                  leave_out_missing: bool = False) -> HttpRequest:
+    """The exact HTTP request of spec 4.1 for ``op`` over ``binding`` at ``base_url``; a
+    parameter ``arguments`` does not name is sent empty, or left out of the request (no element,
+    no field) with ``leave_out_missing``."""
     unknown = set(arguments) - set(op.parameter_names)
     if unknown:
         raise UsageError(f"{op.name} has no parameter {', '.join(sorted(unknown))}")
-    values = [(p.name, arguments.get(p.name, "")) for p in op.parameters]
+    values = [(p.name, arguments.get(p.name, "")) for p in op.parameters
+              if p.name in arguments or not leave_out_missing]
     base = urlsplit(base_url)
     if not base.scheme or not base.netloc:
         raise UsageError(f"base URL {base_url!r} is not an absolute http(s) URL")
@@ -142,8 +146,9 @@ def _operation_element(contract: Contract, op: Operation,
     as XmlSerializer writes it (``structure.write``; None left out)."""
     ns = contract.namespace
     element = _element(contract, op.name)
-    for p, (name, value) in zip(op.parameters, values, strict=True):
-        if isinstance(value, (list, Mapping)) or (value is None and p.type_name in op.schema):
+    for name, value in values:
+        p = op.parameter(name)
+        if isinstance(value, (list, Mapping)) or (value is None and p and p.type_name in op.schema):
             structure.write(element, ns, name, op.schema, p.type_name or "", value)
         else:
             etree.SubElement(element, f"{{{ns}}}{name}").text = _text(value)

@@ -1,0 +1,357 @@
+"""Features from recorded traffic (``harness scenarios``): the calls a team captured become its
+regression suite, in the vocabulary's sentences, run with ``certify --features DIR``.
+
+One feature per operation. Each recorded call is read through the contract (classify, the
+response read as the operation's answer) and becomes a row of a Scenario Outline: its binding,
+the parameters it sent (a parameter it did not send is not in that outline's table), and what
+the recording shows: the HTTP status, then the result, the fault code, or nothing more. Calls
+alike in all of these are one row. Service descriptions (WSDL, help pages), requests that are
+not exactly one of the contract's calls and exchanges without a response are left out and
+counted.
+
+A redacted value (a pseudonym, ``redacted-`` and 16 hex digits) cannot be compared: a redacted
+result is checked by its shape (``the result is a non-empty string``, ``an int``) and a
+redacted parameter is sent as its pseudonym (a string parameter) or as a generated value of
+its type; the feature's description names them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.contract import structure
+from harness.contract.bindings import (
+    Binding,
+    Classification,
+    call_arguments,
+    classify,
+    read_response,
+)
+from harness.contract.model import Contract, Operation
+from harness.contract.types import ParamType, sample_value
+from harness.errors import ClassificationError, ServiceDescription, UsageError
+from harness.traffic.exchange import Exchange
+from harness.traffic.redaction import is_pseudonym
+
+#: Rows of one operation's outlines, by default: a long recording's first distinct calls.
+MAX_EXAMPLES = 200
+
+# What a recorded answer shows, and the steps that assert it (after the HTTP status).
+RESULT, EMPTY, SHAPE, NOT_EMPTY, FAULT, STATUS = (
+    "result", "empty", "shape", "not empty", "fault", "status")
+_THEN = {RESULT: 'And the result is "<result>"', EMPTY: "And the result is empty",
+         SHAPE: "And the result is <result>", NOT_EMPTY: "And the result is not empty",
+         FAULT: 'And the answer is a SOAP fault with code "<code>"', STATUS: None}
+_TITLE = {RESULT: "answers as recorded", EMPTY: "answers as recorded",
+          SHAPE: "answers a result of the recorded shape",
+          NOT_EMPTY: "answers a result, as recorded", FAULT: "is refused as recorded",
+          STATUS: "answers the recorded HTTP status"}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the recording shows of one answer."""
+
+    kind: str
+    status: int
+    value: str = ""  # the result text, its shape's words, the fault code
+
+
+@dataclass(frozen=True)
+class Row:
+    """One recorded call, as an Examples row."""
+
+    binding: Binding
+    arguments: tuple[tuple[str, str], ...]  # (parameter, cell text), the ones sent, in order
+    outcome: Outcome
+
+
+@dataclass
+class OperationCalls:
+    """The distinct recorded calls of one operation, with where each was first seen."""
+
+    operation: Operation
+    rows: dict[Row, list[str]] = field(default_factory=dict)  # row -> sources ("a.jsonl #3")
+    left_over: int = 0  # distinct calls beyond the limit
+    calls: int = 0
+    redacted_parameters: set[str] = field(default_factory=set)
+    generated_parameters: set[str] = field(default_factory=set)
+    redacted_result: bool = False
+
+
+@dataclass
+class Written:
+    """What ``write_features`` did."""
+
+    files: list[Path] = field(default_factory=list)
+    calls: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)  # why -> count
+
+    def skip(self, why: str) -> None:
+        self.skipped[why] = self.skipped.get(why, 0) + 1
+
+
+def collect(exchanges: Iterable[Exchange], contract: Contract, written: Written,
+            limit: int = MAX_EXAMPLES) -> dict[str, OperationCalls]:
+    """The recorded calls of each operation (in the contract's order), distinct ones merged."""
+    found: dict[str, OperationCalls] = {}
+    for exchange in exchanges:
+        call = _classified(contract, exchange, written)
+        if call is None:
+            continue
+        op = call.operation
+        calls = found.setdefault(op.name, OperationCalls(op))
+        row = _row(contract, call, exchange, calls)
+        if row is None:
+            written.skip("values a Gherkin table cannot hold (unreadable as their type, "
+                         "surrounding blanks, control characters)")
+            continue
+        written.calls += 1
+        calls.calls += 1
+        source = f"{Path(exchange.source).name} #{exchange.index}"
+        if row in calls.rows:
+            calls.rows[row].append(source)
+        elif len(calls.rows) < limit:
+            calls.rows[row] = [source]
+        else:
+            calls.left_over += 1
+    order = {op.name: i for i, op in enumerate(contract.operations)}
+    return dict(sorted(found.items(), key=lambda item: order[item[0]]))
+
+
+def _classified(contract: Contract, exchange: Exchange, written: Written
+                ) -> Classification | None:
+    if exchange.response is None:
+        written.skip("no response recorded")
+        return None
+    try:
+        call = classify(contract, exchange.request)
+    except ServiceDescription:
+        written.skip("service descriptions (WSDL, help pages)")
+        return None
+    except ClassificationError:
+        written.skip("not a call of the contract")
+        return None
+    if call.guess or call.problem:
+        written.skip("not exactly a call of the contract (replay them: harness replay)")
+        return None
+    return call
+
+
+def _row(contract: Contract, call: Classification, exchange: Exchange,
+         calls: OperationCalls) -> Row | None:
+    op, binding = call.operation, call.binding
+    try:
+        values = call_arguments(call)
+    except ValueError:
+        return None
+    sent = {name for name, _ in call.arguments}
+    arguments = []
+    for p in op.parameters:
+        value = values.get(p.name)
+        if p.name not in sent or value is None:
+            continue
+        if p.type is ParamType.COMPLEX:
+            arguments.append((p.name, structure.canonical(value)))
+            continue
+        text = str(value)
+        if is_pseudonym(text):
+            calls.redacted_parameters.add(p.name)
+            if p.type is not ParamType.STRING:  # a pseudonym is no value of this type
+                calls.generated_parameters.add(p.name)
+                text = str(sample_value(p.type, 0, p.values, http=not binding.is_soap))
+        arguments.append((p.name, text))
+    outcome = _outcome(op, binding, exchange, calls)
+    if not all(fits_a_cell(text) for text in (*(v for _, v in arguments), outcome.value)):
+        return None
+    return Row(binding, tuple(arguments), outcome)
+
+
+def _outcome(op: Operation, binding: Binding, exchange: Exchange,
+             calls: OperationCalls) -> Outcome:
+    response = exchange.response
+    assert response is not None
+    reading = read_response(op, binding, response)
+    status = response.status
+    if reading.fault_code is not None:
+        return Outcome(FAULT, status, reading.fault_code)
+    if not 200 <= status < 300 or reading.problem:
+        return Outcome(STATUS, status)
+    if op.result is None:
+        return Outcome(EMPTY, status)
+    if op.result_type is ParamType.COMPLEX:
+        node = reading.result_node
+        try:
+            value = structure.read(op.schema, op.result, node) if node is not None else None
+        except ValueError:
+            return Outcome(STATUS, status)
+        text = structure.canonical(value) if value is not None else ""
+        if _holds_pseudonym(value):
+            calls.redacted_result = True
+            return Outcome(NOT_EMPTY, status)
+        return Outcome(RESULT, status, text)
+    text = reading.result or ""
+    if is_pseudonym(text):
+        calls.redacted_result = True
+        kind = op.result_type
+        shape = "a non-empty string" if kind in (ParamType.STRING, ParamType.ENUM, None) \
+            else f"{'an' if kind.value[0] in 'aeiou' else 'a'} {kind.value}"
+        return Outcome(SHAPE, status, shape)
+    return Outcome(RESULT, status, text)
+
+
+def _holds_pseudonym(value: structure.Value) -> bool:
+    if isinstance(value, str):
+        return is_pseudonym(value)
+    if isinstance(value, dict):
+        return any(_holds_pseudonym(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_holds_pseudonym(v) for v in value)
+    return False
+
+
+# ------------------------------------------------------------------------------ the features
+
+
+def write_features(recordings: list[str], exchanges: Iterable[Exchange], contract: Contract,
+                   folder: Path, *, force: bool = False, limit: int = MAX_EXAMPLES,
+                   on_file: Callable[[Path, OperationCalls], None] | None = None) -> Written:
+    """One ``<Operation>.feature`` per operation recorded, into ``folder``."""
+    written = Written()
+    found = collect(exchanges, contract, written, limit)
+    if not found:
+        raise UsageError(f"no call of the {contract.name} contract in "
+                         f"{', '.join(recordings)}" + _skipped_text(written))
+    targets = {name: folder / f"{name}.feature" for name in found}
+    existing = [p for p in targets.values() if p.exists()]
+    if existing and not force:
+        raise UsageError(f"{existing[0]} exists: move it away, or give --force to overwrite")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, calls in found.items():
+            targets[name].write_text(feature_text(calls, recordings), encoding="utf-8")
+            written.files.append(targets[name])
+            if on_file is not None:
+                on_file(targets[name], calls)
+    except OSError as exc:
+        raise UsageError(f"cannot write the features into {folder}: "
+                         f"{exc.strerror or exc}") from None
+    return written
+
+
+def _skipped_text(written: Written) -> str:
+    if not written.skipped:
+        return ""
+    return " (left out: " + ", ".join(f"{n} {why}" for why, n in written.skipped.items()) + ")"
+
+
+def feature_text(calls: OperationCalls, recordings: list[str]) -> str:
+    op = calls.operation
+    sources = ", ".join(Path(r).name for r in recordings)
+    distinct = len(calls.rows)
+    lines = [f"# Written by harness scenarios from {sources}: edit it as your own.",
+             f"Feature: {op.name} as recorded",
+             f"  The calls of {op.name} recorded in {sources}, sent again with the values they "
+             "sent and checked",
+             f"  against what the recorded deployment answered: {calls.calls} call(s), "
+             f"{distinct} distinct"
+             + (f", {calls.left_over} more left out (--max-examples)" if calls.left_over
+                else "") + "."]
+    lines += [f"  {line}" for line in _redaction_notes(calls)]
+    lines += ["", "  Background:", "    Given the service under test"]
+    for (names, kind), rows in _outlines(calls).items():
+        lines += ["", *_outline(op, names, kind, rows, calls)]
+    return "\n".join(lines) + "\n"
+
+
+def _redaction_notes(calls: OperationCalls) -> list[str]:
+    notes = []
+    op = calls.operation
+    if calls.redacted_parameters:
+        plain = sorted(calls.redacted_parameters - calls.generated_parameters)
+        if plain:
+            notes.append(f"Redacted in the recording: {', '.join(plain)}, sent as the "
+                         "recorded pseudonyms (redacted-...).")
+        if calls.generated_parameters:
+            notes.append(f"Redacted in the recording: "
+                         f"{', '.join(sorted(calls.generated_parameters))}, sent as generated "
+                         "values of their types.")
+    if calls.redacted_result:
+        notes.append(f"Redacted in the recording: {op.result_element or 'the result'}, checked "
+                     "by its shape (a non-empty string, an int), not its value.")
+    return notes
+
+
+def _outlines(calls: OperationCalls) -> dict[tuple[tuple[str, ...], str], list[Row]]:
+    """Rows grouped by the parameters they sent and what their answer shows."""
+    groups: dict[tuple[tuple[str, ...], str], list[Row]] = {}
+    for row in calls.rows:
+        names = tuple(name for name, _ in row.arguments)
+        groups.setdefault((names, row.outcome.kind), []).append(row)
+    return groups
+
+
+def _outline(op: Operation, names: tuple[str, ...], kind: str, rows: list[Row],
+             calls: OperationCalls) -> list[str]:
+    columns = _columns(names)
+    without = [p for p in op.parameter_names if p not in names]
+    title = f"{op.name} over <binding> {_TITLE[kind]}" + (
+        f", without {', '.join(without)}" if without and op.parameters else "") + \
+        " (<recorded>)"
+    lines = [f"  Scenario Outline: {title}"]
+    call = f"    When the client calls {op.name} over <binding>"
+    if op.parameters:
+        lines.append(call + " with:")
+        width = max([len("parameter"), *(len(n) for n in names)])
+        lines.append(f"      | {'parameter'.ljust(width)} | value |")
+        lines += [f"      | {name.ljust(width)} | <{columns[name]}> |" for name in names]
+    else:
+        lines.append(call)
+    lines.append("    Then the HTTP status is <status>")
+    if _THEN[kind]:
+        lines.append(f"    {_THEN[kind]}")
+    header = ["binding", *(columns[n] for n in names), "status"]
+    header += ["result"] if kind in (RESULT, SHAPE) else ["code"] if kind == FAULT else []
+    header.append("recorded")
+    table = [header]
+    for row in rows:
+        cells = [row.binding.label, *(value for _, value in row.arguments),
+                 str(row.outcome.status)]
+        if kind in (RESULT, SHAPE, FAULT):
+            cells.append(row.outcome.value)
+        sources = calls.rows[row]
+        cells.append(sources[0] + (f" (+{len(sources) - 1} alike)" if len(sources) > 1
+                                   else ""))
+        table.append(cells)
+    lines += ["", "    Examples:", *_table(table, indent=6)]
+    return lines
+
+
+def _columns(names: tuple[str, ...]) -> dict[str, str]:
+    """Examples column of each parameter: its name, unless one of the fixed columns has it."""
+    fixed = {"binding", "status", "result", "code", "recorded"}
+    return {n: f"{n} value" if n in fixed else n for n in names}
+
+
+def _table(rows: list[list[str]], indent: int) -> Iterator[str]:
+    cells = [[escape_cell(c) for c in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]))]
+    for row in cells:
+        yield " " * indent + "| " + " | ".join(c.ljust(w) for c, w in zip(row, widths,
+                                                                         strict=True)) + " |"
+
+
+def escape_cell(text: str) -> str:
+    r"""A value as a Gherkin table cell that reads back as the value: ``\``, ``|`` and
+    newlines escaped as Gherkin reads them, ``${`` written ``$${`` (no saved value's
+    reference)."""
+    return (text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", "\\n")
+            .replace("${", "$${"))
+
+
+def fits_a_cell(text: str) -> bool:
+    """Whether a Gherkin cell can hold ``text``: it trims surrounding blanks and reads no
+    control character but a newline (escaped)."""
+    return text == text.strip() and not any(c < " " and c != "\n" for c in text)
