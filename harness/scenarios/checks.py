@@ -150,8 +150,8 @@ def header_is(answers: Sequence[Answer], name: str, expected: str, *,
         value = a.response.header(name) if a.response is not None else None
         if value is not None and (expected in value if contains else value == expected):
             return None
-        how = "containing" if contains else ""
-        return (f"{a.where}: expected the response header {name} {how} {_quoted(expected)}, "
+        how = "containing " if contains else ""
+        return (f"{a.where}: expected the response header {name} {how}{_quoted(expected)}, "
                 f"actual " + (_quoted(value) if value is not None else "no such header"))
     _each(answers, check)
 

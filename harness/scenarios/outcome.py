@@ -45,20 +45,19 @@ class ScenarioRun:
 
 def scenario_finding(run: ScenarioRun, outcome: str, reason: str = "") -> Finding:
     """The scenario as a finding: operation = its name, binding = its feature file (the
-    JUnit case ``<scenario> [<file>]``), actual = the step that failed and why."""
+    JUnit case ``<scenario> [<file>]``); a failure's expected is the step that failed, its
+    actual what the step found."""
     verdict = _VERDICTS.get(outcome, Verdict.FAILED)
     where = f"{run.feature_file}:{run.scenario.line_number}"
-    actual = "every step held"
+    expected, actual = "every step holds", "every step held"
     if verdict is Verdict.FAILED:
         step = run.failed_step
-        said = _said(run.error) or reason or "failed"
         if step is not None:
-            actual = f"{step.keyword.strip()} {step.name} (line {step.line_number}): {said}"
-        else:
-            actual = said
+            expected = f"{step.keyword.strip()} {step.name} (line {step.line_number})"
+        actual = _said(run.error) or reason or "failed"
     elif verdict is Verdict.NOT_APPLICABLE:
         actual = reason or "skipped"
-    return Finding(SCENARIO, verdict, run.name, run.feature_file, expected="every step holds",
+    return Finding(SCENARIO, verdict, run.name, run.feature_file, expected=expected,
                    actual=actual, source=where)
 
 

@@ -17,6 +17,7 @@ its type; the feature's description names them.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -251,15 +252,15 @@ def feature_text(calls: OperationCalls, recordings: list[str]) -> str:
     op = calls.operation
     sources = ", ".join(Path(r).name for r in recordings)
     distinct = len(calls.rows)
+    about = (f"The calls of {op.name} recorded in {sources}, sent again with the values they "
+             f"sent and checked against what the recorded deployment answered: {calls.calls} "
+             f"call(s), {distinct} distinct"
+             + (f", {calls.left_over} more left out (--max-examples)" if calls.left_over
+                else "") + ". " + " ".join(_redaction_notes(calls)))
     lines = [f"# Written by harness scenarios from {sources}: edit it as your own.",
              f"Feature: {op.name} as recorded",
-             f"  The calls of {op.name} recorded in {sources}, sent again with the values they "
-             "sent and checked",
-             f"  against what the recorded deployment answered: {calls.calls} call(s), "
-             f"{distinct} distinct"
-             + (f", {calls.left_over} more left out (--max-examples)" if calls.left_over
-                else "") + "."]
-    lines += [f"  {line}" for line in _redaction_notes(calls)]
+             *textwrap.wrap(about, width=96, initial_indent="  ", subsequent_indent="  ",
+                            break_on_hyphens=False)]
     lines += ["", "  Background:", "    Given the service under test"]
     for (names, kind), rows in _outlines(calls).items():
         lines += ["", *_outline(op, names, kind, rows, calls)]
@@ -304,9 +305,8 @@ def _outline(op: Operation, names: tuple[str, ...], kind: str, rows: list[Row],
     call = f"    When the client calls {op.name} over <binding>"
     if op.parameters:
         lines.append(call + " with:")
-        width = max([len("parameter"), *(len(n) for n in names)])
-        lines.append(f"      | {'parameter'.ljust(width)} | value |")
-        lines += [f"      | {name.ljust(width)} | <{columns[name]}> |" for name in names]
+        lines += _table([["parameter", "value"], *([n, f"<{columns[n]}>"] for n in names)],
+                        indent=6)
     else:
         lines.append(call)
     lines.append("    Then the HTTP status is <status>")
