@@ -31,7 +31,7 @@ from harness.contract.model import school_mobile  # noqa: E402
 HARNESS = str(Path(sys.executable).parent / "harness")
 TARGET_MB = 300
 KINDS = ("huge", "endless", "gzip-bomb")
-COMMANDS = ("certify", "replay", "diff")
+COMMANDS = ("certify", "replay", "diff", "load")
 
 
 def command_line(command: str, url: str, tmp: Path, recording: Path) -> list[str]:
@@ -41,6 +41,9 @@ def command_line(command: str, url: str, tmp: Path, recording: Path) -> list[str
                 str(tmp / "reports"), *common]
     if command == "replay":
         return [HARNESS, "replay", str(recording), "--target", url, "--quiet", *common]
+    if command == "load":  # 320 requests, 300 in flight at once
+        return [HARNESS, "load", str(recording), "--target", url, "--quiet", "--loop", "10",
+                "--rate", "1000", "--concurrency", "300", *common]
     return [HARNESS, "diff", "--primary", url, "--candidate", url, "--allure-dir", "", *common]
 
 

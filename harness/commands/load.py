@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import json
 import math
+import os
 import signal
 import subprocess
 import sys
@@ -132,23 +133,27 @@ def run(args: argparse.Namespace) -> int:
     # The options as plain data, the contract too: the child (and every worker, from the
     # master) judges with it.
     options = {k: v for k, v in vars(args).items() if isinstance(v, _PLAIN)} | {
-        "contract": to_dict(contract), "header": [list(h) for h in sending.headers]}
-    child = subprocess.Popen([sys.executable, "-m", "harness.load", json.dumps(options)])
+        "contract": to_dict(contract), "header": [list(h) for h in sending.headers],
+        "parent": os.getpid()}
+    # Its own process group: a Ctrl-C at the terminal reaches the child once, through us.
+    child = subprocess.Popen([sys.executable, "-m", "harness.load", json.dumps(options)],
+                             process_group=0)
     with _forwarding_signals(child):
-        try:
-            return child.wait()
-        except KeyboardInterrupt:  # Ctrl-C reached the child too: it ends its run
-            return child.wait()
+        code = child.wait()
+    return 128 - code if code < 0 else code  # killed by a signal: the shell's 128 + N
 
 
 @contextlib.contextmanager
 def _forwarding_signals(child: subprocess.Popen):
-    """SIGTERM and SIGHUP to this process end the child too (no orphaned load process)."""
+    """SIGINT, SIGTERM and SIGHUP to this process go to the child, which ends its run (a
+    second one ends it at once); the child ends by itself if this process is killed."""
     def forward(signum, frame) -> None:
-        child.send_signal(signum)
+        with contextlib.suppress(ProcessLookupError):
+            child.send_signal(signum)
 
     try:
-        old = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGHUP)}
+        old = {sig: signal.signal(sig, forward)
+               for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     except ValueError:  # not the main thread: nothing to forward from
         old = {}
     try:
