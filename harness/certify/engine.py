@@ -171,41 +171,45 @@ class Service:
         return Call(op, how, exchange, [finding])
 
     def wsdl(self, endpoint: str) -> Call:
-        """GET ``endpoint``?WSDL and judge it with the WSDL-* rules."""
-        from harness.contract.wsdl_import import describe
-        from harness.traffic.exchange import HttpRequest
+        """GET ``endpoint``?WSDL and judge it with the WSDL-* rules: what it says of the
+        selected operations and bindings (``--operation`` keeps the WSDLs of the endpoints of
+        the operations chosen)."""
+        path, ops = self._endpoint(endpoint)
+        url = f"{self.base_url.rstrip('/')}{path}?WSDL"
+        exchange, error = self._get(url)
+        if exchange.response is None:
+            found = wsdl_rules.judge_endpoint(self.contract, path, error)
+        else:
+            found = wsdl_rules.judge_answer(self.contract, path, exchange.response, url,
+                                            self.settings.selection)
+        self._record(exchange, found)
+        return Call(ops[0], Binding.HTTP_GET, exchange, found)
 
+    def _endpoint(self, endpoint: str) -> tuple[str, tuple[Operation, ...]]:
+        """The contract's path of ``endpoint`` as a feature spells it, and its operations;
+        the scenario is skipped when none of them is selected (``--operation``)."""
         path = self.contract.endpoint(endpoint)
         if path is None:
             raise UsageError(f"the feature names {endpoint!r}, which is not an endpoint of the "
                              f"{self.contract.name} contract")
-        selection, ops = self.settings.selection, self.contract.endpoints[path]
-        if selection.bindings or (selection.operations
-                                  and not any(op.name in selection.operations for op in ops)):
-            # --binding names the bindings to send (a ?WSDL GET is none of them); --operation
-            # keeps the WSDLs of the endpoints of the operations chosen.
-            pytest.skip(f"the WSDL of {path} is not selected (--operation/--binding)")
-        url = f"{self.base_url.rstrip('/')}{path}?WSDL"
+        ops = self.contract.endpoints[path]
+        if not any(self.settings.selection.allows(op.name, None) for op in ops):
+            pytest.skip(f"no operation of {path} is selected (--operation)")
+        return path, ops
+
+    def _get(self, url: str) -> tuple[Exchange, str]:
+        """A GET of ``url`` as an Exchange (no response: why, in the second place). A run that
+        must stop (silent target, TLS) ends pytest here."""
+        from harness.traffic.exchange import HttpRequest
+
         request = HttpRequest("GET", url, (("Host", url.split("/")[2]),))
-        described: object
         try:
-            response = self._sender.send(request)
+            return Exchange(request, self._sender.send(request), source=self.base_url), ""
         except (ResponseTooLarge, TargetUnreachable) as exc:
-            response, described = None, str(exc)
+            return Exchange(request, None, source=self.base_url), str(exc)
         except RunStopped as exc:
             self.settings.stopped = exc
             pytest.exit(str(exc), returncode=2)
-        exchange = Exchange(request, response, source=self.base_url)
-        if response is not None and response.status != 200:
-            described = f"HTTP {response.status}"
-        elif response is not None:
-            try:
-                described = describe(url, response.body)
-            except HarnessError as exc:
-                described = str(exc)
-        found = wsdl_rules.judge_endpoint(self.contract, path, described)  # type: ignore[arg-type]
-        self._record(exchange, found)
-        return Call(self.contract.endpoints[path][0], Binding.HTTP_GET, exchange, found)
 
     def _record(self, exchange: Exchange, findings: list[Finding]) -> None:
         """Into the run's Report; an identical finding on an identical request counts once

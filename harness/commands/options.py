@@ -111,8 +111,8 @@ def add_send_options(p: argparse.ArgumentParser, *,
                      timeout: float = defaults.DEFAULT_TIMEOUT) -> None:
     """The sending and selection options (see the module docstring); ``timeout`` is the
     command's default deadline (probe's is its ROB-TIME bound)."""
-    g = p.add_argument_group("sending (the same on every command that sends; README: "
-                             "'Certify your staging')")
+    g = p.add_argument_group("sending (the same on every command that sends; docs: "
+                             "'Certify your staging in CI')")
     g.add_argument("--config", metavar="FILE",
                    help="settings file (default ./harness.toml, else [tool.harness] in "
                         "./pyproject.toml); flags override it")

@@ -1130,6 +1130,7 @@ def catalogue_table() -> str:
                  f"{titles()[UNCLASSIFIED]} |")
     from harness.judge import wsdl_rules
 
-    lines += [f"| `{r.id}` | {r.clause} | WSDL | failure | failure | {_md(r.title)} |"
-              for r in wsdl_rules.CATALOGUE]
+    for r in wsdl_rules.CATALOGUE:
+        level = "warning" if r.level == "permitted" else "failure"
+        lines.append(f"| `{r.id}` | {r.clause} | WSDL | {level} | {level} | {_md(r.title)} |")
     return "\n".join(lines)
