@@ -20,6 +20,7 @@ from harness.commands.lint import add_report_options
 from harness.commands.options import (
     MAX_CONCURRENCY,
     MAX_SECONDS,
+    MAX_WORKERS,
     add_contract_options,
     add_send_options,
     check_outputs,
@@ -66,7 +67,7 @@ def register(sub) -> None:
     mode = when.add_mutually_exclusive_group()
     mode.add_argument("--rate", type=rate, default=None, metavar="R",
                       help="R requests per second overall instead of the recorded pace")
-    mode.add_argument("--users", type=count, default=None, metavar="N",
+    mode.add_argument("--users", type=positive(int, MAX_CONCURRENCY), default=None, metavar="N",
                       help="closed model: N users in all, each sends its next request as soon "
                       "as its answer came back")
     when.add_argument("--concurrency", type=positive(int, MAX_CONCURRENCY), default=100,
@@ -101,7 +102,8 @@ def register(sub) -> None:
     role.add_argument("--master", action="store_true", help="be the master: hand out slices, "
                       "gather the stats and findings, write the report")
     role.add_argument("--worker", action="store_true", help="be a worker of --master-host")
-    dist.add_argument("--expect-workers", type=count, default=1, metavar="N",
+    dist.add_argument("--expect-workers", type=positive(int, MAX_WORKERS), default=1,
+                      metavar="N",
                       help="the master starts once N workers are connected (default 1)")
     dist.add_argument("--wait-workers", type=seconds, default=120.0, metavar="S",
                       help="seconds the master waits for them (default 120)")

@@ -27,8 +27,12 @@ BODY_TIMEOUT = 120.0
 #: 16 KiB, the request line and headers together at most 64 KiB; beyond, 431 and close.
 MAX_FIELD_BYTES = 16 * 1024
 MAX_HEAD_BYTES = 64 * 1024
-#: File descriptors kept free of connections (the app's files, the listening socket...).
-FD_RESERVE = 64
+#: Connections asyncio accepts in one go (the listen backlog): each burst opens this many file
+#: descriptors before any connection_made can make room.
+BACKLOG = 128
+#: File descriptors kept free of connections: the app's own (files, the listening socket...)
+#: and one accept burst.
+FD_RESERVE = 64 + BACKLOG
 
 
 def max_connections() -> int:
@@ -47,7 +51,7 @@ def _config(app, host: str, port: int, header_timeout: float = HEADER_TIMEOUT,
             body_timeout: float = BODY_TIMEOUT, **tls: str | None) -> uvicorn.Config:
     return uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False,
                           lifespan="off", server_header=False, date_header=False,
-                          http=_bounded(header_timeout, body_timeout), backlog=4096, **tls)
+                          http=_bounded(header_timeout, body_timeout), backlog=BACKLOG, **tls)
 
 
 _REFUSED_431 = (b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
@@ -70,10 +74,11 @@ def _bounded(header_seconds: float, body_seconds: float) -> type[asyncio.Protoco
     if not hasattr(AutoHTTPProtocol, "on_headers_complete"):  # h11: no per-header hook
         return AutoHTTPProtocol
     limit = max_connections()
+    #: The connections waiting for their client's headers or body, longest-waiting first.
+    waiting: dict[asyncio.Protocol, None] = {}
 
     class Bounded(AutoHTTPProtocol):  # type: ignore[misc, valid-type]
         _deadline: asyncio.TimerHandle | None = None
-        _waiting_since: float | None = None  # waiting for the client's headers or body
         _head_bytes = 0
         _tail = b""
         _in_head = True
@@ -82,15 +87,13 @@ def _bounded(header_seconds: float, body_seconds: float) -> type[asyncio.Protoco
 
         def connection_made(self, transport) -> None:
             super().connection_made(transport)
-            self._arm(header_seconds)
             if len(self.connections) > limit:
                 self._evict_one()
+            self._arm(header_seconds)
 
         def _evict_one(self) -> None:
-            waiting = [c for c in self.connections
-                       if c is not self and getattr(c, "_waiting_since", None) is not None]
-            if waiting:
-                oldest = min(waiting, key=lambda c: c._waiting_since)
+            oldest = next(iter(waiting), None)
+            if oldest is not None and oldest is not self:
                 oldest._expire()
 
         def data_received(self, data: bytes) -> None:
@@ -152,13 +155,13 @@ def _bounded(header_seconds: float, body_seconds: float) -> type[asyncio.Protoco
         def _arm(self, seconds: float) -> None:
             self._disarm()
             self._deadline = self.loop.call_later(seconds, self._expire)
-            self._waiting_since = self.loop.time()
+            waiting[self] = None
 
         def _disarm(self) -> None:
             if self._deadline is not None:
                 self._deadline.cancel()
                 self._deadline = None
-            self._waiting_since = None
+            waiting.pop(self, None)
 
         def _expire(self) -> None:
             self._disarm()
