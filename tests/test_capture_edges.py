@@ -119,3 +119,28 @@ def test_an_exchange_the_writer_cannot_take_is_answered_502_and_recorded_as_an_e
     assert "not recorded: ValueError: bytes object is too large" in exchange.meta["error"]
     recorder.error(flow)  # mitmproxy's error hook after the refusal adds nothing
     assert len(recorder.writer.taken) == 1  # type: ignore[attr-defined]
+
+
+def test_a_gzip_bomb_is_not_decoded_whole_to_redact_it() -> None:
+    """The recording writer decodes a coded body to look for personal data in it: a body
+    decoding past 64 MiB is left out (and said) instead of being inflated whole."""
+    import gzip
+    import tracemalloc
+
+    from harness.contract.model import school_mobile
+    from harness.traffic.exchange import HttpResponse
+    from harness.traffic.redaction import Redactor
+
+    bomb = gzip.compress(b"\0" * (256 << 20), compresslevel=9)  # one member, 256 MiB inside
+    redactor = Redactor.for_contract(school_mobile(), b"k" * 32)
+    answer = HttpResponse(200, (("Content-Type", "text/xml; charset=utf-8"),
+                                ("Content-Encoding", "gzip")), bomb, "OK")
+    notes: list[str] = []
+    tracemalloc.start()
+    try:
+        redacted = redactor.response(answer, notes=notes)
+        _now, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert redacted.body == b"" and "could not be decoded" in notes[0]
+    assert peak < 100 << 20, f"{peak >> 20} MiB to refuse a 256 MiB bomb"

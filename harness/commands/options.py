@@ -67,7 +67,7 @@ def positive(kind: Callable[[str], Any], most: float | None = None) -> Callable[
             value = kind(text)
         except (ValueError, OverflowError):
             raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        if not math.isfinite(value):
+        if isinstance(value, float) and not math.isfinite(value):
             raise argparse.ArgumentTypeError(f"{text} is not a finite number")
         if value <= 0:
             raise argparse.ArgumentTypeError(f"{text} must be above 0")
