@@ -67,7 +67,7 @@ def test_reference_answers_as_the_real_runtime(request, tmp_path, reference, var
                    "--errors", "--json", str(out), "--allure-dir", "", cwd=tmp_path)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr
     data = json.loads(out.read_text(encoding="utf-8"))
-    assert data["exchanges"] == 216  # 96 generated + 120 erroneous
+    assert data["exchanges"] == 223  # 96 generated + 7 WSDLs + 120 erroneous
     assert data["counts"]["failed"] == 0
     warned = {(f["rule"], f.get("implementation")) for f in data["findings"]
               if f["verdict"] == "warning"}

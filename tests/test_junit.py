@@ -81,7 +81,8 @@ def test_replay_junit_shows_the_new_answer_and_its_time(contract: Contract,
     assert done.returncode == 1
     cases = _cases(tmp_path / "replay.xml")
     case = cases[("replay.REPLAY-STATUS", "GetTokenDevice [HTTP GET] status as recorded")]
-    assert case.find("failure").get("message") == "1 failed: expected 500, actual 200"
+    assert case.find("failure").get("message") == \
+        "1 failed: expected HTTP 500: down, actual HTTP 200: an XML <string> document"
     out = case.find("system-out").text
     assert "HTTP/1.1 200" in out and "down" not in out  # the answer judged, not the recording
     assert "Authorization: [redacted]" in out and "s3cr3t" not in out

@@ -374,8 +374,8 @@ def _replay_unanswered() -> list[Finding]:
 
 REPLAY: dict[str, Example] = {
     "REPLAY-STATUS": Example(
-        "a recorded success answered now with status 500", lambda: _replayed(
-            "AuthCode", Binding.SOAP11, lambda r: replace(r, status=500))),
+        "a recorded success answered now with status 202", lambda: _replayed(
+            "AuthCode", Binding.SOAP11, lambda r: replace(r, status=202))),
     "REPLAY-CONTENT-TYPE": Example(
         "the recorded `text/xml; charset=utf-8` answered now as `text/plain`",
         lambda: _replayed("GetTokenDevice", Binding.HTTP_GET,

@@ -19,17 +19,19 @@ from typing import IO, Any
 
 from harness.contract.model import Contract
 from harness.contract.selection import Selection
+from harness.contract.xmlsafe import root_tag
 from harness.diff.cases import Case
 from harness.diff.consistency import RULE as CROSS_BINDING
 from harness.diff.consistency import Consistency, outcome
 from harness.diff.noise import Noise, noise_key
 from harness.errors import ResponseTooLarge, TargetUnreachable
-from harness.judge.compare import Difference, compare_responses, ignored_path
+from harness.judge.compare import WSDL_NS, Difference, compare_responses, ignored_path
 from harness.judge.findings import Finding, Report, Verdict
 from harness.judge.profiles import Profile
 from harness.judge.request_validation import EXPLANATION, markup_refused
 from harness.judge.security import judge_leaks
 from harness.judge.sending import RULE_TITLES, size_finding, transport_finding
+from harness.judge.wsdl_rules import unpublished
 from harness.traffic.exchange import Exchange, HttpRequest, HttpResponse
 from harness.traffic.redaction import redact_credentials
 from harness.traffic.send import (
@@ -43,6 +45,7 @@ from harness.traffic.send import (
 )
 
 PRIMARY, SECONDARY, CANDIDATE = "primary", "secondary", "candidate"
+WSDL_ROOT = f"{{{WSDL_NS}}}definitions"
 TITLES = {
     "DIFF-STATUS": "candidate answers with the primary's HTTP status",
     "DIFF-CONTENT-TYPE": "candidate answers with the primary's Content-Type (media type, charset)",
@@ -58,10 +61,10 @@ MAX_EXAMPLE_PLACES = 500
 
 
 def rule_of(difference: Difference) -> str:
-    if difference.warning:
+    if difference.prose:
         return "DIFF-FAULT-REASON"
     return {"status": "DIFF-STATUS", "content-type": "DIFF-CONTENT-TYPE"}.get(
-        difference.kind, "DIFF-BODY")
+        difference.aspect, "DIFF-BODY")
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,8 @@ class Answered:
     #: When sending began (epoch seconds) and how long the answers took.
     started: float = 0.0
     seconds: float = 0.0
+    #: Why the answers were not compared (a WSDL case the primary publishes none for).
+    uncompared: str | None = None
 
 
 @dataclass
@@ -189,6 +194,11 @@ class Diff:
         if unanswered:
             return Answered(case, requests, responses, [], [], unanswered, started, seconds)
         own = {role: _without_own_url(responses[role], url) for role, url in self.roles.items()}
+        if case.described and (why := _no_wsdl(own[PRIMARY])):
+            # a deployment that hides its WSDL (the Documentation protocol removed): nothing
+            # to hold the candidate's against
+            return Answered(case, requests, responses, [], [], [], started, seconds,
+                            f"the primary publishes no WSDL at {case.described} ({why})")
         differences = self._compare(own[PRIMARY], own[CANDIDATE])
         noise = self._compare(own[PRIMARY], own[SECONDARY]) if SECONDARY in own else []
         return Answered(case, requests, responses, differences, noise, [], started, seconds)
@@ -221,7 +231,8 @@ class Diff:
         record = {"op": where[0], "binding": where[1], "index": case.index,
                   "source": case.source, "request": f"{case.request.method} "
                   f"{answered.requests[PRIMARY].target}",
-                  "diffs": [[d.kind, d.path, d.expected, d.actual, d.warning]
+                  "uncompared": answered.uncompared,
+                  "diffs": [[d.kind, d.path, d.expected, d.actual, d.warning, d.summary]
                             for d in answered.differences],
                   "permitted": _permitted(answered) if answered.differences else None}
         self._spill.write(json.dumps(record, ensure_ascii=False) + "\n")
@@ -280,27 +291,44 @@ class Diff:
     def _judge_case(self, record: dict[str, Any]) -> None:
         where = (record["op"], record["binding"])
         place = self.places[where]
+        if record.get("uncompared"):
+            for rule in CASE_RULES:
+                self.report.add(Finding(rule, Verdict.NOT_APPLICABLE, *where,
+                                        message=record["uncompared"], index=record["index"],
+                                        source=record["source"]))
+            return
         failed: set[str] = set()
-        for kind, path, expected, actual, warning in record["diffs"]:
-            difference = Difference(kind, path, expected, actual, warning)
+        outcome = None  # a result on one side, an error on the other: the one difference
+        for fields in record["diffs"]:
+            difference = Difference(*fields)
+            kind, path, expected, actual, warning = fields[:5]
             if self.noise.covers(*where, difference):
                 place.suppressed += 1
                 continue
             rule = rule_of(difference)
             failed.add(rule)
+            if kind == "outcome":
+                outcome = difference
             place.rules[rule] += 1
             permitted = record.get("permitted")
+            shown_expected, shown_actual = difference.shown()
             self.report.add(Finding(
                 rule, Verdict.WARNING if warning or permitted else Verdict.FAILED, *where,
-                expected=_show(expected, path), actual=_show(actual, path),
-                message=permitted or difference.describe(),
+                expected=shown_expected, actual=shown_actual,
+                message=permitted or difference.summary,
                 index=record["index"], source=record["source"],
                 extra={"primary": expected, "candidate": actual, "path": path, "kind": kind,
-                       "request": record["request"]}))
+                       "summary": difference.summary, "request": record["request"]}))
         if failed - {"DIFF-FAULT-REASON"}:
             place.differing += 1
         for rule in CASE_RULES:
-            if rule not in failed:
+            if rule in failed:
+                continue
+            if outcome is not None:  # compared with an error, nothing else means anything
+                self.report.add(Finding(rule, Verdict.NOT_APPLICABLE, *where,
+                                        message=f"{outcome.summary} (see DIFF-STATUS)",
+                                        index=record["index"], source=record["source"]))
+            else:
                 self.report.add(Finding(rule, Verdict.PASSED, *where, index=record["index"],
                                         source=record["source"]))
 
@@ -330,6 +358,13 @@ def _permitted(answered: Answered) -> str | None:
     return f"{EXPLANATION}: {refused}" if refused else None
 
 
+def _no_wsdl(response: HttpResponse) -> str | None:
+    """Why the answer to a ``?WSDL`` request holds no WSDL (WSDL-PUBLISHED's words)."""
+    if (why := unpublished(response)) is not None:
+        return why
+    return None if root_tag(response.body) == WSDL_ROOT else "not a WSDL"
+
+
 def _reported(request: HttpRequest, response: HttpResponse) -> dict[str, Any]:
     """An example exchange as reports show it: credential headers redacted."""
     request = replace(request, headers=redact_credentials(request.headers))
@@ -339,12 +374,6 @@ def _reported(request: HttpRequest, response: HttpResponse) -> dict[str, Any]:
 
 def _never(_text: str | None) -> bool:
     return False
-
-
-def _show(value: str | None, path: str) -> str:
-    """A compared value for the console; where it sits when it sits in the body."""
-    shown = "(none)" if value is None else value
-    return f"{shown} (at {path})" if path else shown
 
 
 def _without_own_url(response: HttpResponse, url: str) -> HttpResponse:
