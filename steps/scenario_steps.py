@@ -69,7 +69,7 @@ def _offered(service: Service, operation: str) -> tuple[str, ...]:
 
 @step(parsers.re(r'the request header "(?P<header>[^"]+)" is "(?P<value>.*)"', re.DOTALL))
 def request_header(header: str, value: str, scenario_state: ScenarioState) -> None:
-    """Given the request header "<name>" is "<value>"
+    """Given the request header "<header>" is "<value>"
 
     Every later call of the scenario carries this header (over a generated one of the same
     name, e.g. SOAPAction); ``${name}`` in the value is replaced when the call is made.
@@ -354,7 +354,7 @@ def status_is(status: str, scenario_state: ScenarioState) -> None:
 
 @then(parsers.re(r'the response header "(?P<header>[^"]+)" is "(?P<value>.*)"', re.DOTALL))
 def response_header_is(header: str, value: str, scenario_state: ScenarioState) -> None:
-    """Then the response header "<name>" is "<value>"
+    """Then the response header "<header>" is "<value>"
 
     Example: Then the response header "Content-Type" is "text/xml; charset=utf-8"
     """
@@ -364,7 +364,7 @@ def response_header_is(header: str, value: str, scenario_state: ScenarioState) -
 @then(parsers.re(r'the response header "(?P<header>[^"]+)" contains "(?P<value>.*)"',
                  re.DOTALL))
 def response_header_contains(header: str, value: str, scenario_state: ScenarioState) -> None:
-    """Then the response header "<name>" contains "<text>"
+    """Then the response header "<header>" contains "<text>"
 
     Example: Then the response header "Content-Type" contains "charset=utf-8"
     """

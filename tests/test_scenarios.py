@@ -29,6 +29,13 @@ from harness.scenarios.record import escape_cell
 from harness.traffic.exchange import HttpResponse
 
 ORDERS = Path(__file__).parent / "services" / "orders" / "contract.json"
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "scenarios.md"
+
+
+def docs_feature() -> str:
+    """The first Gherkin block of the docs' "Write your own scenarios"."""
+    page = DOCS.read_text(encoding="utf-8")
+    return re.search(r"^```gherkin\n(.*?)^```$", page, re.M | re.S).group(1)
 
 
 def harness(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -808,8 +815,8 @@ def test_a_redacted_result_is_checked_by_its_shape(recorded: Path) -> None:
     done = harness("scenarios", "redacted.jsonl", "-o", "redacted", cwd=recorded)
     assert done.returncode == 0, done.stderr
     token = (recorded / "redacted" / "GetTokenDevice.feature").read_text(encoding="utf-8")
-    assert "GetTokenDeviceResult, checked by its shape (a non-empty string, an int), not its " \
-           "value" in " ".join(token.split())
+    assert "GetTokenDeviceResult, checked by its shape (the result is a non-empty string), " \
+           "not by its value" in " ".join(token.split())
     assert "answers a result of the recorded shape" in token
     assert "| a non-empty string |" in token and "redacted-" not in token
     auth = (recorded / "redacted" / "AuthCode.feature").read_text(encoding="utf-8")
@@ -867,3 +874,17 @@ def test_values_a_cell_must_escape_read_back_as_sent(tmp_path: Path, contract,
     write_features(["odd.jsonl"], exchanges, contract, tmp_path / "odd")
     run = certify_features(tmp_path, {}, "--features", str(tmp_path / "odd"))
     assert run.code == 0 and len(run.scenarios) == 2, run.stdout + run.stderr
+
+
+def test_the_docs_example_error_is_what_certify_says(tmp_path: Path, contract) -> None:
+    """The page quotes the one line a misspelt operation gets: it is certify's own."""
+    page = DOCS.read_text(encoding="utf-8")
+    quoted = re.search(r"^harness certify: error: features/tokens.feature(:.*)$", page, re.M)
+    mine = tmp_path / "features"
+    mine.mkdir()
+    feature = docs_feature().replace("calls GetTokenDevice over", "calls GetTokenDevic over", 1)
+    assert feature.splitlines()[5].endswith("GetTokenDevic over SOAP 1.1 with:")
+    (mine / "tokens.feature").write_text(feature, encoding="utf-8")
+    done = harness("certify", "--no-html", "--features", "features", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip().endswith(quoted.group(1)), done.stderr

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from asmx_runtime import real_runtime
 from test_capture_clients import _curl, _node, _zeep
-from test_scenarios import ORDERS, certify_features, harness
+from test_scenarios import ORDERS, certify_features, docs_feature, harness
 
 from harness.capture.process import CaptureProcess
 from harness.contract.bindings import Binding, build_request
@@ -22,66 +22,10 @@ from harness.contract.model import Contract, load, sample_arguments
 
 pytestmark = pytest.mark.interop
 
-#: Only the sentences issue 26 names: a chained token, an outline over the four bindings, a
-#: Client fault for a non-integer id_row_central.
-ISSUE_FEATURE = """Feature: Device tokens
-  GetTokenDevice answers "token-for-" and the id (the real ASMX deployment).
-
-  Scenario: A token saved and sent on
-    Given the service under test
-    When the client calls GetTokenDevice over SOAP 1.1 with:
-      | parameter | value  |
-      | id        | dev-77 |
-    Then the result is "token-for-dev-77"
-    And the result is saved as token
-    When the client calls GetTokenDevice over HTTP POST with:
-      | parameter | value    |
-      | id        | ${token} |
-    Then the result is "token-for-${token}"
-    And the result matches "token-for-token-for-dev-[0-9]+"
-
-  Scenario Outline: The token over <binding>
-    Given the service under test
-    When the client calls GetTokenDevice over <binding> with:
-      | parameter | value |
-      | id        | 42    |
-    Then the HTTP status is 200
-    And the result is "token-for-42"
-
-    Examples:
-      | binding   |
-      | SOAP 1.1  |
-      | SOAP 1.2  |
-      | HTTP GET  |
-      | HTTP POST |
-
-  Scenario: One token over the four bindings
-    Given the service under test
-    When the client calls GetTokenDevice over SOAP 1.1
-    And the client calls GetTokenDevice over SOAP 1.2
-    And the client calls GetTokenDevice over HTTP GET
-    And the client calls GetTokenDevice over HTTP POST
-    Then the calls over all four bindings give the same result
-
-  Scenario: A non-integer id_row_central is the client's fault
-    Given the service under test
-    When the client calls LogoutFromSchool over SOAP 1.1 with:
-      | parameter      | value      |
-      | PhoneNumber    | 0501234567 |
-      | UuId           | u-1        |
-      | id_row_central | abc        |
-    Then the answer is a SOAP fault with code "Client"
-    And the HTTP status is 500
-
-  Scenario: Logging out answers nothing
-    Given the service under test
-    When the client calls LogoutFromSchool over HTTP GET with:
-      | parameter      | value      |
-      | PhoneNumber    | 0501234567 |
-      | UuId           | u-1        |
-      | id_row_central | 7          |
-    Then the result is empty
-"""
+#: The first feature of the docs' "Write your own scenarios", written with only the sentences
+#: issue 26 names: a chained token, an outline over the four bindings, a Client fault for a
+#: non-integer id_row_central.
+ISSUE_FEATURE = docs_feature()
 
 
 def test_the_issues_feature_passes_on_asmx_and_fails_on_the_reference(asmx_url: str,

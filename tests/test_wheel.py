@@ -229,6 +229,35 @@ def test_serve_capture_then_lint_and_replay_the_recording(installed, served, rec
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+def test_recorded_traffic_becomes_features_the_installed_wheel_runs(installed, served,
+                                                                    recording):
+    """harness scenarios writes features from the recording, and certify --features runs them
+    (and a team's own feature of the vocabulary) with the packaged steps, from the user's
+    folder: the recorded deployment passes."""
+    done = harness(installed, "scenarios", recording, "-o", "recorded")
+    assert done.returncode == 0, done.stdout + done.stderr
+    mine = installed.project / "recorded" / "mine.feature"
+    mine.write_text("""Feature: mine
+  Scenario: a chained token
+    Given the service under test
+    When the client calls GetTokenDevice over SOAP 1.1 with:
+      | parameter | value  |
+      | id        | dev-77 |
+    Then the result matches "[0-9a-f]{64}"
+    And the result is saved as token
+    When the client calls GetTokenDevice over all four bindings with:
+      | parameter | value    |
+      | id        | ${token} |
+    Then the calls over all four bindings give the same result
+""", encoding="utf-8")
+    done = harness(installed, "certify", "--no-html", "--features", "recorded", "--target",
+                   served, "--junit", "scenarios.xml")
+    assert done.returncode == 0, done.stdout + done.stderr
+    junit = (installed.project / "scenarios.xml").read_text(encoding="utf-8")
+    assert 'name="a chained token [mine.feature]' in junit
+    assert junit.count('classname="certify.SCENARIO"') == len(Binding) * 8 + 1
+
+
 def commands(installed: Install) -> set[str]:
     """The subcommands ``harness --help`` lists (one per line, indented by four)."""
     listed = set(re.findall(r"^    ([a-z][a-z-]*)(?:\s|$)", harness(installed, "--help").stdout,

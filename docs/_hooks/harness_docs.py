@@ -9,7 +9,9 @@ Directives a page may hold (each on a line of its own, except ``{{ run: ... }}``
     binding and WSDL catalogue, the table ``harness certify --list-rules`` prints),
     ``rules-probe``, ``rules-replay``, ``rules-diff``, ``rules-sending``; and
     ``examples-rules`` (``-sending``, ``-replay``, ``-diff``, ``-probe``): a real failure of
-    every rule (``rule_examples.py`` beside this file).
+    every rule (``rule_examples.py`` beside this file); ``steps`` (every sentence of the step
+    vocabulary with its example, from the step definitions) and ``recorded-feature`` (what
+    ``harness scenarios`` writes from the sample recording): ``step_reference.py``.
 ``<!-- run: COMMAND [; match: REGEX] [; max: N] [; status: N] -->``
     a fenced block with what ``COMMAND`` (``harness ...``) prints when the site is built, only
     the lines matching REGEX when given (at most N). The status must be N when given, else 0
@@ -215,7 +217,18 @@ GENERATORS = {
     "rules-sending": _sending_rules,
     **{f"examples-{family}": _examples(family)
        for family in ("rules", "sending", "replay", "diff", "probe")},
+    "steps": lambda: _beside("step_reference").step_reference(),
+    "recorded-feature": lambda: _beside("step_reference").recorded_feature(),
 }
+
+
+def _beside(name: str):
+    """A module of this folder (the hooks are loaded by path, not as a package)."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    try:
+        return __import__(name)
+    finally:
+        sys.path.pop(0)
 
 
 # ---------------------------------------------------------------------------- commands' output

@@ -79,7 +79,9 @@ class OperationCalls:
     calls: int = 0
     redacted_parameters: set[str] = field(default_factory=set)
     generated_parameters: set[str] = field(default_factory=set)
-    redacted_result: bool = False
+    #: How each redacted result is checked: ``the result is a non-empty string``, ``... an int``
+    #: or ``... not empty``.
+    redacted_result: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -190,15 +192,15 @@ def _outcome(op: Operation, binding: Binding, exchange: Exchange,
             return Outcome(STATUS, status)
         text = structure.canonical(value) if value is not None else ""
         if _holds_pseudonym(value):
-            calls.redacted_result = True
+            calls.redacted_result.add("not empty")
             return Outcome(NOT_EMPTY, status)
         return Outcome(RESULT, status, text)
     text = reading.result or ""
     if is_pseudonym(text):
-        calls.redacted_result = True
         kind = op.result_type
         shape = "a non-empty string" if kind in (ParamType.STRING, ParamType.ENUM, None) \
             else f"{'an' if kind.value[0] in 'aeiou' else 'a'} {kind.value}"
+        calls.redacted_result.add(shape)
         return Outcome(SHAPE, status, shape)
     return Outcome(RESULT, status, text)
 
@@ -280,8 +282,9 @@ def _redaction_notes(calls: OperationCalls) -> list[str]:
                          f"{', '.join(sorted(calls.generated_parameters))}, sent as generated "
                          "values of their types.")
     if calls.redacted_result:
+        shapes = " or ".join(f"the result is {s}" for s in sorted(calls.redacted_result))
         notes.append(f"Redacted in the recording: {op.result_element or 'the result'}, checked "
-                     "by its shape (a non-empty string, an int), not its value.")
+                     f"by its shape ({shapes}), not by its value.")
     return notes
 
 
