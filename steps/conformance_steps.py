@@ -71,16 +71,18 @@ def rule_holds(rule: str, calls: list[Call], tagged_rules: list[str]) -> None:
     expect(rule, calls, tagged_rules)
 
 
-@then(parsers.parse("the request went to the endpoint {path}"))
-def request_went_to(path: str, calls: list[Call]) -> None:
-    """Then the request went to the endpoint <path>
+@then(parsers.parse("the request went to the endpoint {endpoint}"))
+def request_went_to(endpoint: str, calls: list[Call]) -> None:
+    """Then the request went to the endpoint <endpoint>
+
+    Every call of the scenario went to this endpoint's path.
 
     Example: Then the request went to the endpoint /CenterlogOut.asmx
     """
     wrong = [c.exchange.request.path for c in calls
-             if not (c.exchange.request.path.endswith(path)
-                     or c.exchange.request.path.rsplit("/", 1)[0].endswith(path))]
-    assert not wrong, f"expected requests to {path}, sent to {', '.join(wrong)}"
+             if not (c.exchange.request.path.endswith(endpoint)
+                     or c.exchange.request.path.rsplit("/", 1)[0].endswith(endpoint))]
+    assert not wrong, f"expected requests to {endpoint}, sent to {', '.join(wrong)}"
 
 
 @then("both calls went to the same path")

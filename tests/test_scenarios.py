@@ -888,3 +888,16 @@ def test_the_docs_example_error_is_what_certify_says(tmp_path: Path, contract) -
     done = harness("certify", "--no-html", "--features", "features", cwd=tmp_path)
     assert done.returncode == 2
     assert done.stderr.strip().endswith(quoted.group(1)), done.stderr
+
+
+def test_certify_s_own_features_read_as_the_vocabulary(tmp_path: Path, contract) -> None:
+    """The packaged features, and those certify writes for another contract, pass the check
+    a team's features get (a team starts from a copy of them)."""
+    from harness.certify.engine import FEATURE_FILES, FEATURES
+    from harness.certify.generate import WSDL_FEATURE, write_features
+
+    packaged = [FEATURES / name for name in (*FEATURE_FILES, WSDL_FEATURE)]
+    assert check_features(packaged, contract) >= 60
+    inventory = load(Path(__file__).parent / "services" / "inventory" / "contract.json")
+    written = write_features(inventory, FEATURES, FEATURE_FILES, tmp_path)
+    assert check_features([tmp_path / name for name in written], inventory) >= 30

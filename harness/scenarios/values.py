@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from harness.contract import structure
 from harness.contract.bindings import Binding, closest
@@ -150,8 +150,3 @@ def has_shape(text: str, shape: str) -> bool:
     if shape == "non-empty string":
         return text != ""
     return ParamType(shape).accepts(text)
-
-
-def saved_names(steps: Iterable[Mapping[str, object]]) -> list[str]:
-    """The names steps save (each step's ``name`` argument)."""
-    return [str(args["name"]) for args in steps if args.get("name")]
