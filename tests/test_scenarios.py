@@ -833,7 +833,7 @@ def test_a_har_recording_too(recorded: Path) -> None:
                    cwd=recorded)
     assert done.returncode == 0, done.stderr
     token = (recorded / "from-har" / "GetTokenDevice.feature").read_text(encoding="utf-8")
-    assert "more left out (--max-examples)" in " ".join(token.split())
+    assert "more call(s) left out (--max-examples)" in " ".join(token.split())
     assert token.count("| clear.har #") == 2
     assert check_features(sorted((recorded / "from-har").glob("*.feature")),
                           load_school_mobile()) >= 16

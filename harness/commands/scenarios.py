@@ -45,10 +45,9 @@ def run(args: argparse.Namespace) -> int:
                                on_broken=lambda _path, _number, reason: report_broken(reason))
 
     def said(path: Path, calls) -> None:
-        rows = len(calls.rows)
-        print(f"scenarios: {path}: {calls.calls} call(s) of {calls.operation.name}, "
-              f"{rows} distinct" + (f", {calls.left_over} more left out" if calls.left_over
-                                    else ""))
+        rows, more = len(calls.rows), calls.left_over
+        print(f"scenarios: {path}: {calls.calls} call(s) of {calls.operation.name}, {rows} "
+              f"distinct" + (f", {more} call(s) left out (--max-examples)" if more else ""))
 
     written = write_features(args.recordings, exchanges, contract, args.out, force=args.force,
                              limit=args.max_examples or MAX_EXAMPLES, on_file=said)

@@ -75,7 +75,7 @@ class OperationCalls:
 
     operation: Operation
     rows: dict[Row, list[str]] = field(default_factory=dict)  # row -> sources ("a.jsonl #3")
-    left_over: int = 0  # distinct calls beyond the limit
+    left_over: int = 0  # calls not written: unlike every row, past the limit
     calls: int = 0
     redacted_parameters: set[str] = field(default_factory=set)
     generated_parameters: set[str] = field(default_factory=set)
@@ -257,7 +257,7 @@ def feature_text(calls: OperationCalls, recordings: list[str]) -> str:
     about = (f"The calls of {op.name} recorded in {sources}, sent again with the values they "
              f"sent and checked against what the recorded deployment answered: {calls.calls} "
              f"call(s), {distinct} distinct"
-             + (f", {calls.left_over} more left out (--max-examples)" if calls.left_over
+             + (f", {calls.left_over} more call(s) left out (--max-examples)" if calls.left_over
                 else "") + ". " + " ".join(_redaction_notes(calls)))
     lines = [f"# Written by harness scenarios from {sources}: edit it as your own.",
              f"Feature: {op.name} as recorded",
