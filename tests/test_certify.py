@@ -66,9 +66,12 @@ def test_reference_certifies(reference_run):
     assert_markup_refusal_warnings(data)
     assert data["counts"]["warning"] == 4
     assert data["rules"]["R4-STATUS"]["not applicable"] == 4
-    assert "[GAP-VALUES] SendMarkNotes x HTTP GET: expected HTTP 200, actual HTTP 500: " \
-           "A potentially dangerous Request.QueryString value" in stdout
-    assert "allowed values are not shown (4.10)" in stdout
+    # one cause, one line: the four refusals
+    assert "WARNINGS: 1 cause, 4 checks\n  values refused while the same call with plain " \
+           "values succeeds (4.10): HTTP 500 -- SendMarkNotes, SendNotificationType x HTTP " \
+           "GET, HTTP POST (4 operation x binding pairs, 4 calls) [GAP-VALUES]\n" in stdout
+    gap = [f for f in data["findings"] if f["rule"] == "GAP-VALUES"]
+    assert all("A potentially dangerous Request." in f["actual"] for f in gap)
     assert data["exchanges"] >= 32  # every operation x binding, plus the probes
     # the features judge every rule, of the types School Mobile has (string and int; no
     # array or complex result, so no OP-RESULT-STRUCTURE)
@@ -169,7 +172,8 @@ def test_a_call_that_fails_with_plain_values_too_fails_once_with_its_cause(tmp_p
     bad = {(f["rule"], f["operation"], f["binding"]) for f in failed(data)}
     assert bad == {("R4-STATUS", "SendMarkNotes", "HTTP GET")}  # one cause, one failure
     assert data["counts"]["failed"] == 2  # the plain call and the call with markup
-    assert "actual HTTP 500: Object reference not set to an instance of an object." in stdout
+    assert ("  HTTP 500: Object reference not set to an instance of an object. -- SendMarkNotes x "
+            "HTTP GET, every call (1 operation x binding pair, 2 calls) [R4-STATUS]") in stdout
 
 
 def test_version_segment_in_the_deployment_path_fails(tmp_path):

@@ -17,7 +17,7 @@ import os
 import sys
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
@@ -214,7 +214,8 @@ class Service:
             return
         self.report.exchanges += 1
         sent = (exchange.request.method, exchange.request.url, exchange.request.body)
-        for f in findings:
+        number = self.report.exchanges  # the call's number in the run: its findings' index
+        for f in (replace(f, index=number) if f.index is None else f for f in findings):
             if f.verdict is Verdict.FAILED:
                 self.report.add_example(f, example_text(exchange.request, exchange.response))
             key = (sent, f.rule, f.operation, f.binding, f.verdict, f.expected, f.actual,

@@ -24,6 +24,13 @@ from harness.diff.consistency import RULE as CROSS_BINDING
 from harness.diff.consistency import Consistency, outcome
 from harness.diff.noise import Noise, noise_key
 from harness.errors import ResponseTooLarge, TargetUnreachable
+from harness.judge.causes import (
+    joined,
+    status_cause,
+    status_consequence,
+    status_difference,
+    words_of,
+)
 from harness.judge.compare import Difference, compare_responses, ignored_path
 from harness.judge.findings import Finding, Report, Verdict
 from harness.judge.profiles import Profile
@@ -42,6 +49,8 @@ from harness.traffic.send import (
 )
 
 PRIMARY, SECONDARY, CANDIDATE = "primary", "secondary", "candidate"
+#: How a diff cause names the primary's answer ("HTTP 404 where the primary answers 200").
+PRIMARY_ANSWERS = "the primary answers"
 TITLES = {
     "DIFF-STATUS": "candidate answers with the primary's HTTP status",
     "DIFF-CONTENT-TYPE": "candidate answers with the primary's Content-Type (media type, charset)",
@@ -220,8 +229,10 @@ class Diff:
         record = {"op": where[0], "binding": where[1], "index": case.index,
                   "source": case.source, "request": f"{case.request.method} "
                   f"{answered.requests[PRIMARY].target}",
-                  "diffs": [[d.kind, d.path, d.expected, d.actual, d.warning]
-                            for d in answered.differences]}
+                  "diffs": [[d.kind, d.path, d.expected, d.actual, d.warning,
+                             words_of(d, PRIMARY_ANSWERS)]
+                            for d in sorted(answered.differences,
+                                            key=lambda d: d.kind == "content-type")]}
         self._spill.write(json.dumps(record, ensure_ascii=False) + "\n")
         for difference in answered.differences:
             self._keep_example(answered, difference)
@@ -269,6 +280,7 @@ class Diff:
 
         for finding in self.consistency.findings(
                 CANDIDATE, PRIMARY, lambda op: noisy_result.get(op.name, False), negligible):
+            finding = self._explained(finding)
             self.report.add(finding)
             if finding.verdict is Verdict.PASSED:
                 self.consistent.setdefault(finding.extra["implementation"], []).append(
@@ -276,30 +288,60 @@ class Diff:
         self.report.meta["noise"] = self.noise.summary()
 
     def _judge_case(self, record: dict[str, Any]) -> None:
+        """The case's differences that are not noise, as findings with the case's one
+        cause: a status that differs (the rest is not applicable because of it), else the
+        differences in words."""
         where = (record["op"], record["binding"])
         place = self.places[where]
-        failed: set[str] = set()
-        for kind, path, expected, actual, warning in record["diffs"]:
+        kept: list[tuple[Difference, str]] = []
+        for kind, path, expected, actual, warning, words in record["diffs"]:
             difference = Difference(kind, path, expected, actual, warning)
             if self.noise.covers(*where, difference):
                 place.suppressed += 1
-                continue
+            else:
+                kept.append((difference, words))
+        at = {"index": record["index"], "source": record["source"]}
+        status = status_difference([d for d, _ in kept])
+        if status is not None:
+            cause = status_cause(status.expected, status.actual, PRIMARY_ANSWERS)
+            kept = [(status, cause)]
+            for rule in CASE_RULES[1:]:
+                self.report.add(Finding(rule, Verdict.NOT_APPLICABLE, *where,
+                                        message=status_consequence(status), cause=cause, **at))
+        causes = {flag: joined([w for d, w in kept if d.warning is flag])
+                  for flag in (False, True)}
+        failed: set[str] = set()
+        for difference, _ in kept:
             rule = rule_of(difference)
             failed.add(rule)
             place.rules[rule] += 1
+            kind, path = difference.kind, difference.path
             self.report.add(Finding(
-                rule, Verdict.WARNING if warning else Verdict.FAILED, *where,
-                expected=_show(expected, path), actual=_show(actual, path),
-                message=difference.describe(),
-                index=record["index"], source=record["source"],
-                extra={"primary": expected, "candidate": actual, "path": path, "kind": kind,
-                       "request": record["request"]}))
+                rule, Verdict.WARNING if difference.warning else Verdict.FAILED, *where,
+                expected=_show(difference.expected, path),
+                actual=_show(difference.actual, path), message=difference.describe(),
+                extra={"primary": difference.expected, "candidate": difference.actual,
+                       "path": path, "kind": kind, "request": record["request"]},
+                cause=causes[difference.warning], **at))
         if failed - {"DIFF-FAULT-REASON"}:
             place.differing += 1
         for rule in CASE_RULES:
-            if rule not in failed:
-                self.report.add(Finding(rule, Verdict.PASSED, *where, index=record["index"],
-                                        source=record["source"]))
+            if rule not in failed and (status is None or rule == "DIFF-STATUS"):
+                self.report.add(Finding(rule, Verdict.PASSED, *where, **at))
+
+    def _explained(self, finding: Finding) -> Finding:
+        """A candidate answering an operation differently over some bindings, where each of
+        those bindings already differs from the primary: the same cause, said once (by the
+        DIFF-* findings); the cross-binding check is not applicable because of it."""
+        if finding.verdict is not Verdict.FAILED or not finding.operation:
+            return finding
+        bindings = (finding.binding or "").split(", ")
+        if not all(self.places.get((finding.operation, b), Place()).differing
+                   for b in bindings):
+            return finding
+        why = (f"not applicable: {finding.binding} already differ from the primary "
+               "(see DIFF-*)")
+        return replace(finding, verdict=Verdict.NOT_APPLICABLE, message=why, cause=why)
 
     def _result_is_noise(self, op_name: str, *result_names: str | None) -> bool:
         names = {name for name in result_names if name}

@@ -120,7 +120,8 @@ class Prober:
                 rule, outcome.verdict, case.operation.name, case.binding.label,
                 expected=outcome.expected,
                 actual=f"{case.name}: {outcome.actual}" if outcome.actual else case.name,
-                message=case.what, source=self.base, extra={"case": case.name}))
+                message=case.what, source=self.base, extra={"case": case.name},
+                index=self.report.exchanges, cause=_cause(outcome)))
         failing = checks.failing(outcomes)
         if failing and self.cases_out is not None:
             self.cases_out.save(case, failing)
@@ -174,6 +175,12 @@ class Prober:
             seen.append(f"{binding.label}: {answer.error or answer.response.status}")
         raise TargetUnreachable(f"{self.base} does not answer a plain {op.name} call with 200 "
                                 f"({'; '.join(seen)})")
+
+
+def _cause(outcome: Outcome) -> str:
+    """A probe finding's cause: what the check found, without the case's name (many cases
+    share one cause: "expected the plain call answered with 200 ..., actual no answer")."""
+    return outcome.cause or f"expected {outcome.expected}, actual {outcome.actual}"
 
 
 # ---------------------------------------------------------------------------------- phases

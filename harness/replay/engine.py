@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import httpx
@@ -28,11 +28,17 @@ from harness.errors import (
     TargetUnreachable,
     UsageError,
 )
+from harness.judge.causes import (
+    differences_cause,
+    status_cause,
+    status_consequence,
+    status_difference,
+)
 from harness.judge.compare import Difference, compare_responses
 from harness.judge.findings import Finding, Report, Verdict
 from harness.judge.profiles import Profile
 from harness.judge.rules import SPEC, Side, described, judge, judge_case, read_case, titles
-from harness.judge.sending import RULE_TITLES, size_finding
+from harness.judge.sending import RULE_TITLES, no_answer_cause, size_finding
 from harness.judge.streaming import ANSWER, ANSWERED_IN, ChunkResult, Tally, run
 from harness.traffic.exchange import Exchange, HttpResponse
 from harness.traffic.send import (
@@ -268,7 +274,7 @@ def transport_failure(exchange: Exchange, exc: TargetUnreachable,
     ``contract`` classifies the request."""
     operation, binding = _names(exchange, contract) if contract else (None, None)
     return _finding(exchange, _TRANSPORT, Verdict.FAILED, operation, binding, "a response",
-                    str(exc))
+                    str(exc), cause=no_answer_cause(exc))
 
 
 _RESPONSE_SIDE = frozenset((Side.RESPONSE,))
@@ -308,25 +314,59 @@ def check_replayed(exchange: Exchange, response: HttpResponse, contract: Contrac
                 tally[rule, operation, binding, Verdict.PASSED] += 1
         else:
             compared = comparison_findings(exchange, operation, binding, diffs)
+            judged, compared = _one_cause(judged, compared)
     if tally is not None and compared:
         for f in compared:
-            if f.verdict is Verdict.PASSED:
+            if f.verdict in (Verdict.PASSED, Verdict.NOT_APPLICABLE):
                 tally[f.rule, f.operation, f.binding, f.verdict] += 1
-        compared = [f for f in compared if f.verdict is not Verdict.PASSED]
+        compared = [f for f in compared
+                    if f.verdict not in (Verdict.PASSED, Verdict.NOT_APPLICABLE)]
     return Replayed(exchange, response, judged, compared)
+
+
+def _one_cause(judged: list[Finding], compared: list[Finding]
+               ) -> tuple[list[Finding], list[Finding]]:
+    """A failed call the recording holds as a success is one cause: R4-STATUS's, shared by
+    REPLAY-STATUS (one line in every report, not one per rule)."""
+    status = next((f for f in judged if f.rule == "R4-STATUS"
+                   and f.verdict is Verdict.FAILED), None)
+    if status is None or not status.cause:
+        return judged, compared
+    return judged, [replace(f, cause=status.cause) if f.rule == "REPLAY-STATUS"
+                    and f.verdict is Verdict.FAILED else f for f in compared]
+
+
+#: How a replay cause names the recorded answer ("HTTP 404 where the recording has 200").
+RECORDED = "the recording has"
 
 
 def comparison_findings(exchange: Exchange, operation: str | None, binding: str | None,
                         diffs: Sequence[Difference]) -> list[Finding]:
-    """One finding per difference; a passed finding for each compared aspect without one."""
+    """One finding per difference, each with the call's one cause; a passed finding for each
+    compared aspect without one. When the status differs it is the cause, and the other
+    aspects are not applicable because of it (not one more failure each)."""
     findings = []
     differing = set()
+    status = status_difference(diffs)
+    if status is not None:
+        cause = status_cause(status.expected, status.actual, RECORDED)
+        findings.append(_finding(exchange, "REPLAY-STATUS", Verdict.FAILED, operation, binding,
+                                 str(status.expected), str(status.actual), status.describe(),
+                                 cause=cause, difference=status.kind))
+        return findings + [
+            _finding(exchange, rule, Verdict.NOT_APPLICABLE, operation, binding,
+                     message=status_consequence(status), cause=cause)
+            for rule in _COMPARED if rule != "REPLAY-STATUS"]
+    failing = [d for d in diffs if not d.warning]
+    causes = {False: differences_cause(failing, RECORDED),
+              True: differences_cause([d for d in diffs if d.warning], RECORDED)}
     for diff in diffs:
         rule = replay_rule(diff.kind)
         differing.add(rule)
         findings.append(_finding(
             exchange, rule, Verdict.WARNING if diff.warning else Verdict.FAILED, operation,
             binding, str(diff.expected), str(diff.actual), diff.describe(),
+            cause=causes[diff.warning],
             difference=diff.kind, **({"path": diff.path} if diff.path else {})))
     findings += [_finding(exchange, rule, Verdict.PASSED, operation, binding, "as recorded",
                           "as recorded") for rule in _COMPARED if rule not in differing]
@@ -335,9 +375,9 @@ def comparison_findings(exchange: Exchange, operation: str | None, binding: str 
 
 def _finding(exchange: Exchange, rule: str, verdict: Verdict, operation: str | None,
              binding: str | None, expected: str = "", actual: str = "", message: str = "",
-             **extra: str) -> Finding:
+             cause: str = "", **extra: str) -> Finding:
     return Finding(rule, verdict, operation, binding, expected, actual, message,
-                   exchange.index, exchange.source or None, exchange.client, extra)
+                   exchange.index, exchange.source or None, exchange.client, extra, cause)
 
 
 def replay(paths: Sequence[str | Path], contract: Contract, target: str, *,

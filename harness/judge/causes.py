@@ -1,0 +1,73 @@
+"""Causes of the differences between two answers (diff: primary and candidate; replay: the
+recording and the new answer), in words a person acts on.
+
+One answered call gets one cause: a status that differs is the cause, and what else differs
+in that call (Content-Type, body, fault reason) is not applicable because of it; otherwise
+the cause names the differences themselves, the first ones first ("envelope namespace: SOAP
+1.2 expected, SOAP 1.1 given; Content-Type text/xml; charset=utf-8 where the primary has
+application/soap+xml; charset=utf-8"). A difference's own words (``Difference.summary``,
+when the comparison gives them) are used as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from harness.judge.compare import Difference
+
+#: Differences named in a cause; more are counted ("and 3 more differences").
+NAMED = 2
+
+
+def status_cause(expected: str | None, actual: str | None, whose: str) -> str:
+    """``HTTP 404 where the primary answers 200``."""
+    return f"HTTP {actual} where {whose} {expected}"
+
+
+def status_difference(diffs: Sequence[Difference]) -> Difference | None:
+    """The status difference among ``diffs``: when there is one, it is the call's cause."""
+    return next((d for d in diffs if d.kind == "status"), None)
+
+
+def status_consequence(status: Difference) -> str:
+    """Why the other comparisons of a call whose status differs are not applicable."""
+    return (f"not applicable: the status differs ({status.expected} vs {status.actual}), "
+            "so the answers are not comparable")
+
+
+def differences_cause(diffs: Sequence[Difference], whose: str) -> str:
+    """The differences of one call, in words: body differences first (the first real one
+    leads), then Content-Type, at most NAMED of them."""
+    ordered = sorted(diffs, key=lambda d: d.kind == "content-type")
+    return joined([words_of(d, whose) for d in ordered])
+
+
+def joined(words: Sequence[str]) -> str:
+    """Differences in words as one cause: the first NAMED, then how many more."""
+    distinct = list(dict.fromkeys(words))
+    text = "; ".join(distinct[:NAMED])
+    if len(distinct) > NAMED:
+        text += f"; and {len(distinct) - NAMED} more difference(s)"
+    return text
+
+
+def words_of(d: Difference, whose: str) -> str:
+    """One difference in words: the comparison's own summary, else its kind and place
+    (values stay in the finding's expected and actual: a cause is shared by many calls)."""
+    summary = getattr(d, "summary", "")
+    if summary:
+        return summary
+    where = d.path or "the body"
+    if d.kind == "content-type":
+        return f"Content-Type {d.actual or '(none)'} where {whose} {d.expected or '(none)'}"
+    if d.kind == "element":
+        return f"{where}: element {d.actual} where {whose} {d.expected}"
+    if d.kind == "missing":
+        return f"{where} missing"
+    if d.kind == "extra":
+        return f"{where} not expected"
+    if d.kind == "attribute":
+        return f"attributes of {where} differ"
+    if d.kind == "text":
+        return f"text of {where} differs"
+    return f"{d.kind} of {where} differs"
