@@ -89,11 +89,11 @@ def cause_line(report: Report, cause: Cause) -> str:
         return f"{text} ({_reach(report, cause)}) [{rules}]"
     where = "; ".join(f"{_ops(ops, report, names)} x {', '.join(names)}"
                       for names, ops in spread)
-    where += _client(cause)
     if cause.calls == 1:
-        return f"{cause.text} -- {where}{_example(cause)} [{rules}]"
+        return f"{cause.text} -- {where}{_example(cause)}{_client(cause)} [{rules}]"
     if len(cause.pairs) == 1:
         where += _example(cause, "e.g. ")
+    where += _client(cause)
     if every and cause.text.startswith(("HTTP ", "no answer")):  # never once served
         where += f", every {_singular(report.unit)}"
     return f"{cause.text} -- {where} ({_reach(report, cause)}) [{rules}]"
