@@ -11,7 +11,7 @@ runs as a real ``harness serve`` process on loopback. Every run judges every ans
   loopback server): each exchange fails several rules, the master's worst case.
 
 The load runs say their request rate (requests / span from first to last sent) and the CPU
-time of each worker and of the master: the per-worker figures the README works out N machines
+time of each worker and of the master: the per-worker figures docs/load.md works out N machines
 from.
 
     .venv/bin/python bench/bench_load.py                      # 3,200 exchanges, 8 in flight

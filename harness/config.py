@@ -98,12 +98,15 @@ def known_dests(parsers: Mapping[str, argparse.ArgumentParser]) -> set[str]:
 
 
 def _read(path: Path, explicit: bool = False) -> dict[str, Any]:
+    from harness.files import CONFIG_LIMIT, read_limited
+
+    raw = read_limited(path, CONFIG_LIMIT, "config")
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UsageError(f"config {path}: {exc.strerror or exc}") from None
+        return tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"config {path}: not TOML ({exc})") from None
+    except RecursionError:  # tomllib recurses once per nesting level
+        raise UsageError(f"config {path}: nested too deeply") from None
 
 
 def _expanded(value: Any, source: Path) -> Any:

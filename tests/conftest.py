@@ -73,3 +73,9 @@ def asmx_home() -> Path:
     if not (home / "start.sh").is_file():
         pytest.skip(f"HARNESS_ASMX_HOME={home} has no start.sh")
     return home
+
+
+# ------------------------------------------------- third-party stacks and a hardened ASMX
+# spyne_url, node_soap_url, asmx_hardened_url: School Mobile on spyne, on Node's soap, and on the
+# real ASMX runtime hardened for production (tests/stacks.py; servers under tests/services/).
+from stacks import asmx_hardened_url, node_soap_url, spyne_url  # noqa: E402, F401

@@ -121,3 +121,55 @@ def test_zhar_bomb_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     zhar.write_bytes(zlib.compress(b" " * (4 << 20)))
     with pytest.raises(RecordingError, match="inflates to more than 1 MiB"):
         list(har.read_har(zhar))
+
+
+def test_zhar_bomb_is_refused_as_it_inflates(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cap is checked piece by piece: refusing a bomb never holds much more than the cap
+    (it used to inflate up to the cap in one call and then copy it: twice the cap)."""
+    import tracemalloc
+
+    from harness.errors import RecordingError
+    from harness.traffic import har
+
+    monkeypatch.setattr(har, "MAX_INFLATED", 8 << 20)
+    zhar = tmp_path / "bomb.zhar"
+    zhar.write_bytes(zlib.compress(b" " * (64 << 20)))
+    tracemalloc.start()
+    try:
+        with pytest.raises(RecordingError, match="inflates to more than 8 MiB"):
+            list(har.read_har(zhar))
+        _now, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 12 << 20, f"{peak / 2**20:.1f} MiB to refuse an 8 MiB cap"
+
+
+def test_broken_har_entry_is_skipped_and_the_rest_judged(contract: Contract,
+                                                         tmp_path: Path) -> None:
+    har = tmp_path / "day.har"
+    write_har(clean_exchanges(contract), har)
+    data = json.loads(har.read_text(encoding="utf-8"))
+    del data["log"]["entries"][4]["request"]  # entry 5 of 32 is broken
+    data["log"]["entries"][9]["response"]["status"] = "abc"  # so is entry 10
+    har.write_text(json.dumps(data), encoding="utf-8")
+    done = run_lint(har, "--json", tmp_path / "out.json")
+    assert done.returncode == 0, done.stderr
+    assert f"skipped {har}: HAR entry 5 is broken (KeyError" in done.stderr
+    assert f"skipped {har}: HAR entry 10 is broken (ValueError" in done.stderr
+    assert "2 broken line(s) skipped" in done.stderr
+    out = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    assert out["exchanges"] == 30 and out["broken_lines"] == 2
+
+
+def test_over_long_line_is_skipped_without_reading_it_whole(
+        contract: Contract, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.traffic import recording
+
+    monkeypatch.setattr(recording, "MAX_LINE_BYTES", 1 << 20)
+    path = write_recording(tmp_path / "r.jsonl", clean_exchanges(contract))
+    _replace_line(path, 3, b'{"request": "' + b"x" * (3 << 20) + b'"}\n')
+    said: list[str] = []
+    read = list(recording.read_exchanges([path], on_broken=lambda p, n, r: said.append(r)))
+    assert len(read) == 31
+    assert said == [f"{path}:3: broken exchange line (longer than 1 MiB)"]

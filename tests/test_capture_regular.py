@@ -1,6 +1,6 @@
 """``harness capture --mode regular``: the real command as the HTTP(S) proxy a phone points at,
 real httpx clients configured with ``proxy=``, the reference on loopback behind it. Plain HTTP,
-and HTTPS decrypted with mitmproxy's CA as the README's "HTTPS from a phone" promises."""
+and HTTPS decrypted with mitmproxy's CA as docs/capture.md's "HTTPS from a phone" promises."""
 
 from __future__ import annotations
 

@@ -457,3 +457,28 @@ def test_allure_warning_is_not_broken_and_each_test_has_its_own_duration(
     assert len({(r["start"], r["stop"]) for r in places}) > 1  # not all the run's span
     first, last = min(r["start"] for r in places), max(r["stop"] for r in places)
     assert all(r["stop"] - r["start"] < last - first for r in places)
+
+
+def accepts_markup(contract: Contract, request: HttpRequest) -> HttpResponse:
+    """A stack without ASP.NET's request validation: markup in GET/POST values is taken."""
+    call = _call(contract, request)
+    if call and not call.binding.is_soap and not _succeeds(contract, request):
+        return build_response(contract, call.operation, call.binding)
+    return answer(contract, request)
+
+
+def test_a_markup_refusal_is_a_warning_in_diff_whichever_side(contract: Contract,
+                                                              tmp_path: Path) -> None:
+    """One verdict per behaviour (4.10): ASP.NET refusing markup in a GET/POST value where
+    the other implementation takes it differs, as a warning naming why, never a failure."""
+    with serving(contract, None, accepts_markup) as (refusing, accepting):
+        for primary, candidate in ((refusing, accepting), (accepting, refusing)):
+            proc, report = diff(tmp_path, "--primary", primary, "--candidate", candidate,
+                                "--operation", "SendMarkNotes")
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+            statuses = [f for f in report["findings"] if f["rule"] == "DIFF-STATUS"]
+            assert places(statuses) == {("SendMarkNotes", "HTTP GET"),
+                                        ("SendMarkNotes", "HTTP POST")}
+            assert all(f["verdict"] == "warning" and "request validation" in f["message"]
+                       and "4.10" in f["message"] for f in statuses)
+            assert report["counts"]["failed"] == 0

@@ -120,8 +120,29 @@ def test_broken_har_is_one_line_error(tmp_path, content, message):
     path = tmp_path / "bad.har"
     path.write_bytes(content)
     with pytest.raises(RecordingError) as err:
-        list(read_exchanges([path]))
+        list(read_exchanges([path], skip_broken=False))  # a broken entry: strict readers
     assert message in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("broken", [
+    {"response": {"status": 200}},  # no request
+    {"request": {"method": "GET", "url": "http://h/a.asmx", "headers": "Host: h"}},
+    {"request": {"method": "POST", "url": "http://h/a.asmx", "headers": [],
+                 "postData": {"text": "abc", "_encoding": "base64"}}},
+    {"request": {"method": "GET", "url": "http://h/a.asmx", "headers": []},
+     "response": {"status": "abc"}},
+])
+def test_broken_har_entry_is_skipped_counted_and_named(tmp_path, broken):
+    """As a broken line of a recording: the other entries are read, the broken one is named."""
+    good = {"request": {"method": "GET", "url": "http://h/a.asmx", "headers": []},
+            "response": {"status": 200, "headers": [], "content": {"text": "<x/>"}}}
+    path = tmp_path / "one-broken.har"
+    path.write_text(json.dumps({"log": {"version": "1.2", "entries": [good, broken, good]}}))
+    said: list[tuple[int, str]] = []
+    read = list(read_exchanges([path], on_broken=lambda p, n, reason: said.append((n, reason))))
+    assert [e.index for e in read] == [1, 2]
+    assert len(said) == 1 and said[0][0] == 2
+    assert f"{path}: HAR entry 2 is broken" in said[0][1] and "\n" not in said[0][1]
 
 
 def test_export_never_leaves_a_half_written_file(tmp_path):

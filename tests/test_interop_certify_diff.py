@@ -23,7 +23,7 @@ pytestmark = pytest.mark.interop
 
 VARIANTS = ["asmx_url", "asmx_customerrors_url"]
 #: GetTokenDevice's result: the reference's is its documented digest, the test deployment's
-#: "token-for-<id>" (README, serve section).
+#: "token-for-<id>" (docs/reference-implementation.md).
 TOKEN_RESULT = ("--ignore", "*/GetTokenDeviceResult", "--ignore", "/string")
 
 

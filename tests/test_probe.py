@@ -288,3 +288,74 @@ def test_sec_leak_is_a_warning_in_lint(tmp_path: Path, contract: Contract) -> No
     leaks = [f for f in data["findings"] if f["rule"] == "SEC-LEAK"]
     assert [f["verdict"] for f in leaks] == ["warning"]
     assert "exception type: 'System.Web.Services.Protocols.SoapException" in leaks[0]["actual"]
+
+
+# ------------------------------------------------------------ SEC-LEAK calibrated (issue 21)
+
+
+def dotted_fault_codes(contract: Contract, request: HttpRequest) -> HttpResponse:
+    """The reference, but every SOAP 1.1 fault code extended as section 4.4.1 allows and
+    spyne does (``Client.ValidationError``), every SOAP 1.2 one with a Subcode (its way to
+    extend), and every error text led by the exception type alone, without frames or paths
+    (``System.InvalidOperationException: ...``)."""
+    response = answer(contract, request)
+    if response.status < 400:
+        return response
+    body = response.body
+    for code in (b"soap:Client<", b"soap:Server<"):
+        body = body.replace(code, code[:-1] + b".ValidationError<")
+    for code in (b"soap:Sender</soap:Value>", b"soap:Receiver</soap:Value>"):
+        body = body.replace(code, code + b'<soap:Subcode><soap:Value xmlns:app="urn:app">'
+                            b"app:Schema.ValidationError</soap:Value></soap:Subcode>")
+    for start in (b"<faultstring>", b'xml:lang="en">'):
+        body = body.replace(start, start + b"System.InvalidOperationException: ")
+    if not body.lstrip().startswith(b"<"):
+        body = b"System.InvalidOperationException: " + body
+    return HttpResponse(response.status, response.headers, body, response.reason)
+
+
+def test_dotted_fault_codes_never_leak_and_a_bare_exception_type_is_a_warning(
+        tmp_path: Path) -> None:
+    with serving(dotted_fault_codes) as url:
+        code, data, stdout = run_probe(tmp_path, "--target", url, *SMALL)
+    assert code == 0, stdout
+    leaks = [f for f in data["findings"] if f["rule"] == "SEC-LEAK"]
+    assert leaks and {f["verdict"] for f in leaks} == {"warning"}
+    assert all("exception type: " in f["actual"] and "System.InvalidOperationException"
+               in f["actual"] for f in leaks), [f["actual"] for f in leaks]
+    assert not any("ValidationError" in f["actual"] for f in leaks)  # the code is no leak
+    assert data["rules"]["ROB-FAULT-SHAPE"].get("failed", 0) == 0  # a dotted code is a code
+
+
+def test_what_only_names_the_platform_warns_the_rest_fails_with_the_evidence() -> None:
+    from harness.judge.security import judge_leaks
+
+    def verdict(text: str, code: str = "soap:Client") -> tuple[Verdict, str]:
+        fault = (f'<soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/">'
+                 f"<soap:Body><soap:Fault><faultcode>{code}</faultcode>"
+                 f"<faultstring>{text}</faultstring></soap:Fault></soap:Body></soap:Envelope>")
+        judged = judge_leaks(HttpResponse(500, (), fault.encode()))
+        assert judged is not None
+        return judged[0], judged[2]
+
+    assert verdict("The value could not be validated",
+                   "senv:Client.SchemaValidationError")[0] is Verdict.PASSED
+    assert verdict("Bad request", "soap:Server.Database.ConnectionError")[0] is Verdict.PASSED
+    assert verdict("System.ArgumentNullException: Value cannot be null.") == (
+        Verdict.WARNING, "exception type: 'System.ArgumentNullException: Value cannot be null.'")
+    for text, kind, quoted in (
+            ("Login failed: Server=db01;Database=School;Password=hunter2;", "connection string",
+             "Server=db01;Database=School"),
+            ("cannot reach mongodb://school:hunter2@10.0.4.2:27017/school", "connection string",
+             "mongodb://school:***@10.0.4.2"),
+            ("timeout calling 10.20.30.40:8080", "internal host name", "10.20.30.40"),
+            ("timeout calling grades.school.internal", "internal host name",
+             "grades.school.internal"),
+            ("TypeError: Cannot read properties of undefined\n    at Server._process "
+             "(/srv/app/node_modules/soap/lib/server.js:361:27)", "stack frame",
+             "at Server._process (/srv/app/node_modules/soap/lib/server.js:361:27)")):
+        judged, actual = verdict(text)
+        assert judged is Verdict.FAILED and f"{kind}: '{quoted}" in actual, (text, actual)
+        assert "hunter2" not in actual  # evidence of a leak, not the secret again
+    # versions, dotted numbers and .NET namespaces are no host names
+    assert verdict("Version 10.0.30319.42000, System.Internal.Foo")[0] is Verdict.PASSED

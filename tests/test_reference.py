@@ -264,7 +264,7 @@ def error_cases(contract: Contract, base: str) -> dict[str, tuple[HttpRequest, B
             f"non-integer {INT_PARAM} {b.value}": (
                 _request(contract, INT_OP, b, base, **{INT_PARAM: "x1"}), b, client),
             # (ASMX routes SOAP 1.1 by its SOAPAction and answers 200; the reference refuses
-            # a body that names no operation: README, serve section)
+            # a body that names no operation: docs/reference-implementation.md)
             f"unknown operation in body {b.value}": (_with_body(soap, soap.body.replace(
                 first_op.name.encode(), b"NoSuchOperation")), b, client),
             f"operation at the wrong endpoint {b.value}": (
@@ -311,7 +311,7 @@ def error_cases(contract: Contract, base: str) -> dict[str, tuple[HttpRequest, B
                                    Binding.HTTP_POST, ""),
         "markup in an extra field get": (HttpRequest("GET", get.url + "&x=%3Cq", get.headers),
                                          Binding.HTTP_GET, ""),
-        # (ASMX decodes it leniently and answers 200: README, serve section)
+        # (ASMX decodes it leniently and answers 200: docs/reference-implementation.md)
         "query not UTF-8 get": (HttpRequest("GET", get.url + "%FF", get.headers),
                                 Binding.HTTP_GET, ""),
         "over-size form post": (_with_body(post, b"a=" + b"x" * MAX_REQUEST_BYTES),

@@ -164,3 +164,40 @@ def test_layout_spreads_concurrency_over_processes() -> None:
     assert Layout.for_concurrency(8, cores=2) == Layout(2, 4)
     assert Layout.for_concurrency(1, cores=4) == Layout(1, 1)
     assert Layout.for_concurrency(5, cores=4) == Layout(4, 2)
+
+
+def _accepts_markup(contract: Contract, request) -> object:
+    """A stack without ASP.NET's request validation: every call answered as a success."""
+    call = classify(contract, request)
+    return build_response(contract, call.operation, call.binding)
+
+
+@pytest.mark.parametrize("binding", ["HTTP GET", "HTTP POST"])
+def test_a_markup_refusal_is_a_warning_in_replay_either_way(contract: Contract,
+                                                            reference_url: str,
+                                                            tmp_path: Path, binding: str) -> None:
+    """One verdict per behaviour (4.10): a recording of a stack that takes markup in a
+    GET/POST value, replayed against one that refuses it as ASP.NET does (the reference), and
+    the other way round, warns (GAP-VALUES, the REPLAY-* differences) and fails nothing."""
+    from traffic import exchange, request
+
+    from harness.contract.bindings import Binding
+
+    how = Binding.parse(binding)
+    markup = request(contract, "SendMarkNotes", how, variant=2)
+    accepted = Exchange(markup, _accepts_markup(contract, markup))
+    refused = exchange(contract, markup)
+    assert refused.response.status == 500 and b"potentially dangerous" in refused.response.body
+    with serve_fault(_accepts_markup) as accepting:
+        for recorded, target in ((accepted, reference_url), (refused, accepting)):
+            path = write_recording(tmp_path / f"{target.rsplit(':', 1)[1]}.jsonl", [recorded])
+            done = run_replay(path, "--target", target, "--json", tmp_path / "r.json")
+            assert done.returncode == 0, done.stdout + done.stderr
+            data = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+            warned = {f["rule"] for f in data["findings"] if f["verdict"] == "warning"}
+            assert data["counts"]["failed"] == 0 and "REPLAY-STATUS" in warned, data
+            status = next(f for f in data["findings"] if f["rule"] == "REPLAY-STATUS")
+            assert "request validation" in status["message"] and "4.10" in status["message"]
+            if target == reference_url:  # the new refusal is judged too: GAP-VALUES, not R4
+                assert "GAP-VALUES" in warned
+                assert data["rules"]["R4-STATUS"] == {"not applicable": 1}

@@ -25,7 +25,7 @@ def register(sub) -> None:
                    help="recording to append to (JSON Lines; created when missing)")
     p.add_argument("--mode", choices=("reverse", "regular"), default="reverse",
                    help="reverse: in front of --upstream (default); regular: an HTTP(S) proxy "
-                   "(HTTPS through mitmproxy's CA, see README)")
+                   "(HTTPS through mitmproxy's CA: docs, 'Capture mobile traffic')")
     p.add_argument("--no-redact", dest="redact", action="store_false",
                    help="record personal data as it is (the recording's header says so)")
     p.add_argument("--redact", dest="redact_names", action="append", default=[],

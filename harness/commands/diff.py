@@ -8,6 +8,7 @@ import sys
 from harness.commands import add_command
 from harness.commands.judging import add_profile_options, profile_of
 from harness.commands.options import (
+    MAX_CONCURRENCY,
     add_contract_options,
     add_send_options,
     check_outputs,
@@ -57,7 +58,7 @@ def register(sub) -> None:
     p.add_argument("--allure-dir", default="reports/allure-results", metavar="DIR",
                    help="write Allure results here for `harness report` "
                         "(default reports/allure-results; '' to skip)")
-    p.add_argument("--jobs", type=positive(int), default=8,
+    p.add_argument("--jobs", type=positive(int, MAX_CONCURRENCY), default=8,
                    help="requests in flight (default 8)")
     add_send_options(p)
     add_profile_options(p)

@@ -14,7 +14,7 @@ from harness.judge.profiles import DEFAULT_PROFILE, PROFILES, Profile
 
 def add_profile_options(p: argparse.ArgumentParser, *, config: bool = False) -> None:
     """--profile and --severity (and --config, for a command without the sending options)."""
-    g = p.add_argument_group("judging (README: 'Profiles')")
+    g = p.add_argument_group("judging (docs: 'Lint and replay', profiles)")
     if config:
         g.add_argument("--config", metavar="FILE",
                        help="settings file (default ./harness.toml, else [tool.harness] in "

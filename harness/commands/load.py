@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import signal
 import subprocess
 import sys
@@ -16,6 +17,8 @@ import sys
 from harness.commands import add_command
 from harness.commands.lint import add_report_options
 from harness.commands.options import (
+    MAX_CONCURRENCY,
+    MAX_SECONDS,
     add_contract_options,
     add_send_options,
     check_outputs,
@@ -23,6 +26,8 @@ from harness.commands.options import (
     contract_from,
     count,
     positive,
+    rate,
+    seconds,
     selection,
     send_options,
 )
@@ -58,12 +63,13 @@ def register(sub) -> None:
     when.add_argument("--max-wait", type=_non_negative, default=None, metavar="S",
                       help="clamp each recorded gap between requests to S seconds")
     mode = when.add_mutually_exclusive_group()
-    mode.add_argument("--rate", type=positive(float), default=None, metavar="R",
+    mode.add_argument("--rate", type=rate, default=None, metavar="R",
                       help="R requests per second overall instead of the recorded pace")
     mode.add_argument("--users", type=count, default=None, metavar="N",
                       help="closed model: N users in all, each sends its next request as soon "
                       "as its answer came back")
-    when.add_argument("--concurrency", type=count, default=100, metavar="N",
+    when.add_argument("--concurrency", type=positive(int, MAX_CONCURRENCY), default=100,
+                      metavar="N",
                       help="requests in flight at most per process in the open models "
                       "(default 100); when reached, the run falls behind and the lag says so")
     when.add_argument("--dry-run", action="store_true",
@@ -83,7 +89,8 @@ def register(sub) -> None:
     out.add_argument("--html", metavar="FILE", help="Locust's HTML report")
     out.add_argument("--fail-ratio", type=_ratio_or_zero, default=None, metavar="F",
                      help="exit 1 when more than this share of requests failed (0..1)")
-    out.add_argument("--p95-ms", type=positive(float), default=None, metavar="MS",
+    out.add_argument("--p95-ms", type=positive(float, MAX_SECONDS * 1000), default=None,
+                     metavar="MS",
                      help="exit 1 when the 95th percentile response time is above MS")
     out.add_argument("--web-port", type=_port, default=None, metavar="PORT",
                      help="Locust's web UI on 127.0.0.1:PORT during the run, and after it "
@@ -95,7 +102,7 @@ def register(sub) -> None:
     role.add_argument("--worker", action="store_true", help="be a worker of --master-host")
     dist.add_argument("--expect-workers", type=count, default=1, metavar="N",
                       help="the master starts once N workers are connected (default 1)")
-    dist.add_argument("--wait-workers", type=positive(float), default=120.0, metavar="S",
+    dist.add_argument("--wait-workers", type=seconds, default=120.0, metavar="S",
                       help="seconds the master waits for them (default 120)")
     dist.add_argument("--master-host", default="127.0.0.1", metavar="HOST",
                       help="the master a worker connects to (default 127.0.0.1)")
@@ -175,6 +182,8 @@ def _number(text: str, low: float, high: float | None, low_open: bool) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text} is not a finite number")
     if value < low or (low_open and value == low) or (high is not None and value > high):
         raise argparse.ArgumentTypeError(
             f"{text} is out of range ({'above' if low_open else 'at least'} {low:g}"
@@ -191,7 +200,7 @@ def _ratio_or_zero(text: str) -> float:
 
 
 def _non_negative(text: str) -> float:
-    return _number(text, 0.0, None, False)
+    return _number(text, 0.0, MAX_SECONDS, False)
 
 
 def _port(text: str) -> int:

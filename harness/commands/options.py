@@ -14,6 +14,7 @@ too; ``contract_for_target`` reads the namespace from the target's ?WSDL when no
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from collections.abc import Callable
@@ -40,17 +41,61 @@ def count(text: str) -> int:
     return value
 
 
-def positive(kind: Callable[[str], Any]) -> Callable[[str], Any]:
-    """An argparse type: a number of ``kind`` above 0."""
+#: The longest deadline or wait any option takes, in seconds (a day): past it a number is a
+#: typo, and past ~1e9 the OS's timers overflow (``--timeout 1e308`` was an OverflowError).
+MAX_SECONDS = 86_400.0
+#: The most requests in flight (or jobs) any option takes.
+MAX_CONCURRENCY = 10_000
+#: The slowest ``--rate`` (requests per second): one request every ~17 minutes.
+MIN_RATE = 0.001
+#: The fastest ``--rate``.
+MAX_RATE = 1_000_000.0
+
+
+def positive(kind: Callable[[str], Any], most: float | None = None) -> Callable[[str], Any]:
+    """An argparse type: a finite number of ``kind`` above 0 (and at most ``most``)."""
     def parse(text: str) -> Any:
         try:
             value = kind(text)
-        except ValueError:
+        except (ValueError, OverflowError):
             raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"{text} is not a finite number")
         if value <= 0:
             raise argparse.ArgumentTypeError(f"{text} must be above 0")
+        if most is not None and value > most:
+            raise argparse.ArgumentTypeError(f"{text} is too large (at most {most:g})")
         return value
     return parse
+
+
+def seconds(text: str) -> float:
+    """An argparse type: a duration above 0, at most MAX_SECONDS."""
+    return positive(float, MAX_SECONDS)(text)
+
+
+def rate(text: str) -> float:
+    """An argparse type: requests per second, MIN_RATE to MAX_RATE."""
+    value = positive(float, MAX_RATE)(text)
+    if value < MIN_RATE:
+        raise argparse.ArgumentTypeError(
+            f"{text} is too slow (at least {MIN_RATE:g} requests per second)")
+    return value
+
+
+def rate_or_zero(text: str) -> float:
+    """An argparse type: ``rate``, or 0 for no limit."""
+    try:
+        if float(text) == 0:
+            return 0.0
+    except ValueError:
+        pass
+    return rate(text)
+
+
+def megabytes(text: str) -> float:
+    """An argparse type: a size in MB above 0, at most 1 TB."""
+    return positive(float, 1024.0 * 1024.0)(text)
 
 
 def header(text: str) -> tuple[str, str]:
@@ -66,17 +111,17 @@ def add_send_options(p: argparse.ArgumentParser, *,
                      timeout: float = defaults.DEFAULT_TIMEOUT) -> None:
     """The sending and selection options (see the module docstring); ``timeout`` is the
     command's default deadline (probe's is its ROB-TIME bound)."""
-    g = p.add_argument_group("sending (the same on every command that sends; README: "
-                             "'Certify your staging')")
+    g = p.add_argument_group("sending (the same on every command that sends; docs: "
+                             "'Certify your staging in CI')")
     g.add_argument("--config", metavar="FILE",
                    help="settings file (default ./harness.toml, else [tool.harness] in "
                         "./pyproject.toml); flags override it")
-    g.add_argument("--timeout", type=positive(float), default=timeout,
+    g.add_argument("--timeout", type=seconds, default=timeout,
                    metavar="S", help="total seconds per request: connect, headers and the whole "
                    f"body (default {timeout:g}); after "
                    f"{defaults.DEFAULT_MAX_FAILURES} requests in a row without an answer the run "
                    "stops (exit 2)")
-    g.add_argument("--max-response-mb", type=positive(float), metavar="N",
+    g.add_argument("--max-response-mb", type=megabytes, metavar="N",
                    default=defaults.DEFAULT_MAX_RESPONSE_MB,
                    help="a response body above N MB (counted decoded) is a finding "
                         f"{defaults.RESPONSE_SIZE_RULE} "

@@ -12,6 +12,8 @@ from harness.commands.options import (
     add_send_options,
     check_outputs,
     contract_for_target,
+    rate_or_zero,
+    seconds,
     selection,
     send_options,
 )
@@ -36,9 +38,9 @@ def register(sub) -> None:
     add_contract_options(p)
     p.add_argument("--max-requests", type=int, default=1500, metavar="N",
                    help="send at most N requests, plain calls included (default 1500)")
-    p.add_argument("--max-time", type=float, default=60.0, metavar="SECONDS",
+    p.add_argument("--max-time", type=seconds, default=60.0, metavar="SECONDS",
                    help="start no case after SECONDS (default 60)")
-    p.add_argument("--rate", type=float, default=0.0, metavar="PER_SECOND",
+    p.add_argument("--rate", type=rate_or_zero, default=0.0, metavar="PER_SECOND",
                    help="at most PER_SECOND requests a second (default: as fast as answered, "
                         "one at a time)")
     p.add_argument("--seed", type=int, metavar="N",

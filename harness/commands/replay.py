@@ -9,11 +9,13 @@ from harness.commands import add_command
 from harness.commands.judging import add_profile_options, profile_of
 from harness.commands.lint import add_report_options, broken_line_printer, write_outputs
 from harness.commands.options import (
+    MAX_CONCURRENCY,
     add_contract_options,
     add_send_options,
     check_outputs,
     contract_for_target,
     positive,
+    rate,
     require,
     selection,
     send_options,
@@ -31,9 +33,9 @@ def register(sub) -> None:
     p.add_argument("--target", metavar="URL",
                    help="base URL of the implementation to replay against (required, as a flag "
                         "or in the config file)")
-    p.add_argument("--concurrency", type=positive(int), default=8, metavar="N",
+    p.add_argument("--concurrency", type=positive(int, MAX_CONCURRENCY), default=8, metavar="N",
                    help="requests in flight (default 8), spread over one process per core")
-    p.add_argument("--rate", type=positive(float), default=None, metavar="R",
+    p.add_argument("--rate", type=rate, default=None, metavar="R",
                    help="at most R requests per second overall (default: no limit)")
     p.add_argument("--ignore", action="append", default=[], metavar="PATH_GLOB",
                    help="element path pattern not compared, e.g. '*/Timestamp' (repeatable)")

@@ -627,7 +627,10 @@ def read_response(op: Operation, binding: Binding, response: HttpResponse) -> Re
 
 def _fault_fields(fault: etree._Element) -> tuple[str | None, str | None]:
     """(code, reason) of a SOAP 1.1 or 1.2 fault; the code's prefix resolved to its local part."""
-    texts = {local_name(e): (e.text or "").strip() for e in fault.iter() if isinstance(e.tag, str)}
+    texts: dict[str, str] = {}
+    for e in fault.iter():  # the first of a name: Code/Value, not a Subcode's Value
+        if isinstance(e.tag, str):
+            texts.setdefault(local_name(e), (e.text or "").strip())
     code = texts.get("faultcode") or texts.get("Value")
     reason = texts.get("faultstring") or texts.get("Text")
     if code and ":" in code:

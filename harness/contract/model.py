@@ -324,12 +324,17 @@ def _json(value: Any) -> str:
 
 def load(path: str | Path) -> Contract:
     """The contract in JSON file ``path``."""
+    from harness.files import CONTRACT_LIMIT, read_limited
+
+    raw = read_limited(path, CONTRACT_LIMIT, "contract")
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise UsageError(f"cannot read contract {path}: {exc}") from None
     try:
         data = json.loads(text)
     except ValueError as exc:
         raise UsageError(f"contract {path} is not JSON: {exc}") from None
+    except RecursionError:
+        raise UsageError(f"contract {path} is nested too deeply") from None
     return from_dict(data, str(path))

@@ -93,11 +93,12 @@ class Values:
         if isinstance(source, Mapping):
             return cls(_checked(contract, source, "[values]"))
         as_json = str(source).lower().endswith(".json")
+        from harness.files import VALUES_LIMIT, read_limited
+
+        raw = read_limited(source, VALUES_LIMIT, "--values")
         try:
-            text = Path(source).read_text(encoding="utf-8")
+            text = raw.decode("utf-8")
             data = json.loads(text) if as_json else tomllib.loads(text)
-        except OSError as exc:
-            raise UsageError(f"--values {source}: {exc.strerror or exc}") from None
         except (ValueError, UnicodeDecodeError, RecursionError) as exc:
             raise UsageError(f"--values {source}: not {'JSON' if as_json else 'TOML'} "
                              f"({str(exc)[:200]})") from None

@@ -91,13 +91,11 @@ def read_source(source: str, timeout: float = 30.0) -> tuple[str, bytes]:
     """(location, bytes) of a WSDL given as a URL (``?WSDL`` added when missing) or a file."""
     if source.lower().startswith(("http://", "https://")):
         return _fetch(source if "?" in source else f"{source}?WSDL", timeout)
+    from harness.files import read_limited
+
     path = Path(source)
-    try:
-        if path.stat().st_size > MAX_WSDL_BYTES:
-            raise UsageError(f"WSDL {source} is larger than {MAX_WSDL_BYTES} bytes")
-        return path.resolve().as_uri(), path.read_bytes()
-    except OSError as exc:
-        raise UsageError(f"cannot read WSDL {source}: {exc.strerror or exc}") from None
+    document = read_limited(path, MAX_WSDL_BYTES, "WSDL")  # a pipe too: never read whole
+    return path.resolve().as_uri(), document
 
 
 def _fetch(url: str, timeout: float) -> tuple[str, bytes]:

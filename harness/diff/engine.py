@@ -34,6 +34,7 @@ from harness.judge.causes import (
 from harness.judge.compare import Difference, compare_responses, ignored_path
 from harness.judge.findings import Finding, Report, Verdict
 from harness.judge.profiles import Profile
+from harness.judge.request_validation import EXPLANATION, markup_refused
 from harness.judge.security import judge_leaks
 from harness.judge.sending import RULE_TITLES, size_finding, transport_finding
 from harness.traffic.exchange import Exchange, HttpRequest, HttpResponse
@@ -232,7 +233,8 @@ class Diff:
                   "diffs": [[d.kind, d.path, d.expected, d.actual, d.warning,
                              words_of(d, PRIMARY_ANSWERS)]
                             for d in sorted(answered.differences,
-                                            key=lambda d: d.kind == "content-type")]}
+                                            key=lambda d: d.kind == "content-type")],
+                  "permitted": _permitted(answered) if answered.differences else None}
         self._spill.write(json.dumps(record, ensure_ascii=False) + "\n")
         for difference in answered.differences:
             self._keep_example(answered, difference)
@@ -301,6 +303,7 @@ class Diff:
             else:
                 kept.append((difference, words))
         at = {"index": record["index"], "source": record["source"]}
+        permitted = record.get("permitted")  # differences the spec leaves open: warnings
         status = status_difference([d for d, _ in kept])
         if status is not None:
             cause = status_cause(status.expected, status.actual, PRIMARY_ANSWERS)
@@ -317,12 +320,13 @@ class Diff:
             place.rules[rule] += 1
             kind, path = difference.kind, difference.path
             self.report.add(Finding(
-                rule, Verdict.WARNING if difference.warning else Verdict.FAILED, *where,
-                expected=_show(difference.expected, path),
-                actual=_show(difference.actual, path), message=difference.describe(),
+                rule, Verdict.WARNING if difference.warning or permitted else Verdict.FAILED,
+                *where, expected=_show(difference.expected, path),
+                actual=_show(difference.actual, path),
+                message=permitted or difference.describe(),
                 extra={"primary": difference.expected, "candidate": difference.actual,
                        "path": path, "kind": kind, "request": record["request"]},
-                cause=causes[difference.warning], **at))
+                cause=EXPLANATION if permitted else causes[difference.warning], **at))
         if failed - {"DIFF-FAULT-REASON"}:
             place.differing += 1
         for rule in CASE_RULES:
@@ -357,6 +361,16 @@ class Diff:
         examples = list(chosen.values())
         self.report.meta["examples"] = examples
         return examples
+
+
+def _permitted(answered: Answered) -> str | None:
+    """Why the case's differences are warnings only, when they are: one side's answer is
+    ASP.NET's request validation refusing markup in a value, which the spec leaves open
+    (4.10): the same verdict as certify's, lint's and replay's."""
+    refused = next((found for role in (PRIMARY, CANDIDATE)
+                    if (found := markup_refused(answered.requests[role],
+                                                answered.responses[role]))), None)
+    return f"{EXPLANATION}: {refused}" if refused else None
 
 
 def _reported(request: HttpRequest, response: HttpResponse) -> dict[str, Any]:

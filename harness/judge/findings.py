@@ -429,10 +429,11 @@ def _baseline_key(data: Mapping[str, Any]) -> tuple[Any, ...]:
 
 def load_baseline(path: str | Path) -> frozenset[tuple[Any, ...]]:
     """The failures and warnings of an earlier JSON report, as baseline keys."""
+    from harness.files import BASELINE_LIMIT, read_limited
+
+    raw = read_limited(path, BASELINE_LIMIT, "baseline")
     try:
-        data = json.loads(Path(path).read_bytes())
-    except OSError as exc:
-        raise UsageError(f"baseline {path}: {exc.strerror or exc}") from None
+        data = json.loads(raw)
     except (ValueError, RecursionError):
         raise UsageError(f"baseline {path} is not a JSON report (--json of an earlier run)"
                          ) from None

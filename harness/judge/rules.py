@@ -39,8 +39,10 @@ from harness.contract.structure import check as check_structure
 from harness.contract.structure import signature
 from harness.contract.xmlsafe import element_children, local_name, namespace
 from harness.errors import ClassificationError, ServiceDescription
+from harness.judge import request_validation
 from harness.judge.findings import DESCRIPTION, Finding, Verdict
 from harness.judge.profiles import Profile
+from harness.judge.request_validation import markup_refused
 from harness.judge.security import judge_leaks
 from harness.traffic.exchange import (
     Exchange,
@@ -156,11 +158,16 @@ class Case:
 
     @cached_property
     def values_refused(self) -> bool:
-        """This call failed while the same call with plain values succeeded: the target
-        refuses these values, which the spec leaves open (4.10). Judged from behaviour."""
+        """The target refuses these values, which the spec leaves open (4.10): this call failed
+        while the same call with plain values (the control, certify's) succeeded; without a
+        control (a recording), when the answer is ASP.NET's request validation refusing markup
+        in a value (``request_validation``)."""
         response, control = self.response, self.control
-        return (response is not None and response.status != 200 and control is not None
-                and control.response is not None and control.response.status == 200)
+        if response is None or response.status == 200:
+            return False
+        if control is None:
+            return markup_refused(self.request, response) is not None
+        return control.response is not None and control.response.status == 200
 
     @cached_property
     def payloads(self) -> list[etree._Element] | None:
@@ -625,7 +632,8 @@ def status_ok(case: Case) -> Iterator[Outcome]:
 def allowed_values(case: Case) -> Iterator[Outcome]:
     """4.10: allowed values are not shown. A target may refuse values (ASP.NET's request
     validation refuses markup in GET/POST values) as long as the same call with the spec's
-    plain values succeeds: certify makes that call, and the refusal is a permitted deviation."""
+    plain values succeeds: certify makes that call, and the refusal is a permitted deviation.
+    A recording holds no such call: there ASP.NET's refusal of markup is recognised itself."""
     if (na := _response_outcome(case)) is not None:
         yield na
         return
@@ -633,6 +641,10 @@ def allowed_values(case: Case) -> Iterator[Outcome]:
     assert response is not None
     if response.status == 200:
         yield passed("HTTP 200", "HTTP 200")
+    elif case.values_refused and case.control is None:
+        yield warning("HTTP 200", failure_cause(response, case.reading, width=100),
+                      f"{request_validation.EXPLANATION}: "
+                      f"{markup_refused(case.request, response)}")
     elif case.values_refused:
         line = failure_cause(response, case.reading, width=100)
         yield warning("HTTP 200", line,
@@ -918,7 +930,8 @@ CATALOGUE: tuple[Rule, ...] = (
     Rule("V2-NO-VERSION-SEGMENT", "9.2", "no version segment in the path",
          Level.MANDATORY, Side.REQUEST, no_version_segment),
     Rule("SEC-LEAK", "7", "an error answer leaks no implementation detail (stack frames, "
-         "exception types, source paths, SQL text, framework version)",
+         "source paths, SQL text, connection strings, internal host names; exception types, "
+         "framework version)",
          Level.PERMITTED, Side.RESPONSE, no_leak),
 )
 

@@ -18,7 +18,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
-from itertools import batched, islice
+from itertools import batched
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -28,10 +28,21 @@ from harness.contract.bindings import Binding
 from harness.errors import RecordingError, RunStopped
 from harness.judge.findings import Finding, Report, Verdict, example_text
 from harness.traffic.exchange import Exchange
-from harness.traffic.recording import FORMAT_VERSION, read_exchanges, read_header
+from harness.traffic.recording import (
+    FORMAT_VERSION,
+    HEADER_LIMIT,
+    lines_of,
+    read_exchanges,
+    read_header,
+    too_long,
+)
 
 #: Inputs smaller than this are judged in the calling process: starting workers costs more.
 SMALL_INPUT_BYTES = 2 * 1024 * 1024
+#: A chunk ends at its ``size`` lines or once its lines hold this many bytes, whichever comes
+#: first: memory follows bytes, not line counts (a recording of 1 MB lines stays as flat as
+#: one of 2 KB lines; at most 2 chunks per worker are in flight).
+CHUNK_BYTES = 8 * 1024 * 1024
 _KEPT = (Verdict.FAILED, Verdict.WARNING)
 
 
@@ -58,8 +69,11 @@ class Chunk:
     source: str
     #: Line number of the first item in its file (native recordings); 0 for HAR exchanges.
     first_line: int
-    #: Raw JSON lines of a native recording, or exchanges read from a HAR file.
-    items: list[bytes] | list[Exchange]
+    #: Raw JSON lines of a native recording (None: a line over MAX_LINE_BYTES, skipped), or
+    #: exchanges read from a HAR file.
+    items: list[bytes | None] | list[Exchange]
+    #: Broken HAR entries met while reading this chunk's exchanges (said, counted).
+    broken: tuple[str, ...] = ()
 
 
 @dataclass
@@ -83,25 +97,41 @@ class ChunkResult:
 # ------------------------------------------------------------------------------------ input
 
 
-def chunks(paths: Iterable[str | Path], size: int) -> Iterator[Chunk]:
-    """The recordings' exchanges in chunks of ``size``, file after file, never all at once."""
+def chunks(paths: Iterable[str | Path], size: int, max_bytes: int = CHUNK_BYTES
+           ) -> Iterator[Chunk]:
+    """The recordings' exchanges in chunks of ``size`` lines or ``max_bytes`` bytes, file after
+    file, never all at once."""
     for path in map(Path, paths):
         if not path.is_file():
             raise RecordingError(f"recording {path} does not exist or is not a file")
         header = read_header(path)
         if header is None:  # HAR: harness.traffic.har reads and checks it
-            for batch in batched(read_exchanges([path]), size):
-                yield Chunk(str(path), 0, list(batch))
+            yield from _har_chunks(path, size)
             continue
         if header.get("version") != FORMAT_VERSION:
             raise RecordingError(f"{path}: recording format version {header.get('version')}"
                                  f" is not supported (this harness reads {FORMAT_VERSION})")
         with path.open("rb") as f:
-            f.readline()  # header
-            number = 2
-            while lines := list(islice(f, size)):
+            f.readline(HEADER_LIMIT)  # header
+            number, lines, held = 2, [], 0
+            for line in lines_of(f):
+                lines.append(line)
+                held += len(line) if line is not None else 0
+                if len(lines) >= size or held >= max_bytes:
+                    yield Chunk(str(path), number, lines)
+                    number, lines, held = number + len(lines), [], 0
+            if lines:
                 yield Chunk(str(path), number, lines)
-                number += len(lines)
+
+
+def _har_chunks(path: Path, size: int) -> Iterator[Chunk]:
+    broken: list[str] = []
+    exchanges = read_exchanges([path], on_broken=lambda _p, _n, reason: broken.append(reason))
+    for batch in batched(exchanges, size):
+        yield Chunk(str(path), 0, list(batch), tuple(broken))
+        broken.clear()
+    if broken:
+        yield Chunk(str(path), 0, [], tuple(broken))
 
 
 def input_bytes(paths: Iterable[str | Path]) -> int:
@@ -122,7 +152,7 @@ def _start(job: Job) -> None:
 def process(chunk: Chunk) -> ChunkResult:
     """Decode, judge and tally one chunk (in whichever process holds the job)."""
     assert _job is not None, "the job is not set up in this process"
-    result = ChunkResult(chunk.source)
+    result = ChunkResult(chunk.source, broken=list(chunk.broken))
     decoded = _decode(chunk, result)
     chosen = getattr(_job, "chosen", None)  # a job may leave exchanges out (--operation...)
     exchanges = decoded if chosen is None else [e for e in decoded if chosen(e)]
@@ -191,6 +221,9 @@ def _decode(chunk: Chunk, result: ChunkResult) -> list[Exchange]:
         if isinstance(item, Exchange):
             item.index, item.source = position, chunk.source
             exchanges.append(item)
+            continue
+        if item is None:
+            result.broken.append(too_long(f"{chunk.source}:{chunk.first_line + offset}"))
             continue
         if not item.strip():
             continue

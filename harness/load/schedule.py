@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 from harness.errors import UsageError
 
+#: The slowest and fastest ``--speed``: a recorded second lasts at most ~17 minutes.
+MIN_SPEED, MAX_SPEED = 0.001, 1_000_000.0
 _SPEED = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(%|x)?\s*$", re.IGNORECASE)
 
 
@@ -26,8 +28,8 @@ def parse_speed(text: str) -> float:
     if not match:
         raise UsageError(f"--speed {text!r} is not a factor (2, 0.5) or a percentage (200%)")
     value = float(match.group(1)) / (100.0 if match.group(2) == "%" else 1.0)
-    if value <= 0:
-        raise UsageError(f"--speed {text} must be above 0")
+    if not MIN_SPEED <= value <= MAX_SPEED:
+        raise UsageError(f"--speed {text} is out of range ({MIN_SPEED:g} to {MAX_SPEED:g})")
     return value
 
 

@@ -19,7 +19,8 @@ from harness.judge.security import judge_leaks, shorten
 from harness.probe.cases import CANARY, Expect, Family, ProbeCase
 from harness.traffic.exchange import HttpResponse, media_type
 
-#: Fault codes each SOAP version defines (SOAP 1.1 section 4.4.1, SOAP 1.2 part 1 5.4.6).
+#: Fault codes each SOAP version defines (SOAP 1.1 section 4.4.1, SOAP 1.2 part 1 5.4.6); a
+#: SOAP 1.1 code may be extended with dots (``Client.Authentication``).
 FAULT_CODES = {Binding.SOAP11: {"Client", "Server", "VersionMismatch", "MustUnderstand"},
                Binding.SOAP12: {"Sender", "Receiver", "VersionMismatch", "MustUnderstand",
                                 "DataEncodingUnknown"}}
@@ -64,8 +65,8 @@ def _text(response: HttpResponse) -> str:
 
 
 def sec_leak(case: ProbeCase, answer: Answer, bound: float) -> Outcome:
-    """No answer leaks implementation detail (security.judge_leaks); a framework version only
-    is a warning (stock ASP.NET sends it with custom errors on)."""
+    """No answer leaks implementation detail (security.judge_leaks); what only names the
+    platform (a framework version, an exception type) is a warning."""
     if answer.response is None:
         return not_applicable("no answer")
     judged = judge_leaks(answer.response)
@@ -132,10 +133,16 @@ def _soap_error_shape(case: ProbeCase, response: HttpResponse) -> Outcome:
         return failed(f"a {case.binding.label} fault", actual)
     if media_type(response.content_type) != media_type(version.soap_content_type):
         return failed(f"a {version.label} fault as {version.soap_content_type}", actual)
-    if reading.fault_code not in FAULT_CODES[version]:
+    if _base_code(reading.fault_code, version) not in FAULT_CODES[version]:
         return failed(f"a {version.label} fault code ({', '.join(sorted(FAULT_CODES[version]))})",
                       actual)
     return passed(f"a {version.label} fault", actual)
+
+
+def _base_code(code: str, version: Binding) -> str:
+    """The code a SOAP 1.1 fault code extends: ``Client.ValidationError`` is a ``Client``
+    fault (SOAP 1.1 section 4.4.1: "Client.Authentication"); SOAP 1.2 extends by Subcode."""
+    return code.split(".", 1)[0] if version is Binding.SOAP11 else code
 
 
 def rejects_invalid(case: ProbeCase, answer: Answer, bound: float) -> Outcome:
@@ -160,8 +167,9 @@ class ProbeRule:
 PROBE_RULES: tuple[ProbeRule, ...] = (
     ProbeRule("SEC-ENTITY", "no entity is expanded (canary) and no DTD is processed",
               sec_entity),
-    ProbeRule("SEC-LEAK", "no answer leaks implementation detail (stack frames, exception "
-              "types, source paths, SQL text; a framework version is a warning)", sec_leak),
+    ProbeRule("SEC-LEAK", "no answer leaks implementation detail (stack frames, source paths, "
+              "SQL text, connection strings, internal host names; a framework version or an "
+              "exception type only names the platform: a warning)", sec_leak),
     ProbeRule("ROB-NO-CRASH", "the target answers a plain call after each hostile one and "
               "never resets a connection where an answer is due", no_crash),
     ProbeRule("ROB-TIME", "every hostile request is answered within the bound (--timeout, "

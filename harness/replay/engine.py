@@ -37,6 +37,7 @@ from harness.judge.causes import (
 from harness.judge.compare import Difference, compare_responses
 from harness.judge.findings import Finding, Report, Verdict
 from harness.judge.profiles import Profile
+from harness.judge.request_validation import EXPLANATION, markup_refused
 from harness.judge.rules import SPEC, Side, described, judge, judge_case, read_case, titles
 from harness.judge.sending import RULE_TITLES, no_answer_cause, size_finding
 from harness.judge.streaming import ANSWER, ANSWERED_IN, ChunkResult, Tally, run
@@ -313,7 +314,8 @@ def check_replayed(exchange: Exchange, response: HttpResponse, contract: Contrac
             for rule in _COMPARED:
                 tally[rule, operation, binding, Verdict.PASSED] += 1
         else:
-            compared = comparison_findings(exchange, operation, binding, diffs)
+            compared = comparison_findings(exchange, operation, binding, diffs,
+                                           _permitted(exchange, response))
             judged, compared = _one_cause(judged, compared)
     if tally is not None and compared:
         for f in compared:
@@ -340,19 +342,33 @@ def _one_cause(judged: list[Finding], compared: list[Finding]
 RECORDED = "the recording has"
 
 
+def _permitted(exchange: Exchange, response: HttpResponse) -> str | None:
+    """Why the differences of ``response`` from the recorded one are permitted, when they
+    are: one of them is ASP.NET's request validation refusing markup in a value (4.10), a
+    warning in every command."""
+    refused = (markup_refused(exchange.request, response)
+               or markup_refused(exchange.request, exchange.response))
+    return f"{EXPLANATION}: {refused}" if refused else None
+
+
 def comparison_findings(exchange: Exchange, operation: str | None, binding: str | None,
-                        diffs: Sequence[Difference]) -> list[Finding]:
+                        diffs: Sequence[Difference], permitted: str | None = None
+                        ) -> list[Finding]:
     """One finding per difference, each with the call's one cause; a passed finding for each
     compared aspect without one. When the status differs it is the cause, and the other
-    aspects are not applicable because of it (not one more failure each)."""
+    aspects are not applicable because of it (not one more failure each). ``permitted``: why
+    the differences are warnings only (``_permitted``), then their cause."""
     findings = []
     differing = set()
     status = status_difference(diffs)
     if status is not None:
-        cause = status_cause(status.expected, status.actual, RECORDED)
-        findings.append(_finding(exchange, "REPLAY-STATUS", Verdict.FAILED, operation, binding,
-                                 str(status.expected), str(status.actual), status.describe(),
-                                 cause=cause, difference=status.kind))
+        cause = EXPLANATION if permitted else status_cause(status.expected, status.actual,
+                                                            RECORDED)
+        findings.append(_finding(exchange, "REPLAY-STATUS",
+                                 Verdict.WARNING if permitted else Verdict.FAILED, operation,
+                                 binding, str(status.expected), str(status.actual),
+                                 permitted or status.describe(), cause=cause,
+                                 difference=status.kind))
         return findings + [
             _finding(exchange, rule, Verdict.NOT_APPLICABLE, operation, binding,
                      message=status_consequence(status), cause=cause)
@@ -364,9 +380,9 @@ def comparison_findings(exchange: Exchange, operation: str | None, binding: str 
         rule = replay_rule(diff.kind)
         differing.add(rule)
         findings.append(_finding(
-            exchange, rule, Verdict.WARNING if diff.warning else Verdict.FAILED, operation,
-            binding, str(diff.expected), str(diff.actual), diff.describe(),
-            cause=causes[diff.warning],
+            exchange, rule, Verdict.WARNING if diff.warning or permitted else Verdict.FAILED,
+            operation, binding, str(diff.expected), str(diff.actual),
+            permitted or diff.describe(), cause=EXPLANATION if permitted else causes[diff.warning],
             difference=diff.kind, **({"path": diff.path} if diff.path else {})))
     findings += [_finding(exchange, rule, Verdict.PASSED, operation, binding, "as recorded",
                           "as recorded") for rule in _COMPARED if rule not in differing]

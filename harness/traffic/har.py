@@ -11,8 +11,10 @@ bytes, and as base64 otherwise (``content.encoding: "base64"`` for responses, an
 their order and case. Our own fields (recording index, classification) go in ``_harness``, a
 custom field that HAR viewers ignore.
 
-Reading: a HAR file is one JSON object, so it is loaded whole (``json.load``); the exchanges
-are then yielded one by one. Recordings that must stay flat in memory are JSON Lines.
+Reading: a HAR file is one JSON object, so it is loaded whole (``json.load``), at most
+``MAX_HAR_BYTES`` (a ``.zhar`` at most ``MAX_INFLATED`` inflated, checked as it inflates); the
+exchanges are then yielded one by one, a broken entry skipped and named as a broken line of a
+recording is. Recordings that must stay flat in memory are JSON Lines.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import contextlib
 import json
 import os
 import zlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from http.cookies import CookieError, SimpleCookie
 from pathlib import Path
@@ -194,28 +196,52 @@ def _iso(epoch: float | None) -> str:
 # ------------------------------------------------------------------------------------- read
 
 
-def read_har(path: str | Path) -> Iterator[Exchange]:
-    """Every entry of the HAR file at ``path`` as an Exchange (index 1-based, source = path).
+def read_har(path: str | Path, *, skip_broken: bool = True,
+             on_broken: Callable[[Path, int, str], None] | None = None) -> Iterator[Exchange]:
+    """Every entry of the HAR file at ``path`` as an Exchange (index 1-based over the entries
+    read, source = path).
 
-    Anything that is not HAR 1.x is a one-line RecordingError.
+    A file that is not HAR 1.x is a one-line RecordingError. A broken entry (no request,
+    headers that are not a list, bad base64, a status that is no number...) is skipped and
+    reported through ``on_broken(path, entry_number, reason)``, as a broken line of a
+    recording is; with ``skip_broken=False`` it is a RecordingError.
     """
     path = Path(path)
     entries = _load_entries(path)
+    index = 0
     for number, entry in enumerate(entries, start=1):
         try:
-            yield exchange_from_entry(entry, index=number, source=str(path))
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise RecordingError(f"{path}: HAR entry {number} is broken "
-                                 f"({type(exc).__name__}: {exc})") from None
+            exchange = exchange_from_entry(entry, index=index + 1, source=str(path))
+        except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as exc:
+            reason = (f"{path}: HAR entry {number} is broken "
+                      f"({type(exc).__name__}: {' '.join(str(exc).split())[:120]})")
+            if not skip_broken:
+                raise RecordingError(reason) from None
+            if on_broken:
+                on_broken(path, number, reason)
+            continue
+        index += 1
+        yield exchange
+
+
+#: A HAR file is read whole (one JSON document): past this size it is refused with one line
+#: (recordings that big belong in JSON Lines, which every reader streams).
+MAX_HAR_BYTES = 256 << 20
 
 
 def _load_entries(path: Path) -> list[Any]:
     try:
-        raw = path.read_bytes()
+        with path.open("rb") as f:
+            head = f.read(1)
+            if head == b"\x78" or path.suffix.lower() == ".zhar":  # mitmproxy's zlib HAR
+                raw = _inflate(path, head, f)
+            else:
+                raw = head + f.read(MAX_HAR_BYTES)
+                if f.read(1):
+                    raise RecordingError(f"{path} is larger than {MAX_HAR_BYTES >> 20} MiB: a "
+                                         "HAR file is read whole; record JSON Lines instead")
     except OSError as exc:
         raise RecordingError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if raw[:1] == b"\x78" or path.suffix.lower() == ".zhar":  # mitmproxy's zlib-compressed HAR
-        raw = _inflate(path, raw)
     try:
         data = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -234,19 +260,33 @@ def _load_entries(path: Path) -> list[Any]:
 
 
 #: A .zhar inflates to at most this much: a small file must not become unbounded memory.
-MAX_INFLATED = 1 << 30
+MAX_INFLATED = 256 << 20
+#: Compressed bytes read, and inflated bytes made, per step: the cap is checked as it streams.
+_STEP = 1 << 20
 
 
-def _inflate(path: Path, raw: bytes) -> bytes:
-    """A .zhar's HAR text; raw bytes that are not zlib data are returned as they are."""
+def _inflate(path: Path, head: bytes, f: IO[bytes]) -> bytes | bytearray:
+    """A .zhar's HAR text, inflated step by step and refused as soon as it passes
+    MAX_INFLATED (never more than a step past it in memory); a file that is not zlib data is
+    returned as it is (within MAX_HAR_BYTES)."""
     inflater = zlib.decompressobj()
+    out = bytearray()
+    pending = head + f.read(_STEP)
     try:
-        data = inflater.decompress(raw, MAX_INFLATED)
+        while pending:
+            out += inflater.decompress(pending, _STEP)
+            if len(out) > MAX_INFLATED:
+                raise RecordingError(f"{path} inflates to more than {MAX_INFLATED >> 20} MiB")
+            pending = inflater.unconsumed_tail or (b"" if inflater.eof else f.read(_STEP))
     except zlib.error:
+        if out:
+            raise RecordingError(f"{path}: broken zlib data after {len(out)} bytes") from None
+        f.seek(0)
+        raw = f.read(MAX_HAR_BYTES + 1)
+        if len(raw) > MAX_HAR_BYTES:
+            raise RecordingError(f"{path} is larger than {MAX_HAR_BYTES >> 20} MiB") from None
         return raw
-    if inflater.unconsumed_tail:
-        raise RecordingError(f"{path} inflates to more than {MAX_INFLATED >> 20} MiB")
-    return data
+    return out  # json.loads reads a bytearray as it is: no second copy
 
 
 def exchange_from_entry(entry: Mapping[str, Any], *, index: int | None = None,

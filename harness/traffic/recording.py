@@ -89,7 +89,7 @@ class RecordingWriter:
 
 
 #: A header line is a few hundred bytes; a longer first line is not one (a one-line HAR).
-_HEADER_LIMIT = 64 * 1024
+HEADER_LIMIT = 64 * 1024
 
 
 def read_header(path: str | Path) -> dict[str, Any] | None:
@@ -98,7 +98,7 @@ def read_header(path: str | Path) -> dict[str, Any] | None:
     Only the first line is read and decoded: a bad byte further on is that line's problem."""
     try:
         with Path(path).open("rb") as f:
-            first = f.readline(_HEADER_LIMIT)
+            first = f.readline(HEADER_LIMIT)
     except OSError as exc:
         raise RecordingError(f"cannot read {path}: {exc.strerror or exc}") from None
     try:
@@ -115,7 +115,8 @@ def read_exchanges(paths: Iterable[str | Path], *, skip_broken: bool = True,
     """Every exchange of every file, streamed, each with its 1-based index and source.
 
     Native recordings and HAR 1.2 files are both accepted. A broken line (a crash mid-write)
-    is skipped and reported through ``on_broken(path, line_number, reason)``.
+    or HAR entry is skipped and reported through ``on_broken(path, line_number, reason)``
+    (for HAR, the entry's number).
     """
     for path in paths:
         path = Path(path)
@@ -125,7 +126,7 @@ def read_exchanges(paths: Iterable[str | Path], *, skip_broken: bool = True,
         if header is None:
             from harness.traffic.har import read_har
 
-            yield from read_har(path)
+            yield from read_har(path, skip_broken=skip_broken, on_broken=on_broken)
         else:
             if header.get("version") != FORMAT_VERSION:
                 raise RecordingError(f"{path}: recording format version {header.get('version')}"
@@ -133,11 +134,43 @@ def read_exchanges(paths: Iterable[str | Path], *, skip_broken: bool = True,
             yield from _read_lines(path, skip_broken, on_broken)
 
 
+#: A recording line longer than this is broken: skipped (and named) without ever being held
+#: whole. Capture keeps each body within ``--max-body-mb`` (16 MiB by default), well below.
+MAX_LINE_BYTES = 64 << 20
+_SKIP = 1 << 20
+
+
+def lines_of(f: IO[bytes], limit: int | None = None) -> Iterator[bytes | None]:
+    """Each line of ``f`` (newline kept), or None for a line longer than ``limit`` bytes
+    (``MAX_LINE_BYTES``), which is read past in pieces: memory stays within the limit."""
+    limit = MAX_LINE_BYTES if limit is None else limit
+    while line := f.readline(limit + 1):
+        if len(line) > limit and not line.endswith(b"\n"):
+            del line
+            while (rest := f.readline(_SKIP)) and not rest.endswith(b"\n"):
+                pass
+            yield None
+        else:
+            yield line
+
+
+def too_long(where: str) -> str:
+    """The reason said for a line over MAX_LINE_BYTES."""
+    return f"{where}: broken exchange line (longer than {MAX_LINE_BYTES >> 20} MiB)"
+
+
 def _read_lines(path: Path, skip_broken: bool, on_broken) -> Iterator[Exchange]:
     index = 0
     with path.open("rb") as f:  # decoded line by line: one bad byte costs its line only
-        next(f)  # header
-        for number, line in enumerate(f, start=2):
+        f.readline(HEADER_LIMIT)  # the header (read_header checked it is within the limit)
+        for number, line in enumerate(lines_of(f), start=2):
+            if line is None:
+                reason = too_long(f"{path}:{number}")
+                if not skip_broken:
+                    raise RecordingError(reason)
+                if on_broken:
+                    on_broken(path, number, reason)
+                continue
             if not line.strip():
                 continue
             try:

@@ -90,8 +90,10 @@ class SendOptions:
     max_failures: int = DEFAULT_MAX_FAILURES
 
     def __post_init__(self) -> None:
-        if not self.timeout > 0 or not self.max_response_mb > 0 or self.max_failures < 1:
-            raise UsageError("--timeout and --max-response-mb must be above 0")
+        if not (0 < self.timeout <= 86_400 and 0 < self.max_response_mb <= 1 << 20) \
+                or self.max_failures < 1:  # finite, too: inf timeouts overflow the OS's timers
+            raise UsageError("--timeout must be above 0 and at most a day, --max-response-mb "
+                             "above 0 and at most 1 TB")
         if self.cacert is not None and not Path(self.cacert).is_file():
             raise UsageError(f"--cacert {self.cacert}: no such file")
 

@@ -1,0 +1,337 @@
+"""The documentation: the MkDocs site builds with --strict and opens offline, every option of
+every command and every rule is in it, and the README stays short, true and runnable.
+
+The site is built once for the module (a real ``mkdocs build``, which runs the hook
+``docs/_hooks/harness_docs.py``: it generates the references and runs the commands whose output
+the pages quote). The README's blocks marked ``<!-- runnable -->`` are run command by command
+in a scratch folder against the embedded reference, on free ports; its console excerpt marked
+``<!-- output of: scripts/main -->`` is compared with a real run of ``scripts/main``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import importlib.util
+import os
+import re
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from harness.cli import build_parser
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "NO_COLOR": "1"}
+
+
+def _hook():
+    spec = importlib.util.spec_from_file_location("harness_docs",
+                                                  ROOT / "docs/_hooks/harness_docs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("site")
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q",
+                           "-f", str(ROOT / "mkdocs.yml"), "-d", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600, env=ENV)
+    assert done.returncode == 0, f"mkdocs build --strict failed:\n{done.stdout}\n{done.stderr}"
+    return out
+
+
+def _text(page: Path) -> str:
+    """A built page's text as a reader sees it: tags dropped, entities decoded."""
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", "", page.read_text(encoding="utf-8")))
+                    .split())
+
+
+# --------------------------------------------------------------------------------- the site
+
+
+def test_site_builds_strict_with_every_page_of_the_nav(site: Path) -> None:
+    for page in ("index", "getting-started", "staging", "certify", "capture", "recordings",
+                 "lint-replay", "diff", "probe", "load", "contract", "reference-implementation",
+                 "reference/commands", "reference/rules", "security", "benchmarks",
+                 "contributing", "changelog"):
+        assert (site / f"{page}.html").is_file(), page
+
+
+def test_site_loads_nothing_from_the_network(site: Path) -> None:
+    assert _hook().external_resources(site) == []
+    index = (site / "index.html").read_text(encoding="utf-8")
+    assert "fonts.googleapis" not in index and "<script" in index  # Material's own, local
+
+
+def test_the_offline_check_finds_what_a_page_would_load(tmp_path: Path) -> None:
+    (tmp_path / "a.html").write_text(
+        '<link rel="stylesheet" href="https://fonts.googleapis.com/css?family=Roboto">'
+        '<script src="//cdn.example/x.js"></script><a href="https://example.org/">a link</a>')
+    (tmp_path / "b.css").write_text("@import url('https://cdn.example/y.css');")
+    found = _hook().external_resources(tmp_path)
+    assert any("fonts.googleapis.com/css" in f for f in found)
+    assert any("//cdn.example/x.js" in f for f in found)
+    assert any("cdn.example/y.css" in f for f in found)
+    assert not any("example.org" in f for f in found)  # a link is not a load
+
+
+def _commands(parser: argparse.ArgumentParser, prefix: str = "harness"
+              ) -> Iterator[tuple[str, argparse.ArgumentParser]]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield f"{prefix} {name}", sub
+                yield from _commands(sub, f"{prefix} {name}")
+
+
+def test_every_long_option_of_every_command_is_in_the_command_reference(site: Path) -> None:
+    page = (site / "reference/commands.html").read_text(encoding="utf-8")
+    sections = {m.group(1): m.start() for m in re.finditer(r'<h\d id="(harness-[\w-]+)"', page)}
+    commands = list(_commands(build_parser()))
+    assert len(commands) >= 11
+    missing = []
+    for name, parser in commands:
+        anchor = name.replace(" ", "-")
+        assert anchor in sections, f"no section for {name}"
+        start = sections[anchor]
+        end = min((s for s in sections.values() if s > start), default=len(page))
+        text = html.unescape(re.sub(r"<[^>]+>", "", page[start:end]))
+        missing += [f"{name} {option}" for action in parser._actions
+                    for option in action.option_strings
+                    if option.startswith("--") and option not in text]
+    assert not missing, f"options missing from the command reference: {missing}"
+
+
+def test_every_rule_of_every_catalogue_is_on_the_rules_page(site: Path) -> None:
+    from harness.diff.engine import TITLES as DIFF
+    from harness.judge import rules, wsdl_rules
+    from harness.judge.sending import RULE_TITLES
+    from harness.probe.checks import RULE_IDS
+    from harness.replay.engine import REPLAY_RULES
+
+    text = _text(site / "reference/rules.html")
+    ids = [*rules.titles(), *(r.id for r in wsdl_rules.CATALOGUE), *RULE_TITLES, *REPLAY_RULES,
+           *DIFF, *RULE_IDS]
+    assert not [rule for rule in ids if rule not in text]
+    for rule in rules.CATALOGUE:  # clause and level per profile, as --list-rules prints them
+        assert re.search(rf"{re.escape(rule.id)} {re.escape(rule.clause)} {rule.side}"
+                         rf" (failure|warning)", text), rule.id
+
+
+def test_quoted_output_is_made_when_the_site_is_built(site: Path) -> None:
+    """The pages quote certify's and lint's output from a run at build time, not by hand."""
+    text = _text(site / "getting-started.html")
+    assert re.search(r"certify: PASSED - \d+ passed, 0 failed, \d+ warnings", text)
+    assert re.search(r"\d+ scenarios and \d+ exchanges in this build", text)
+    assert "{{" not in text and "run:" not in text
+    lint = _text(site / "lint-replay.html")
+    assert re.search(r"\[R2-NO-SOAPACTION\] \w+ x SOAP 1\.2 #\d+ in recordings/", lint)
+
+
+def test_a_command_reference_section_for_a_command_with_subcommands() -> None:
+    """A command added later (with options or subcommands of its own) is rendered with no
+    edit of the hook."""
+    parser = argparse.ArgumentParser(prog="harness mock", description="Serve a recording.\n\n"
+                                     "Example:\n  harness mock day.jsonl --port 8000")
+    parser.add_argument("--port", type=int, default=8000, help="port (default %(default)s)")
+    sub = parser.add_subparsers(dest="what")
+    sub.add_parser("check", help="check a recording").add_argument("--strict-order",
+                                                                    action="store_true")
+    text = "\n".join(_hook()._command_section("harness mock", parser, "Serve a recording."))
+    assert "| `--port PORT` | `8000` | port (default 8000) |" in text
+    assert "harness mock day.jsonl --port 8000" in text
+    assert "`harness mock check`" in text and "`--strict-order`" in text
+
+
+# ----------------------------------------------------------------------------------- README
+
+
+def test_readme_is_at_most_300_lines() -> None:
+    lines = README.read_text(encoding="utf-8").count("\n")
+    assert lines <= 300, f"README.md has {lines} lines; move text into docs/"
+
+
+def test_readme_holds_the_two_commands_exactly_as_they_are() -> None:
+    text = README.read_text(encoding="utf-8")
+    assert "scripts/main     # set up .venv on first run, then certify the embedded " \
+           "reference implementation\n" in text
+    assert "scripts/test     # set up .venv on first run, then run the harness's own " \
+           "tests\n" in text
+    for script in ("main", "test"):
+        assert os.access(ROOT / "scripts" / script, os.X_OK)
+
+
+def test_readme_links_resolve() -> None:
+    text = README.read_text(encoding="utf-8")
+    targets = re.findall(r"\]\(((?!https?:)[^)#]+)(?:#[^)]*)?\)", text)
+    assert targets
+    assert not [t for t in targets if not (ROOT / t).exists()]
+
+
+def _excerpt(text: str, marker: str) -> list[str]:
+    found = re.search(rf"<!-- output of: {re.escape(marker)} -->\n```\w*\n(.*?)```", text, re.S)
+    assert found, f"no excerpt marked 'output of: {marker}'"
+    return found.group(1).splitlines()
+
+
+def _normal(line: str) -> str:
+    """Ports and the report folder vary from run to run."""
+    return re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:PORT", line.rstrip())
+
+
+def test_readme_certify_excerpt_is_what_scripts_main_prints(tmp_path: Path) -> None:
+    """Each line of the excerpt (but the prompt and the '...' of lines left out) is a line of a
+    real run of scripts/main, in the same order: a figure that drifts fails here."""
+    excerpt = [_normal(line) for line in _excerpt(README.read_text(encoding="utf-8"),
+                                                  "scripts/main")
+               if not line.startswith("$ ") and line.strip() != "..."]
+    done = subprocess.run([str(ROOT / "scripts/main"), "--no-html", "--report-dir",
+                           str(tmp_path / "reports")], capture_output=True, text=True,
+                          timeout=600, env=ENV, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    output = [_normal(line.replace(str(tmp_path / "reports"), "reports"))
+              for line in (done.stdout + done.stderr).splitlines()]
+    position = 0
+    for line in excerpt:
+        try:
+            position = output.index(line, position) + 1
+        except ValueError:
+            pytest.fail(f"README excerpt line not in scripts/main's output (in this order):\n"
+                        f"  {line}\nthe run printed:\n" + "\n".join(output))
+
+
+# ------------------------------------------------------------------- README's runnable blocks
+
+
+@dataclass
+class _Command:
+    text: str
+    status: int = 0
+    background: bool = False
+    ports: list[int] = field(default_factory=list)
+
+
+def _runnable_blocks(text: str) -> list[str]:
+    return re.findall(r"<!-- runnable -->\n```(?:sh|bash)\n(.*?)```", text, re.S)
+
+
+def _commands_of(block: str, ports: dict[str, int]) -> list[_Command]:
+    """Logical lines (continuations joined), comments dropped, the expected status read from a
+    comment saying 'exits N', the README's ports moved to free ones."""
+    logical, pending = [], ""
+    for line in block.splitlines():
+        if line.rstrip().endswith("\\"):
+            pending += line.rstrip()[:-1] + " "
+            continue
+        logical.append(pending + line)
+        pending = ""
+    commands = []
+    for line in logical:
+        code, _, comment = line.partition("  #")
+        code = code.strip()
+        if not code:
+            continue
+        status = re.search(r"exits (\d)", comment)
+        for port in re.findall(r"(?:127\.0\.0\.1:|--port )(\d{4,5})\b", code):
+            ports.setdefault(port, _free_port())
+        code = re.sub(r"(127\.0\.0\.1:|--port )(\d{4,5})\b",
+                      lambda m: f"{m.group(1)}{ports[m.group(2)]}", code)
+        background = code.endswith("&")
+        listens = [int(p) for p in re.findall(r"(?:--port |--listen 127\.0\.0\.1:)(\d+)", code)]
+        commands.append(_Command(code.rstrip("&").strip(), int(status.group(1)) if status else 0,
+                                 background, listens))
+    return commands
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_listening(proc: subprocess.Popen, port: int, command: str) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"{command!r} exited {proc.returncode} before listening on {port}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    pytest.fail(f"{command!r} did not listen on {port} within 60 s")
+
+
+def _run_block(block: str, folder: Path) -> None:
+    jobs: list[subprocess.Popen] = []
+    try:
+        for command in _commands_of(block, {}):
+            kill = re.fullmatch(r"kill %(\d+)", command.text)
+            if kill:  # the user's Ctrl-C: the job stops cleanly, its output kept
+                job = jobs[int(kill.group(1)) - 1]
+                job.send_signal(signal.SIGTERM)
+                assert job.wait(timeout=60) in (0, 130, -signal.SIGTERM), command.text
+                continue
+            if command.background:
+                job = subprocess.Popen(["bash", "-c", f"exec {command.text}"], cwd=folder,
+                                       env=ENV, stdin=subprocess.DEVNULL,
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                jobs.append(job)
+                for port in command.ports:
+                    _wait_listening(job, port, command.text)
+                continue
+            done = subprocess.run(["bash", "-c", command.text], cwd=folder, env=ENV,
+                                  capture_output=True, text=True, timeout=300,
+                                  stdin=subprocess.DEVNULL)
+            assert done.returncode == command.status, (
+                f"{command.text!r} exited {done.returncode}, the README says "
+                f"{command.status}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    finally:
+        for job in jobs:
+            if job.poll() is None:
+                job.terminate()
+                try:
+                    job.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    job.kill()
+                    job.wait()
+
+
+def test_readme_runnable_blocks_run_against_the_embedded_reference(tmp_path: Path) -> None:
+    """The five-minute tour, as a newcomer types it in a clone, on free ports."""
+    blocks = _runnable_blocks(README.read_text(encoding="utf-8"))
+    assert blocks, "README.md has no block marked <!-- runnable -->"
+    for name in (".venv", "recordings"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    for block in blocks:
+        _run_block(block, tmp_path)
+    assert (tmp_path / "traffic.jsonl").stat().st_size > 0
+
+
+def test_the_tour_of_the_site_is_the_readme_s() -> None:
+    """The tour is written twice (README and Getting started): the same block, not two."""
+    site = _runnable_blocks((ROOT / "docs/getting-started.md").read_text(encoding="utf-8"))
+    assert site and site == _runnable_blocks(README.read_text(encoding="utf-8"))
+
+
+def test_a_runnable_block_is_read_as_a_newcomer_types_it() -> None:
+    ports: dict[str, int] = {}
+    commands = _commands_of("harness serve --port 8000 &   # serve\n"
+                            "harness lint x.jsonl \\\n    --quiet   # exits 1: zeep\n"
+                            "curl 'http://127.0.0.1:8000/A.asmx?x=1'\n", ports)
+    assert [c.background for c in commands] == [True, False, False]
+    assert commands[0].ports == [ports["8000"]] and ports["8000"] != 8000
+    assert commands[1].text == "harness lint x.jsonl      --quiet" and commands[1].status == 1
+    assert shlex.split(commands[2].text)[1] == f"http://127.0.0.1:{ports['8000']}/A.asmx?x=1"
