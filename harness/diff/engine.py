@@ -26,6 +26,7 @@ from harness.diff.noise import Noise, noise_key
 from harness.errors import ResponseTooLarge, TargetUnreachable
 from harness.judge.causes import (
     joined,
+    leak_cause,
     status_cause,
     status_consequence,
     status_difference,
@@ -34,7 +35,7 @@ from harness.judge.causes import (
 from harness.judge.compare import Difference, compare_responses, ignored_path
 from harness.judge.findings import Finding, Report, Verdict
 from harness.judge.profiles import Profile
-from harness.judge.request_validation import EXPLANATION, markup_refused
+from harness.judge.request_validation import EXPLANATION, markup_refused, not_served
 from harness.judge.security import judge_leaks
 from harness.judge.sending import RULE_TITLES, size_finding, transport_finding
 from harness.traffic.exchange import Exchange, HttpRequest, HttpResponse
@@ -245,7 +246,8 @@ class Diff:
                 self.report.add(Finding(
                     "SEC-LEAK", Verdict.WARNING if verdict is Verdict.FAILED else verdict,
                     *where, expected=expected, actual=f"{role}: {actual}", index=case.index,
-                    source=case.source, extra={"implementation": role}))
+                    source=case.source, extra={"implementation": role},
+                    cause=leak_cause(expected, actual, f"the {role}'s")))
         if case.operation and case.binding and case.arguments is not None:
             for role in (PRIMARY, CANDIDATE):
                 self.consistency.record(role, case.operation, case.arguments, case.binding,
@@ -311,7 +313,9 @@ class Diff:
             for rule in CASE_RULES[1:]:
                 self.report.add(Finding(rule, Verdict.NOT_APPLICABLE, *where,
                                         message=status_consequence(status), cause=cause, **at))
-        causes = {flag: joined([w for d, w in kept if d.warning is flag])
+        sent = str(record["source"] or "")  # an erroneous request is part of its cause
+        what = f"{sent.removeprefix('error: ')}: " if sent.startswith("error: ") else ""
+        causes = {flag: what + joined([w for d, w in kept if d.warning is flag])
                   for flag in (False, True)}
         failed: set[str] = set()
         for difference, _ in kept:
@@ -367,6 +371,8 @@ def _permitted(answered: Answered) -> str | None:
     """Why the case's differences are warnings only, when they are: one side's answer is
     ASP.NET's request validation refusing markup in a value, which the spec leaves open
     (4.10): the same verdict as certify's, lint's and replay's."""
+    if any(not_served(answered.responses[role]) for role in (PRIMARY, CANDIDATE)):
+        return None  # a side that does not serve the call did not refuse values: not 4.10
     refused = next((found for role in (PRIMARY, CANDIDATE)
                     if (found := markup_refused(answered.requests[role],
                                                 answered.responses[role]))), None)

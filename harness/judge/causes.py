@@ -11,6 +11,7 @@ when the comparison gives them) are used as they are.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from harness.judge.compare import Difference
@@ -19,8 +20,16 @@ from harness.judge.compare import Difference
 NAMED = 2
 
 
+#: Statuses that say the call is not served at all (no such path or method).
+NOT_SERVED = frozenset({"404", "405", "501"})
+
+
 def status_cause(expected: str | None, actual: str | None, whose: str) -> str:
-    """``HTTP 404 where the primary answers 200``."""
+    """``HTTP 500 where the primary answers 200``; a call not served is that whatever the
+    other side answered (``HTTP 404: the call is not served``), one cause however the
+    primary (or the recording) answered it."""
+    if actual in NOT_SERVED and expected not in NOT_SERVED:
+        return f"HTTP {actual}: the call is not served"
     return f"HTTP {actual} where {whose} {expected}"
 
 
@@ -70,4 +79,19 @@ def words_of(d: Difference, whose: str) -> str:
         return f"attributes of {where} differ"
     if d.kind == "text":
         return f"text of {where} differs"
+    if not d.path:
+        return f"{d.kind} differs"
     return f"{d.kind} of {where} differs"
+
+
+_LEAK_KIND = re.compile(r"(?:^|; )([A-Za-z][\w .-]*?): ['\"]")
+
+
+def leak_cause(expected: str, actual: str, whose: str = "") -> str:
+    """SEC-LEAK's cause: the kinds of detail an error answer shows, not their quotes (the
+    same leak on every call is one cause): ``error answers leak stack frame, source path``;
+    ``the primary's error answers name the platform: framework version header``."""
+    kinds = ", ".join(dict.fromkeys(_LEAK_KIND.findall(actual))) or actual
+    verb = "leak" if "implementation" in expected else "name the platform:"
+    who = f"{whose} error answers" if whose else "error answers"
+    return f"{who} {verb} {kinds}"

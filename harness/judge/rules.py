@@ -40,6 +40,7 @@ from harness.contract.structure import signature
 from harness.contract.xmlsafe import element_children, local_name, namespace
 from harness.errors import ClassificationError, ServiceDescription
 from harness.judge import request_validation
+from harness.judge.causes import leak_cause
 from harness.judge.findings import DESCRIPTION, Finding, Verdict
 from harness.judge.profiles import Profile
 from harness.judge.request_validation import markup_refused
@@ -873,7 +874,8 @@ def no_leak(case: Case) -> Iterator[Outcome]:
     if judged is None:
         yield not_applicable("not an error answer")
     else:
-        yield Outcome(*judged, "")  # (Outcome's own __new__ fills ``tolerated``, ``cause``)
+        verdict, expected, actual = judged
+        yield Outcome(verdict, expected, actual, "", False, leak_cause(expected, actual))
 
 
 # -------------------------------------------------------------------------------- catalogue

@@ -37,7 +37,7 @@ from harness.judge.causes import (
 from harness.judge.compare import Difference, compare_responses
 from harness.judge.findings import Finding, Report, Verdict
 from harness.judge.profiles import Profile
-from harness.judge.request_validation import EXPLANATION, markup_refused
+from harness.judge.request_validation import EXPLANATION, markup_refused, not_served
 from harness.judge.rules import SPEC, Side, described, judge, judge_case, read_case, titles
 from harness.judge.sending import RULE_TITLES, no_answer_cause, size_finding
 from harness.judge.streaming import ANSWER, ANSWERED_IN, ChunkResult, Tally, run
@@ -346,6 +346,9 @@ def _permitted(exchange: Exchange, response: HttpResponse) -> str | None:
     """Why the differences of ``response`` from the recorded one are permitted, when they
     are: one of them is ASP.NET's request validation refusing markup in a value (4.10), a
     warning in every command."""
+    if not_served(response) or (exchange.response is not None
+                                and not_served(exchange.response)):
+        return None  # a side that does not serve the call did not refuse values: not 4.10
     refused = (markup_refused(exchange.request, response)
                or markup_refused(exchange.request, exchange.response))
     return f"{EXPLANATION}: {refused}" if refused else None

@@ -82,6 +82,9 @@ def cause_line(report: Report, cause: Cause) -> str:
     rules = ", ".join(rule for rule, _ in cause.rules.most_common())
     every = every_call(report, cause)
     status = _NOT_SERVED.match(cause.text)
+    text = cause.text
+    if len(operations := {op for op, _ in cause.pairs}) == 1:  # said with its own name
+        text = text.replace("<operation>", operations.pop())
     spread = by_binding(report, cause)
     if status and every and all(ops is None for _, ops in spread):
         bindings = " and ".join(b for names, _ in spread for b in names)
@@ -90,13 +93,13 @@ def cause_line(report: Report, cause: Cause) -> str:
     where = "; ".join(f"{_ops(ops, report, names)} x {', '.join(names)}"
                       for names, ops in spread)
     if cause.calls == 1:
-        return f"{cause.text} -- {where}{_example(cause)}{_client(cause)} [{rules}]"
+        return f"{text} -- {where}{_example(cause)}{_client(cause)} [{rules}]"
     if len(cause.pairs) == 1:
         where += _example(cause, "e.g. ")
     where += _client(cause)
     if every and cause.text.startswith(("HTTP ", "no answer")):  # never once served
         where += f", every {_singular(report.unit)}"
-    return f"{cause.text} -- {where} ({_reach(report, cause)}) [{rules}]"
+    return f"{text} -- {where} ({_reach(report, cause)}) [{rules}]"
 
 
 def every_call(report: Report, cause: Cause) -> bool:
@@ -160,8 +163,8 @@ def _example(cause: Cause, lead: str = "") -> str:
     """Where to find the example in a recording (" #12 in day.jsonl"); nothing for a URL."""
     example = cause.example
     index, source = example.get("index"), example.get("source") or ""
-    if index is None or not source or "://" in source:
-        return ""
+    if index is None or not source or "://" in source or " " in source:
+        return ""  # a URL (certify, probe) or a generated case's name: no place to look
     return f" {lead}#{index} in {source}"
 
 
