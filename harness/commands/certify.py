@@ -12,6 +12,7 @@ from harness.commands.options import (
     add_contract_options,
     add_send_options,
     check_outputs,
+    check_service,
     contract_for_target,
     positive,
     selection,
@@ -70,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
 
     check_outputs(args.json, args.junit)
     options = send_options(args)
+    check_service(args, args.target, options)
     contract = contract_for_target(args, args.target, options, sys.stdout, "certify")
     settings = Settings(send=options, selection=selection(args, contract),
                         values=Values.load(contract, args.values),

@@ -237,7 +237,8 @@ class Diff:
                                             key=lambda d: d.kind == "content-type")],
                   "permitted": _permitted(answered) if answered.differences else None}
         self._spill.write(json.dumps(record, ensure_ascii=False) + "\n")
-        for difference in answered.differences:
+        status = status_difference(answered.differences)  # then the rest is not compared
+        for difference in [status] if status is not None else answered.differences:
             self._keep_example(answered, difference)
         for role in self.roles:  # SEC-LEAK, passive: a warning on either side's error answers
             judged = judge_leaks(answered.responses[role])

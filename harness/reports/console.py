@@ -179,8 +179,11 @@ def verdict_line(report: Report) -> str:
         head += (f" for {', '.join(scope.covered) or 'nothing'}; "
                  f"{', '.join(scope.left_out)} not {verb}")
     tail = f" ({report.target})" if report.target else ""
+    scenarios = sum(report.meta.get("scenarios", {}).values())  # certify: Gherkin scenarios
+    within = f" in {_count(scenarios, 'scenario')}" if scenarios else ""
     return (f"{head} - {_count(report.checks, 'check')} over "
-            f"{_count(report.exchanges, _singular(report.unit))}: {c[Verdict.PASSED]} passed, "
+            f"{_count(report.exchanges, _singular(report.unit))}{within}: "
+            f"{c[Verdict.PASSED]} passed, "
             f"{c[Verdict.FAILED]} failed, {_count(c[Verdict.WARNING], 'warning')}, "
             f"{c[Verdict.NOT_APPLICABLE]} not applicable{tail}")
 

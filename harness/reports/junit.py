@@ -160,8 +160,10 @@ def describe(data: dict[str, Any], *, rule: bool = True) -> str:
     """One finding on one line: rule, cause, expected, actual, where."""
     where = data.get("endpoint") or (f"{data.get('operation') or '(unclassified)'} x "
                                      f"{data.get('binding') or '-'}")
-    if data.get("index") is not None:
-        where += f" #{data['index']}" + (f" in {data['source']}" if data.get("source") else "")
+    source = str(data.get("source") or "")
+    if data.get("index") is not None:  # a recording's exchange, or a run's call
+        where += (f" call #{data['index']}" if "://" in source or not source
+                  else f" #{data['index']} in {source}")
     actual = str(data.get("actual", ""))
     text = f"expected {data.get('expected', '')}, actual {actual}"
     cause = data.get("cause", "")

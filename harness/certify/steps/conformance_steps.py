@@ -6,10 +6,11 @@ fixture, so there is deliberately no ``__all__``.
 
 from __future__ import annotations
 
+import pytest
 from pytest_bdd import given, parsers, then, when
 
 from harness.certify.engine import Call, Service, expect
-from harness.reports.allure_bridge import attach_call
+from harness.reports.allure_bridge import attach_call, step_verdict
 
 RULE_ID = r"(?P<rule>[A-Z0-9]+(?:-[A-Z0-9]+)+)"
 
@@ -36,8 +37,9 @@ def fetch_wsdl(endpoint: str, service: Service, calls: list[Call]) -> None:
 
 
 @then(parsers.re(r"(?P<sentence>.+) \(" + RULE_ID + r"\)"))
-def rule_holds(rule: str, calls: list[Call], tagged_rules: list[str]) -> None:
-    expect(rule, calls, tagged_rules)
+def rule_holds(rule: str, calls: list[Call], tagged_rules: list[str],
+               request: pytest.FixtureRequest) -> None:
+    step_verdict(request, expect(rule, calls, tagged_rules))
 
 
 @then(parsers.parse("the request went to the endpoint {path}"))
