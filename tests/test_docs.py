@@ -121,13 +121,49 @@ def test_every_rule_of_every_catalogue_is_on_the_rules_page(site: Path) -> None:
     from harness.probe.checks import RULE_IDS
     from harness.replay.engine import REPLAY_RULES
 
+    page = (site / "reference/rules.html").read_text(encoding="utf-8")
     text = _text(site / "reference/rules.html")
     ids = [*rules.titles(), *(r.id for r in wsdl_rules.CATALOGUE), *RULE_TITLES, *REPLAY_RULES,
            *DIFF, *RULE_IDS]
     assert not [rule for rule in ids if rule not in text]
+    # each with an example of a failure the rule's own check gave at build time
+    assert not [rule for rule in ids if f'id="example-{rule}"' not in page]
+    assert "[R1-SOAPACTION] AuthCode x SOAP 1.1: expected \"http://tempuri.org/AuthCode\", " \
+           "actual http://tempuri.org/AuthCode" in text
+    assert re.search(r"\[ROB-REJECT\] LogoutFromSchool x HTTP GET: expected refused", text)
     for rule in rules.CATALOGUE:  # clause and level per profile, as --list-rules prints them
         assert re.search(rf"{re.escape(rule.id)} {re.escape(rule.clause)} {rule.side}"
                          rf" (failure|warning)", text), rule.id
+
+
+def _examples():
+    import sys as _sys
+
+    _sys.path.insert(0, str(ROOT / "docs/_hooks"))
+    try:
+        import rule_examples
+    finally:
+        _sys.path.pop(0)
+    return rule_examples
+
+
+def test_an_example_that_no_longer_fails_its_rule_fails_the_build() -> None:
+    examples = _examples()
+    passing = examples.Example("a well-formed call", lambda: examples.judged(
+        examples.call("AuthCode", examples.Binding.SOAP11)))
+    with pytest.raises(examples.NoExample, match="does not fail it any more"):
+        examples.finding_for("R1-SOAPACTION", passing)
+    with pytest.raises(examples.NoExample, match="no example for NEW-RULE"):
+        examples.examples_of(["R1-SOAPACTION", "NEW-RULE"], examples.CATALOGUE)
+
+
+def test_readme_failure_example_is_the_rule_s_own() -> None:
+    """The README's example of a failure is what the rule's check gives on the rules page."""
+    [quoted] = _excerpt(README.read_text(encoding="utf-8"),
+                        "the R5-ENVELOPE example of docs/reference/rules.md")
+    examples = _examples()
+    [(_, _, made)] = examples.examples_of(["R5-ENVELOPE"], examples.CATALOGUE)
+    assert quoted == made
 
 
 def test_quoted_output_is_made_when_the_site_is_built(site: Path) -> None:
@@ -278,11 +314,12 @@ def _run_block(block: str, folder: Path) -> None:
     jobs: list[subprocess.Popen] = []
     try:
         for command in _commands_of(block, {}):
-            kill = re.fullmatch(r"kill %(\d+)", command.text)
-            if kill:  # the user's Ctrl-C: the job stops cleanly, its output kept
-                job = jobs[int(kill.group(1)) - 1]
-                job.send_signal(signal.SIGTERM)
-                assert job.wait(timeout=60) in (0, 130, -signal.SIGTERM), command.text
+            kill = re.fullmatch(r"kill( %\d+)+", command.text)
+            if kill:  # as the user's Ctrl-C: each job stops cleanly, its output kept
+                for number in re.findall(r"%(\d+)", command.text):
+                    job = jobs[int(number) - 1]
+                    job.send_signal(signal.SIGTERM)
+                    assert job.wait(timeout=60) in (0, 130, -signal.SIGTERM), command.text
                 continue
             if command.background:
                 job = subprocess.Popen(["bash", "-c", f"exec {command.text}"], cwd=folder,

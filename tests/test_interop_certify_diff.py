@@ -81,7 +81,7 @@ def test_reference_answers_as_the_real_runtime(request, tmp_path, reference, var
                    "--errors", "--json", str(out), "--allure-dir", "", cwd=tmp_path)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr
     data = json.loads(out.read_text(encoding="utf-8"))
-    assert data["exchanges"] == 216  # 96 generated + 120 erroneous
+    assert data["exchanges"] == 223  # 96 generated + 7 WSDLs + 120 erroneous
     assert data["counts"]["failed"] == 0
     warned = {(f["rule"], f.get("implementation")) for f in data["findings"]
               if f["verdict"] == "warning"}
@@ -107,3 +107,22 @@ def test_only_getttokendevice_result_differs_without_ignore(request, tmp_path, r
         ("DIFF-BODY", "GetTokenDevice")}
     assert {f["path"].rsplit("/", 1)[-1] for f in failed} == {"GetTokenDeviceResult", "string"}
     assert all(f["primary"].startswith("token-for-") for f in failed)
+
+
+def test_hardened_asmx_certifies_clean(asmx_hardened_url, tmp_path):
+    """The real runtime as Microsoft advises to harden it (Documentation removed: no ?WSDL,
+    no help page; customErrors On) passes: no WSDL is one warning per endpoint, the WSDL's
+    own checks are not applicable; --require-wsdl makes it fail."""
+    done = harness("certify", "--target", asmx_hardened_url, "--no-html", "--json",
+                   str(tmp_path / "c.json"), "--report-dir", str(tmp_path / "reports"),
+                   cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    data = json.loads((tmp_path / "c.json").read_text(encoding="utf-8"))
+    assert data["counts"]["failed"] == 0
+    assert data["rules"]["WSDL-PUBLISHED"] == {"warning": 7}
+    assert data["rules"]["WSDL-DOCUMENT"] == {"not applicable": 7}
+    published = [f for f in data["findings"] if f["rule"] == "WSDL-PUBLISHED"]
+    assert {f["actual"] for f in published} == {"HTTP 500, text/html"}
+    required = harness("certify", "--target", asmx_hardened_url, "--no-html", "--require-wsdl",
+                       "--report-dir", str(tmp_path / "reports"), cwd=tmp_path)
+    assert required.returncode == 1 and "overrides WSDL-PUBLISHED=failure" in required.stdout

@@ -83,8 +83,8 @@ def test_replay_junit_shows_the_new_answer_and_its_time(contract: Contract,
     cases = _cases(tmp_path / "replay.xml")
     case = cases[("replay.REPLAY-STATUS", "GetTokenDevice [HTTP GET] status as recorded")]
     assert case.find("failure").get("message").startswith(
-        "1 failed: HTTP 200 where the recording has 500: expected 500, actual 200 (at "
-        "GetTokenDevice x HTTP GET #1 in ")
+        "1 failed: a result instead of HTTP 500: expected HTTP 500: down, actual HTTP 200: an "
+        "XML <string> document (at GetTokenDevice x HTTP GET #1 in ")
     out = case.find("system-out").text
     assert "HTTP/1.1 200" in out and "down" not in out  # the answer judged, not the recording
     assert "Authorization: [redacted]" in out and "s3cr3t" not in out

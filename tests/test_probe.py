@@ -359,3 +359,10 @@ def test_what_only_names_the_platform_warns_the_rest_fails_with_the_evidence() -
         assert "hunter2" not in actual  # evidence of a leak, not the secret again
     # versions, dotted numbers and .NET namespaces are no host names
     assert verdict("Version 10.0.30319.42000, System.Internal.Foo")[0] is Verdict.PASSED
+    # spyne's text/plain error (HttpRpc): its dotted fault code first, no leak; the class it
+    # names only names the platform
+    spyne = HttpResponse(400, (("Content-Type", "text/plain"),), (
+        b"Client.ValidationError\n\n<class 'spyne.model.complex.LogoutFromSchool'>."
+        b"id_row_central member must occur at most 1 times."))
+    assert judge_leaks(spyne) == (Verdict.WARNING, "nothing naming the platform",
+                                  "type name: \"<class 'spyne.model.complex.LogoutFromSchool'>\"")

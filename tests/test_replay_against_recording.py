@@ -16,9 +16,10 @@ import httpx
 import pytest
 from traffic import BASE, clean_exchanges, exchange, request, write_recording
 
-from harness.contract.bindings import Binding, build_request
+from harness.contract.bindings import Binding, FaultCode, build_fault, build_request
 from harness.contract.model import Contract, sample_arguments
 from harness.judge.findings import Verdict
+from harness.judge.profiles import Profile, Severity
 from harness.replay import check_replayed, replay
 from harness.traffic.exchange import Exchange, HttpRequest, HttpResponse
 
@@ -75,16 +76,45 @@ def test_success_where_the_recording_failed_is_a_named_difference(contract: Cont
     failures = [f for f in replayed.findings if f.verdict is Verdict.FAILED]
     assert ("REPLAY-STATUS", "GetTokenDevice", "HTTP GET") in _failures(failures)
     status = next(f for f in failures if f.rule == "REPLAY-STATUS")
-    assert (status.expected, status.actual) == ("500", "200")
+    assert (status.expected, status.actual) == (
+        "HTTP 500: System.Exception: down for maintenance",
+        "HTTP 200: an XML <string> document")
+    assert status.extra["summary"] == "a result instead of HTTP 500"
+    assert len(failures) == 1  # the one difference: no Content-Type or body besides
     assert not [f for f in replayed.judged if f.verdict is Verdict.FAILED]
 
 
-def test_failure_where_the_recording_succeeded_fails_the_rules_and_the_comparison(
+@pytest.mark.parametrize("binding", [Binding.SOAP11, Binding.SOAP12, Binding.HTTP_GET])
+def test_failure_where_the_recording_succeeded_is_one_failure_with_its_cause(
+        contract: Contract, binding: Binding) -> None:
+    recorded = exchange(contract, request(contract, "GetTokenDevice", binding))
+    now = build_fault(binding, FaultCode.SERVER,
+                      "Object reference not set to an instance of an object.\n   at X.Y()")
+    replayed = check_replayed(recorded, now, contract)
+    # R4-STATUS fails the call with its cause; the comparison does not say it again
+    assert _failures(replayed.findings) == [("R4-STATUS", "GetTokenDevice", binding.label)]
+    status = next(f for f in replayed.judged if f.rule == "R4-STATUS")
+    code = "Receiver" if binding is Binding.SOAP12 else "Server"
+    if binding.is_soap:
+        assert status.actual == f"HTTP 500: {code} fault: Object reference not set to an " \
+            "instance of an object."
+    assert {f.rule: f.verdict for f in replayed.compared} == dict.fromkeys(
+        ("REPLAY-STATUS", "REPLAY-CONTENT-TYPE", "REPLAY-BODY"), Verdict.NOT_APPLICABLE)
+    assert all(f.client is None for f in replayed.findings)  # the server's doing
+
+
+def test_fault_where_r4_does_not_apply_is_the_replay_failure_with_its_cause(
         contract: Contract) -> None:
-    recorded = exchange(contract, request(contract, "GetTokenDevice", Binding.HTTP_GET))
-    replayed = check_replayed(recorded, _server_error(), contract)
-    assert set(_failures(replayed.judged)) == {("R4-STATUS", "GetTokenDevice", "HTTP GET")}
-    assert ("REPLAY-STATUS", "GetTokenDevice", "HTTP GET") in _failures(replayed.compared)
+    """Without R4-STATUS (turned off), REPLAY-STATUS is the one failure and names the fault."""
+    recorded = exchange(contract, request(contract, "GetTokenDevice", Binding.SOAP11))
+    now = build_fault(Binding.SOAP11, FaultCode.SERVER, "Object reference not set\n at X")
+    replayed = check_replayed(recorded, now, contract, profile=Profile(
+        "spec", overrides=(("R4-STATUS", Severity.OFF),)))
+    compared = [f for f in replayed.compared if f.verdict is Verdict.FAILED]
+    assert [f.rule for f in compared] == ["REPLAY-STATUS"]
+    assert compared[0].extra["summary"] == \
+        "Server fault instead of a result: Object reference not set"
+    assert compared[0].actual == "HTTP 500: Server fault: Object reference not set"
 
 
 def _descriptions(reference_url: str) -> list[Exchange]:

@@ -91,7 +91,9 @@ def test_diff_classifies_and_judges_by_the_contract(inventory: Contract, tmp_pat
                        str(SAVED), "--json", str(out), "--allure-dir", "")
     assert done.returncode == 0, done.stdout + done.stderr
     offered = sum(len(inventory.bindings_of(op)) for op in inventory.operations)
-    assert json.loads(out.read_text())["exchanges"] == 3 * offered == 3 * 26
+    # and each endpoint's WSDL, compared as a contract
+    assert json.loads(out.read_text())["exchanges"] == 3 * offered + len(inventory.endpoints) \
+        == 3 * 26 + 2
     assert "WARNINGS" not in done.stdout
 
 
@@ -237,3 +239,77 @@ def test_lint_and_replay_classify_and_judge_by_the_contract(inventory: Contract,
     assert default.returncode == 1
     assert {f["rule"] for f in json.loads((tmp_path / "sm.json").read_text())["findings"]} \
         == {"UNCLASSIFIED"}
+
+
+# ------------------------------------------------------------- WSDL publication is optional
+
+
+def _documentation_off(contract: Contract, request):
+    """The reference with ASP.NET's Documentation protocol removed: ?WSDL and the help page
+    answer 500 with an HTML error page, as hardened ASP.NET does (customErrors On)."""
+    from harness.reference.app import answer
+    from harness.traffic.exchange import HttpResponse
+
+    if request.method == "GET" and (request.url.lower().endswith(".asmx")
+                                    or request.url.lower().endswith("?wsdl")):
+        page = b"<html><head><title>Runtime Error</title></head><body>...</body></html>"
+        return HttpResponse(500, (("Content-Type", "text/html"),), page)
+    return answer(contract, request)
+
+
+def _wrong_soapaction(contract: Contract, request):
+    """The reference, its WSDL's SOAP bindings naming another soapAction (as a team's
+    hand-written WSDL may), the calls themselves right."""
+    from harness.reference.app import answer
+    from harness.traffic.exchange import HttpResponse
+
+    response = answer(contract, request)
+    if request.url.lower().endswith("?wsdl"):
+        body = response.body.replace(b'soapAction="http://tempuri.org/',
+                                     b'soapAction="urn:school#')
+        return HttpResponse(200, (("Content-Type", "text/xml; charset=utf-8"),), body)
+    return response
+
+
+def test_no_wsdl_published_is_one_warning_per_endpoint(tmp_path: Path) -> None:
+    """Documentation off (no ?WSDL, no help page): one WSDL-PUBLISHED warning per endpoint,
+    the other WSDL checks not applicable, exit 0; --require-wsdl (or the severity override
+    in the config file) makes it a failure."""
+    from harness.reference.app import create_app
+
+    contract = school_mobile()
+    with running(app=create_app(contract, respond=_documentation_off)) as url:
+        code, data, out = certify(tmp_path, "--target", url)
+        assert code == 0, out
+        warned = [f for f in data["findings"] if f["rule"] == "WSDL-PUBLISHED"]
+        assert len(warned) == len(contract.endpoints) == 7
+        assert all(f["verdict"] == "warning" and f["actual"] == "HTTP 500, text/html"
+                   and "Documentation protocol off?" in f["message"] for f in warned)
+        for rule in ("WSDL-DOCUMENT", "WSDL-OPERATIONS", "WSDL-SOAPACTION", "WSDL-ADDRESS"):
+            assert data["rules"][rule] == {"not applicable": 7}, rule
+        assert "certify: PASSED" in out
+        code, data, out = certify(tmp_path, "--target", url, "--require-wsdl")
+        assert code == 1 and data["rules"]["WSDL-PUBLISHED"] == {"failed": 7}, out
+        (tmp_path / "harness.toml").write_text('[severity]\nWSDL-PUBLISHED = "failure"\n')
+        code, data, out = certify(tmp_path, "--target", url)
+        assert code == 1 and data["rules"]["WSDL-PUBLISHED"] == {"failed": 7}, out
+
+
+def test_a_published_wsdl_is_judged_for_the_bindings_certified(tmp_path: Path) -> None:
+    """--binding soap11 --binding soap12 still checks the WSDL's SOAP bindings: a wrong
+    soapAction fails WSDL-SOAPACTION, and only it (the HTTP bindings are not judged)."""
+    from harness.reference.app import create_app
+
+    contract = school_mobile()
+    with running(app=create_app(contract, respond=_wrong_soapaction)) as url:
+        code, data, out = certify(tmp_path, "--target", url, "--binding", "soap11",
+                                  "--binding", "soap12")
+    assert code == 1, out
+    assert failed_rules(data) == {"WSDL-SOAPACTION"}
+    failed = [f for f in data["findings"] if f["verdict"] == "failed"]
+    assert len(failed) == 2 * len(contract.operations)  # each operation, in soap and soap12
+    assert {f["binding"] for f in failed} == {"soap", "soap12"}
+    assert data["rules"]["WSDL-PUBLISHED"] == {"passed": 7}
+    # the HTTP bindings of the WSDL are not judged: 8 operations and 7 addresses x 2 bindings
+    assert data["rules"]["WSDL-BINDINGS"] == {"passed": 16}
+    assert data["rules"]["WSDL-ADDRESS"] == {"passed": 14}

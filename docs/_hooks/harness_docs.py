@@ -7,16 +7,20 @@ Directives a page may hold (each on a line of its own, except ``{{ run: ... }}``
     a reference made from the code: ``commands`` (every ``harness`` command, from
     ``harness.cli.build_parser()``: a new command appears with no edit here), ``rules`` (the
     binding and WSDL catalogue, the table ``harness certify --list-rules`` prints),
-    ``rules-probe``, ``rules-replay``, ``rules-diff``, ``rules-sending``.
+    ``rules-probe``, ``rules-replay``, ``rules-diff``, ``rules-sending``; and
+    ``examples-rules`` (``-sending``, ``-replay``, ``-diff``, ``-probe``): a real failure of
+    every rule (``rule_examples.py`` beside this file).
 ``<!-- run: COMMAND [; match: REGEX] [; max: N] [; status: N] -->``
     a fenced block with what ``COMMAND`` (``harness ...``) prints when the site is built, only
     the lines matching REGEX when given (at most N). The status must be N when given, else 0
     or 1 (a usage error fails the build).
+``<!-- include: PATH ; lines: N M ... -->``
+    those lines of a file of the repository (e.g. a committed sample recording).
 ``{{ run: COMMAND ; match: REGEX }}`` (inline)
     group 1 of REGEX in that output: a figure quoted in a sentence.
 
-Every command runs once per build, in a scratch folder holding ``recordings/`` of the
-repository. After the build, every HTML and CSS file is searched for scripts, styles or fonts
+Every command runs once per build, in a scratch folder holding ``recordings/`` and ``tests/``
+of the repository. After the build, every HTML and CSS file is searched for scripts, styles or fonts
 loaded from the network: the site must open offline and call nobody (``external_resources``).
 """
 
@@ -30,6 +34,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
+import textwrap
 from functools import cache
 from pathlib import Path
 
@@ -39,6 +44,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 _GENERATED = re.compile(r"^<!-- generated: ([\w-]+) -->$", re.M)
 _RUN_BLOCK = re.compile(r"^<!-- run: (.+?) -->$", re.M)
+_INCLUDE = re.compile(r"^<!-- include: (\S+) ; lines: ([\d ]+) -->$", re.M)
 _RUN_INLINE = re.compile(r"(?<!`)\{\{ run: (.+?) \}\}")  # `{{ run: ... }}` in backticks is text
 
 
@@ -78,18 +84,26 @@ def _help(parser: argparse.ArgumentParser, action: argparse.Action) -> str:
     return parser._get_formatter()._expand_help(action)  # expands %(default)s and the like
 
 
+def _description(text: str | None) -> list[str]:
+    """A parser's description as Markdown: its paragraphs, and the lines after "Example:" (up
+    to the next blank line) as a shell block."""
+    out: list[str] = []
+    for paragraph in (text or "").split("\n\n"):
+        head, _, example = paragraph.partition("Example:\n")
+        if head.strip():
+            out += [html.escape(" ".join(head.split()), quote=False), ""]
+        if example.strip():
+            out += ["Example:", "", "```sh", textwrap.dedent(example).strip(), "```", ""]
+    return out
+
+
 def _command_section(name: str, parser: argparse.ArgumentParser, summary: str,
                      depth: int = 2) -> list[str]:
     """One command: what it does, its example, usage and every option with its default."""
     anchor = name.replace(" ", "-")
     out = [f"{'#' * depth} `{name}` {{ #{anchor} }}", ""]
-    description = parser.description or summary or ""
-    text, _, example = description.partition("\n\nExample:\n")
-    out += [html.escape(" ".join(text.split()), quote=False), ""]
-    if example.strip():
-        out += ["Example:", "", "```sh", *(line.strip() for line in example.splitlines()),
-                "```", ""]
-    out += ["```text", parser.format_usage().strip(), "```", ""]
+    out += [*_description(parser.description or summary),
+            "```text", parser.format_usage().strip(), "```", ""]
     nested: list[tuple[str, argparse.ArgumentParser, str]] = []
     for group in parser._action_groups:
         rows = []
@@ -121,9 +135,9 @@ def commands_reference() -> str:
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     summaries = {a.dest: a.help or "" for a in sub._choices_actions}
-    out = ["```text", parser.format_help().strip(), "```", ""]
+    out = ["```text", parser.format_usage().strip(), "```", "", *_description(parser.description)]
     out += ["| command | what it does |", "|---|---|"]
-    out += [f"| [`harness {name}`](#harness-{name}) | {_cell(summaries.get(name, ''))} |"
+    out += [f"| [`{name}`](#harness-{name}) | {_cell(summaries.get(name, ''))} |"
             for name in sub.choices]
     out.append("")
     for name, command in sub.choices.items():
@@ -173,6 +187,25 @@ def _catalogue() -> str:
     return catalogue_table()
 
 
+def _examples(family: str):
+    def table() -> str:
+        sys.path.insert(0, str(Path(__file__).parent))
+        try:
+            import rule_examples
+        finally:
+            sys.path.pop(0)
+        try:
+            found = rule_examples.examples(family)
+        except rule_examples.NoExample as exc:
+            raise PluginError(f"docs: rule examples: {exc}") from None
+        lines = ["| rule | sent or answered | what the harness reports |", "|---|---|---|"]
+        lines += [f'| <span id="example-{rule}"></span>`{rule}` | {what} | '
+                  f'<code>{html.escape(text, quote=False).replace("|", "&#124;")}</code> |'
+                  for rule, what, text in found]
+        return "\n".join(lines)
+    return table
+
+
 GENERATORS = {
     "commands": commands_reference,
     "rules": _catalogue,
@@ -180,6 +213,8 @@ GENERATORS = {
     "rules-replay": _replay_rules,
     "rules-diff": _diff_rules,
     "rules-sending": _sending_rules,
+    **{f"examples-{family}": _examples(family)
+       for family in ("rules", "sending", "replay", "diff", "probe")},
 }
 
 
@@ -199,7 +234,8 @@ class _Run:
 @cache
 def _scratch() -> Path:
     folder = Path(tempfile.mkdtemp(prefix="harness-docs-"))
-    (folder / "recordings").symlink_to(ROOT / "recordings")
+    for name in ("recordings", "tests"):  # the samples, and the test services' contracts
+        (folder / name).symlink_to(ROOT / name)
     return folder
 
 
@@ -257,7 +293,18 @@ def expand(markdown: str, page: str) -> str:
                               f"(known: {', '.join(GENERATORS)})")
         return make()
 
+    def include(match: re.Match[str]) -> str:
+        path = ROOT / match.group(1)
+        if not path.is_file() or ROOT not in path.resolve().parents:
+            raise PluginError(f"docs: {page}: no file {match.group(1)} in the repository")
+        lines = path.read_text(encoding="utf-8").splitlines()
+        wanted = [int(n) for n in match.group(2).split()]
+        if max(wanted) > len(lines):
+            raise PluginError(f"docs: {page}: {match.group(1)} has {len(lines)} lines")
+        return "\n".join(["```text", *(lines[n - 1] for n in wanted), "```"])
+
     markdown = _GENERATED.sub(generated, markdown)
+    markdown = _INCLUDE.sub(include, markdown)
     markdown = _RUN_BLOCK.sub(lambda m: _block(m, page), markdown)
     return _RUN_INLINE.sub(lambda m: _inline(m, page), markdown)
 

@@ -1,7 +1,7 @@
 """Certify a deployment: run the conformance features against it and judge every exchange.
 
-The features (``harness/certify/features/*.feature``) are the binding rules as a QA lead reads
-them; their steps (``harness/certify/steps/``) only glue words to this module: ``Service.call``
+The features (``features/*.feature`` of the repository) are the binding rules as a QA lead reads
+them; their steps (``steps/``) only glue words to this module: ``Service.call``
 builds the spec's request, sends it, judges it with ``rules.judge`` (restricted to the rule IDs
 the scenario is tagged with) and hands the findings to the run's Report; ``expect`` turns one
 rule's findings into a step verdict.
@@ -12,6 +12,7 @@ JSON, JUnit and Allure all come from the same run.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
 import os
 import sys
@@ -38,8 +39,21 @@ from harness.traffic.exchange import Exchange
 
 #: Everything certify reads at run time lives inside the package (it works from a wheel).
 PACKAGE = Path(__file__).resolve().parent
-FEATURES = PACKAGE / "features"
-STEPS = PACKAGE / "steps"
+
+
+
+
+def _steps_folder() -> Path:
+    """steps/ and features/ sit side by side at the top of the repository, and the build maps
+    them side by side into this package (setup.py): only the import system knows where."""
+    spec = importlib.util.find_spec(f"{__package__}.steps")
+    if spec is None or spec.origin is None:
+        raise ImportError(f"{__package__}.steps is not installed with the harness (reinstall it)")
+    return Path(spec.origin).resolve().parent
+
+
+STEPS = _steps_folder()
+FEATURES = STEPS.parent / "features"
 #: The conformance scenarios certify runs (the replay engineer's recorded-traffic feature is not
 #: one: it needs a recording).
 FEATURE_FILES = ("soap11.feature", "soap12.feature", "http_get.feature", "http_post.feature",
@@ -174,42 +188,45 @@ class Service:
         return Call(op, how, exchange, [finding])
 
     def wsdl(self, endpoint: str) -> Call:
-        """GET ``endpoint``?WSDL and judge it with the WSDL-* rules."""
-        from harness.contract.wsdl_import import describe
-        from harness.traffic.exchange import HttpRequest
+        """GET ``endpoint``?WSDL and judge it with the WSDL-* rules: what it says of the
+        selected operations and bindings (``--operation`` keeps the WSDLs of the endpoints of
+        the operations chosen)."""
+        path, ops = self._endpoint(endpoint)
+        url = f"{self.base_url.rstrip('/')}{path}?WSDL"
+        exchange, error = self._get(url)
+        if exchange.response is None:
+            found = wsdl_rules.judge_endpoint(self.contract, path, error)
+        else:
+            found = wsdl_rules.judge_answer(self.contract, path, exchange.response, url,
+                                            self.settings.selection)
+        self._record(exchange, found)
+        return Call(ops[0], Binding.HTTP_GET, exchange, found, endpoint=path)
 
+    def _endpoint(self, endpoint: str) -> tuple[str, tuple[Operation, ...]]:
+        """The contract's path of ``endpoint`` as a feature spells it, and its operations;
+        the scenario is skipped when none of them is selected (``--operation``)."""
         path = self.contract.endpoint(endpoint)
         if path is None:
             raise UsageError(f"the feature names {endpoint!r}, which is not an endpoint of the "
                              f"{self.contract.name} contract")
-        selection, ops = self.settings.selection, self.contract.endpoints[path]
-        if selection.bindings or (selection.operations
-                                  and not any(op.name in selection.operations for op in ops)):
-            # --binding names the bindings to send (a ?WSDL GET is none of them); --operation
-            # keeps the WSDLs of the endpoints of the operations chosen.
-            pytest.skip(f"the WSDL of {path} is not selected (--operation/--binding)")
-        url = f"{self.base_url.rstrip('/')}{path}?WSDL"
+        ops = self.contract.endpoints[path]
+        if not any(self.settings.selection.allows(op.name, None) for op in ops):
+            pytest.skip(f"no operation of {path} is selected (--operation)")
+        return path, ops
+
+    def _get(self, url: str) -> tuple[Exchange, str]:
+        """A GET of ``url`` as an Exchange (no response: why, in the second place). A run that
+        must stop (silent target, TLS) ends pytest here."""
+        from harness.traffic.exchange import HttpRequest
+
         request = HttpRequest("GET", url, (("Host", url.split("/")[2]),))
-        described: object
         try:
-            response = self._sender.send(request)
+            return Exchange(request, self._sender.send(request), source=self.base_url), ""
         except (ResponseTooLarge, TargetUnreachable) as exc:
-            response, described = None, str(exc)
+            return Exchange(request, None, source=self.base_url), str(exc)
         except RunStopped as exc:
             self.settings.stopped = exc
             pytest.exit(str(exc), returncode=2)
-        exchange = Exchange(request, response, source=self.base_url)
-        if response is not None and response.status != 200:
-            described = f"HTTP {response.status}"
-        elif response is not None:
-            try:
-                described = describe(url, response.body)
-            except HarnessError as exc:
-                described = str(exc)
-        found = wsdl_rules.judge_endpoint(self.contract, path, described)  # type: ignore[arg-type]
-        self._record(exchange, found)
-        return Call(self.contract.endpoints[path][0], Binding.HTTP_GET, exchange, found,
-                    endpoint=path)
 
     def _record(self, exchange: Exchange, findings: list[Finding]) -> None:
         """Into the run's Report; an identical finding on an identical request counts once
@@ -363,7 +380,7 @@ def certify(target: str | None, contract: Contract | str | None, outputs: Output
         report = Report("certify", shown, titles=rules.titles() | sending.RULE_TITLES,
                         profile=profile, namespace=contract.namespace)
         plugin = CertifyPlugin(report, settings, contract)
-        args = [str(CONFORMANCE_TESTS), "-c", str(PYTEST_INI), "--rootdir", str(PACKAGE),
+        args = [str(CONFORMANCE_TESTS), "-c", str(PYTEST_INI), "--rootdir", str(STEPS.parent),
                 *(a for name in PLUGINS for a in ("-p", name)), "-q", "--tb=no", "-rN",
                 "--no-header", "-p", "no:cacheprovider", "-W", "ignore",
                 "--target", url, "--namespace", contract.namespace,
@@ -440,7 +457,9 @@ def _pytest_environment(features: tuple[Path, ...] = ()) -> Iterator[None]:
     certify twice)."""
     global _run_features
     _run_features = features
-    sys.modules.pop(f"{__package__}.steps.test_conformance", None)
+    for name, module in list(sys.modules.items()):  # its name depends on how pytest found it
+        if Path(getattr(module, "__file__", None) or "/").resolve() == CONFORMANCE_TESTS:
+            del sys.modules[name]
     saved = {k: os.environ.pop(k) for k in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS") if k in os.environ}
     autoload = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"

@@ -57,6 +57,11 @@ def register(sub) -> None:
                         "generated values; an array or complex parameter takes a JSON list or "
                         "object (fields not named keep their generated values)")
     add_profile_options(p)
+    p.add_argument("--require-wsdl", action="store_true",
+                   help="an endpoint that publishes no WSDL at ?WSDL fails (default: a "
+                        "warning, as the spec asks for none and hardened ASP.NET deployments "
+                        "remove the Documentation protocol); the same as --severity "
+                        "WSDL-PUBLISHED=failure")
     p.set_defaults(run=run)
 
 
@@ -79,5 +84,7 @@ def run(args: argparse.Namespace) -> int:
                         features=user_features(args.features) if args.features else ())
     outputs = Outputs(json=args.json, junit=args.junit, report_dir=args.report_dir,
                       html=not args.no_html)
+    if args.require_wsdl:
+        args.severity = [*args.severity, "WSDL-PUBLISHED=failure"]
     return certify(args.target, contract, outputs, settings=settings,
                    profile=profile_of(args))

@@ -78,7 +78,9 @@ def _check(args: argparse.Namespace) -> int:
     else:
         raise UsageError("--check needs --wsdl URL|FILE or --target URL")
     findings = wsdl_rules.judge_deployment(saved, descriptions)
-    drift = [f for f in findings if f.verdict is Verdict.FAILED]
+    # Drift from the saved contract is any difference, what certify only warns of included
+    # (a binding the WSDL leaves out, an operation the contract does not name).
+    drift = [f for f in findings if f.verdict in (Verdict.FAILED, Verdict.WARNING)]
     for f in drift:
         where = " ".join(x for x in (f.source, f.operation, f.binding) if x)
         print(f"[{f.rule}] {where}: expected {f.expected}, actual {f.actual}"

@@ -5,8 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
-from harness.contract.bindings import Binding, build_request, call_arguments, classify
+from harness.contract.bindings import (
+    Binding,
+    build_request,
+    call_arguments,
+    classify,
+    service_description,
+)
 from harness.contract.model import Contract, Operation, ParamType, sample_arguments
 from harness.contract.structure import Value, canonical
 from harness.errors import ClassificationError
@@ -32,21 +39,32 @@ class Case:
     arguments: tuple[str | None, ...] | None
     index: int
     source: str | None = None
+    #: The endpoint whose WSDL the request fetches: the case compares two contracts, not
+    #: two calls (reported at that endpoint x WSDL).
+    described: str | None = None
 
     @property
     def operation_name(self) -> str:
-        return self.operation.name if self.operation else "(unclassified)"
+        if self.operation:
+            return self.operation.name
+        return self.described or "(unclassified)"
 
     @property
     def binding_label(self) -> str:
-        return self.binding.label if self.binding else "-"
+        if self.binding:
+            return self.binding.label
+        return WSDL if self.described else "-"
+
+
+#: The binding label of a WSDL case.
+WSDL = "WSDL"
 
 
 def generated_cases(contract: Contract, variants: int = VARIANTS,
                     errors: bool = False) -> Iterator[Case]:
     """Every operation x binding it is offered on, with ``variants`` argument sets each (an
-    array or complex argument generated from the schema), then (``errors``) the erroneous
-    requests of ``error_cases``."""
+    array or complex argument generated from the schema), each endpoint's WSDL
+    (``wsdl_cases``), then (``errors``) the erroneous requests of ``error_cases``."""
     index = 0
     for op in contract.operations:
         offered = contract.bindings_of(op)
@@ -61,8 +79,20 @@ def generated_cases(contract: Contract, variants: int = VARIANTS,
                 # an error there by design, so left out of the cross-binding check
                 markup = variant == _XML_SPECIAL and not binding.is_soap
                 yield Case(request, op, binding, None if markup else _ordered(op, args), index)
+    for case in wsdl_cases(contract, index):
+        index = case.index
+        yield case
     if errors:
         yield from error_cases(contract, index)
+
+
+def wsdl_cases(contract: Contract, start: int = 0) -> Iterator[Case]:
+    """``GET <endpoint>?WSDL`` of every endpoint, numbered after ``start``: the two
+    implementations' contracts compared (bindings, operations, soapAction, types)."""
+    host = urlsplit(_PLACEHOLDER).netloc
+    for index, endpoint in enumerate(contract.endpoints, start + 1):
+        request = HttpRequest("GET", f"{_PLACEHOLDER}{endpoint}?WSDL", (("Host", host),))
+        yield Case(request, None, None, None, index, described=endpoint)
 
 
 def error_cases(contract: Contract, start: int = 0) -> Iterator[Case]:
@@ -136,17 +166,26 @@ def recorded_cases(contract: Contract, paths: Iterable[str | Path],
                    on_broken: Callable[[Path, int, str], None] | None = None) -> Iterator[Case]:
     """The requests of recordings (native or HAR), classified where they can be."""
     for exchange in read_exchanges(paths, on_broken=on_broken):
-        op = binding = arguments = None
+        op = binding = arguments = described = None
         try:
             call = classify(contract, exchange.request)
             op, binding = call.operation, call.binding
             arguments = _ordered(op, call_arguments(call))
-        except ClassificationError:
-            pass  # still compared, reported as (unclassified)
+        except ClassificationError:  # still compared, reported as (unclassified)
+            described = _wsdl_of(contract, exchange.request)
         except ValueError:
             pass  # an argument that does not convert: left out of the cross-binding check
         yield Case(exchange.request, op, binding, arguments, exchange.index or 0,
-                   exchange.source or None)
+                   exchange.source or None, described)
+
+
+def _wsdl_of(contract: Contract, request: HttpRequest) -> str | None:
+    """The endpoint whose WSDL ``request`` fetches, if it fetches one."""
+    if service_description(contract, request) != WSDL:
+        return None
+    segment = next(s for s in urlsplit(request.url).path.split("/")
+                   if s.lower().endswith(".asmx"))
+    return contract.endpoint(segment)
 
 
 def _ordered(op: Operation, args: Mapping[str, Value]) -> tuple[str | None, ...]:

@@ -19,7 +19,7 @@ from harness.contract.structure import canonical
 from harness.contract.structure import read as read_structure
 from harness.contract.xmlsafe import element_children, local_name
 from harness.judge.findings import Finding, Verdict
-from harness.traffic.exchange import HttpResponse
+from harness.traffic.exchange import HttpResponse, content_type_params, media_type
 
 RULE = "CROSS-BINDING"
 #: (implementation, operation, arguments) groups kept; beyond them new argument sets are not
@@ -44,6 +44,8 @@ def outcome(op: Operation, binding: Binding, response: HttpResponse) -> Outcome:
         code = f", fault {reading.fault_code}" if reading.fault_code else ""
         return Outcome("error", f"error (HTTP {response.status}{code})")
     if reading.problem:
+        if (text := _plain_value(op, binding, response)) is not None:
+            return Outcome(f"result {text}", f"{text!r} (text/plain)")
         return Outcome(f"unreadable: {reading.problem}", f"unreadable body ({reading.problem})")
     if op.result_element:
         if reading.result is None:
@@ -64,6 +66,20 @@ def outcome(op: Operation, binding: Binding, response: HttpResponse) -> Outcome:
     base = f"/Envelope/Body/{local_name(payload)}"
     content = tuple(f"{base}/{local_name(child)}" for child in children)
     return Outcome("not empty", f"successful, holds {', '.join(content)}", content)
+
+
+def _plain_value(op: Operation, binding: Binding, response: HttpResponse) -> str | None:
+    """The value of a text/plain GET/POST answer to an operation with a simple result (a
+    stack without ASMX's ``<string>`` document): a readable result, compared by value."""
+    if (binding.is_soap or not op.result_element or op.result_type is ParamType.COMPLEX
+            or media_type(response.content_type) != "text/plain"):
+        return None
+    charset = content_type_params(response.content_type).get("charset") or "utf-8"
+    try:
+        text = response.body.decode(charset)
+    except (LookupError, UnicodeDecodeError):
+        return None
+    return text.removesuffix("\n").removesuffix("\r")
 
 
 def _structured(op: Operation, node) -> Outcome:

@@ -19,25 +19,20 @@ from typing import IO, Any
 
 from harness.contract.model import Contract
 from harness.contract.selection import Selection
+from harness.contract.xmlsafe import root_tag
 from harness.diff.cases import Case
 from harness.diff.consistency import RULE as CROSS_BINDING
 from harness.diff.consistency import Consistency, outcome
 from harness.diff.noise import Noise, noise_key
 from harness.errors import ResponseTooLarge, TargetUnreachable
-from harness.judge.causes import (
-    joined,
-    leak_cause,
-    status_cause,
-    status_consequence,
-    status_difference,
-    words_of,
-)
-from harness.judge.compare import Difference, compare_responses, ignored_path
+from harness.judge.causes import differences_cause, leak_cause, outcome_cause
+from harness.judge.compare import WSDL_NS, Difference, compare_responses, ignored_path
 from harness.judge.findings import Finding, Report, Verdict
 from harness.judge.profiles import Profile
 from harness.judge.request_validation import EXPLANATION, markup_refused, not_served
 from harness.judge.security import judge_leaks
 from harness.judge.sending import RULE_TITLES, size_finding, transport_finding
+from harness.judge.wsdl_rules import unpublished
 from harness.traffic.exchange import Exchange, HttpRequest, HttpResponse
 from harness.traffic.redaction import redact_credentials
 from harness.traffic.send import (
@@ -51,8 +46,10 @@ from harness.traffic.send import (
 )
 
 PRIMARY, SECONDARY, CANDIDATE = "primary", "secondary", "candidate"
-#: How a diff cause names the primary's answer ("HTTP 404 where the primary answers 200").
+#: How a diff cause names the primary's answer ("Content-Type text/xml where the primary
+#: answers ...", when the comparison gives no words of its own).
 PRIMARY_ANSWERS = "the primary answers"
+WSDL_ROOT = f"{{{WSDL_NS}}}definitions"
 TITLES = {
     "DIFF-STATUS": "candidate answers with the primary's HTTP status",
     "DIFF-CONTENT-TYPE": "candidate answers with the primary's Content-Type (media type, charset)",
@@ -68,10 +65,10 @@ MAX_EXAMPLE_PLACES = 500
 
 
 def rule_of(difference: Difference) -> str:
-    if difference.warning:
+    if difference.prose:
         return "DIFF-FAULT-REASON"
     return {"status": "DIFF-STATUS", "content-type": "DIFF-CONTENT-TYPE"}.get(
-        difference.kind, "DIFF-BODY")
+        difference.aspect, "DIFF-BODY")
 
 
 @dataclass(frozen=True)
@@ -101,6 +98,8 @@ class Answered:
     #: When sending began (epoch seconds) and how long the answers took.
     started: float = 0.0
     seconds: float = 0.0
+    #: Why the answers were not compared (a WSDL case the primary publishes none for).
+    uncompared: str | None = None
 
 
 @dataclass
@@ -199,6 +198,11 @@ class Diff:
         if unanswered:
             return Answered(case, requests, responses, [], [], unanswered, started, seconds)
         own = {role: _without_own_url(responses[role], url) for role, url in self.roles.items()}
+        if case.described and (why := _no_wsdl(own[PRIMARY])):
+            # a deployment that hides its WSDL (the Documentation protocol removed): nothing
+            # to hold the candidate's against
+            return Answered(case, requests, responses, [], [], [], started, seconds,
+                            f"the primary publishes no WSDL at {case.described} ({why})")
         differences = self._compare(own[PRIMARY], own[CANDIDATE])
         noise = self._compare(own[PRIMARY], own[SECONDARY]) if SECONDARY in own else []
         return Answered(case, requests, responses, differences, noise, [], started, seconds)
@@ -231,14 +235,12 @@ class Diff:
         record = {"op": where[0], "binding": where[1], "index": case.index,
                   "source": case.source, "request": f"{case.request.method} "
                   f"{answered.requests[PRIMARY].target}",
-                  "diffs": [[d.kind, d.path, d.expected, d.actual, d.warning,
-                             words_of(d, PRIMARY_ANSWERS)]
-                            for d in sorted(answered.differences,
-                                            key=lambda d: d.kind == "content-type")],
+                  "uncompared": answered.uncompared,
+                  "diffs": [[d.kind, d.path, d.expected, d.actual, d.warning, d.summary]
+                            for d in answered.differences],
                   "permitted": _permitted(answered) if answered.differences else None}
         self._spill.write(json.dumps(record, ensure_ascii=False) + "\n")
-        status = status_difference(answered.differences)  # then the rest is not compared
-        for difference in [status] if status is not None else answered.differences:
+        for difference in answered.differences:
             self._keep_example(answered, difference)
         for role in self.roles:  # SEC-LEAK, passive: a warning on either side's error answers
             judged = judge_leaks(answered.responses[role])
@@ -294,48 +296,59 @@ class Diff:
 
     def _judge_case(self, record: dict[str, Any]) -> None:
         """The case's differences that are not noise, as findings with the case's one
-        cause: a status that differs (the rest is not applicable because of it), else the
-        differences in words."""
+        cause: a result on one side and an error on the other is the one difference (the
+        rest is not applicable because of it), else the differences in words; an erroneous
+        request (``--errors``) is named in its cause."""
         where = (record["op"], record["binding"])
         place = self.places[where]
-        kept: list[tuple[Difference, str]] = []
-        for kind, path, expected, actual, warning, words in record["diffs"]:
-            difference = Difference(kind, path, expected, actual, warning)
+        at = {"index": record["index"], "source": record["source"]}
+        if record.get("uncompared"):
+            for rule in CASE_RULES:
+                self.report.add(Finding(rule, Verdict.NOT_APPLICABLE, *where,
+                                        message=record["uncompared"],
+                                        cause=record["uncompared"], **at))
+            return
+        kept: list[Difference] = []
+        for fields in record["diffs"]:
+            difference = Difference(*fields)
             if self.noise.covers(*where, difference):
                 place.suppressed += 1
             else:
-                kept.append((difference, words))
-        at = {"index": record["index"], "source": record["source"]}
+                kept.append(difference)
         permitted = record.get("permitted")  # differences the spec leaves open: warnings
-        status = status_difference([d for d, _ in kept])
-        if status is not None:
-            cause = status_cause(status.expected, status.actual, PRIMARY_ANSWERS)
-            kept = [(status, cause)]
-            for rule in CASE_RULES[1:]:
-                self.report.add(Finding(rule, Verdict.NOT_APPLICABLE, *where,
-                                        message=status_consequence(status), cause=cause, **at))
-        sent = str(record["source"] or "")  # an erroneous request is part of its cause
+        outcome = next((d for d in kept if d.kind == "outcome"), None)
+        sent = str(record["source"] or "")
         what = f"{sent.removeprefix('error: ')}: " if sent.startswith("error: ") else ""
-        causes = {flag: what + joined([w for d, w in kept if d.warning is flag])
-                  for flag in (False, True)}
+        if outcome is not None:  # compared with an error, nothing else means anything
+            kept = [outcome]
+        causes = {flag: EXPLANATION if permitted else what + (
+            outcome_cause(outcome) if outcome is not None else
+            differences_cause([d for d in kept if d.warning is flag], PRIMARY_ANSWERS))
+            for flag in (False, True)}
         failed: set[str] = set()
-        for difference, _ in kept:
+        for difference in kept:
             rule = rule_of(difference)
             failed.add(rule)
             place.rules[rule] += 1
-            kind, path = difference.kind, difference.path
+            shown_expected, shown_actual = difference.shown()
             self.report.add(Finding(
                 rule, Verdict.WARNING if difference.warning or permitted else Verdict.FAILED,
-                *where, expected=_show(difference.expected, path),
-                actual=_show(difference.actual, path),
-                message=permitted or difference.describe(),
+                *where, expected=shown_expected, actual=shown_actual,
+                message=permitted or difference.summary,
                 extra={"primary": difference.expected, "candidate": difference.actual,
-                       "path": path, "kind": kind, "request": record["request"]},
-                cause=EXPLANATION if permitted else causes[difference.warning], **at))
+                       "path": difference.path, "kind": difference.kind,
+                       "summary": difference.summary, "request": record["request"]},
+                cause=causes[difference.warning], **at))
         if failed - {"DIFF-FAULT-REASON"}:
             place.differing += 1
         for rule in CASE_RULES:
-            if rule not in failed and (status is None or rule == "DIFF-STATUS"):
+            if rule in failed:
+                continue
+            if outcome is not None:
+                self.report.add(Finding(rule, Verdict.NOT_APPLICABLE, *where,
+                                        message=f"{outcome.summary} (see DIFF-STATUS)",
+                                        cause=causes[False], **at))
+            else:
                 self.report.add(Finding(rule, Verdict.PASSED, *where, **at))
 
     def _explained(self, finding: Finding) -> Finding:
@@ -380,6 +393,13 @@ def _permitted(answered: Answered) -> str | None:
     return f"{EXPLANATION}: {refused}" if refused else None
 
 
+def _no_wsdl(response: HttpResponse) -> str | None:
+    """Why the answer to a ``?WSDL`` request holds no WSDL (WSDL-PUBLISHED's words)."""
+    if (why := unpublished(response)) is not None:
+        return why
+    return None if root_tag(response.body) == WSDL_ROOT else "not a WSDL"
+
+
 def _reported(request: HttpRequest, response: HttpResponse) -> dict[str, Any]:
     """An example exchange as reports show it: credential headers redacted."""
     request = replace(request, headers=redact_credentials(request.headers))
@@ -389,12 +409,6 @@ def _reported(request: HttpRequest, response: HttpResponse) -> dict[str, Any]:
 
 def _never(_text: str | None) -> bool:
     return False
-
-
-def _show(value: str | None, path: str) -> str:
-    """A compared value for the console; where it sits when it sits in the body."""
-    shown = "(none)" if value is None else value
-    return f"{shown} (at {path})" if path else shown
 
 
 def _without_own_url(response: HttpResponse, url: str) -> HttpResponse:

@@ -1,12 +1,11 @@
 """Causes of the differences between two answers (diff: primary and candidate; replay: the
 recording and the new answer), in words a person acts on.
 
-One answered call gets one cause: a status that differs is the cause, and what else differs
-in that call (Content-Type, body, fault reason) is not applicable because of it; otherwise
-the cause names the differences themselves, the first ones first ("envelope namespace: SOAP
-1.2 expected, SOAP 1.1 given; Content-Type text/xml; charset=utf-8 where the primary has
-application/soap+xml; charset=utf-8"). A difference's own words (``Difference.summary``,
-when the comparison gives them) are used as they are.
+One answered call gets one cause: a result on one side and an error on the other is the
+cause (``outcome_cause``), and what else differs in that call is not applicable because of
+it; otherwise the cause names the differences themselves, the first ones first ("SOAP 1.2
+answered with a SOAP 1.1 envelope; Content-Type ..."). A difference's own words
+(``Difference.summary``, which the comparison gives) are used as they are.
 """
 
 from __future__ import annotations
@@ -21,27 +20,24 @@ NAMED = 2
 
 
 #: Statuses that say the call is not served at all (no such path or method).
-NOT_SERVED = frozenset({"404", "405", "501"})
+NOT_SERVED = frozenset({404, 405, 501})
+_STATUS = re.compile(r"HTTP (\d{3})")
 
 
-def status_cause(expected: str | None, actual: str | None, whose: str) -> str:
-    """``HTTP 500 where the primary answers 200``; a call not served is that whatever the
-    other side answered (``HTTP 404: the call is not served``), one cause however the
-    primary (or the recording) answered it."""
+def outcome_cause(outcome: Difference) -> str:
+    """The cause of a result on one side and an error on the other (or two errors of other
+    kinds): the comparison's words, except that a call not served (404, 405, 501) is that,
+    whatever the other side answered (``HTTP 404: the call is not served``): one cause
+    however the primary (or the recording) answered each call."""
+    expected, actual = (_status(v) for v in (outcome.expected, outcome.actual))
     if actual in NOT_SERVED and expected not in NOT_SERVED:
         return f"HTTP {actual}: the call is not served"
-    return f"HTTP {actual} where {whose} {expected}"
+    return outcome.summary or f"HTTP status {expected} expected, {actual} given"
 
 
-def status_difference(diffs: Sequence[Difference]) -> Difference | None:
-    """The status difference among ``diffs``: when there is one, it is the call's cause."""
-    return next((d for d in diffs if d.kind == "status"), None)
-
-
-def status_consequence(status: Difference) -> str:
-    """Why the other comparisons of a call whose status differs are not applicable."""
-    return (f"not applicable: the status differs ({status.expected} vs {status.actual}), "
-            "so the answers are not comparable")
+def _status(value: str | None) -> int | None:
+    found = _STATUS.match(value or "")
+    return int(found.group(1)) if found else None
 
 
 def differences_cause(diffs: Sequence[Difference], whose: str) -> str:

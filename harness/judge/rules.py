@@ -996,8 +996,9 @@ def judge(exchange: Exchange, contract: Contract, *,
     except ServiceDescription as exc:
         return described(exchange, exc.kind, tally)
     except ClassificationError as exc:
-        return [_finding(exchange, UNCLASSIFIED, None, None,
-                         failed("an operation x binding of the contract", str(exc)))]
+        return [_finding(exchange, UNCLASSIFIED, None, None,  # the request's: whose it is
+                         failed("an operation x binding of the contract", str(exc)),
+                         exchange.client)]
     return _judge_case(case, chosen, tally, profile)
 
 
@@ -1048,13 +1049,15 @@ def _judge_case(case: Case, chosen: tuple[Rule, ...], tally: Tally | None,
                 profile: Profile = SPEC) -> list[Finding]:
     exchange, op, binding = case.exchange, case.operation, case.binding
     findings: list[Finding] = []
-    client = exchange.client  # once, not once per finding
+    # The client matters to the request's findings only: a response is the server's doing.
+    client = exchange.client if Side.REQUEST in case.sides else None  # once, not per finding
     plan = _plan(chosen, op, binding)
     if tally is None:
         for rule, out_of_scope in plan.ordered:
             for outcome in rule.check(case) if out_of_scope is None else (out_of_scope,):
                 findings.append(_finding(exchange, rule.id, op, binding,
-                                         _weigh(rule, outcome, profile), client))
+                                         _weigh(rule, outcome, profile),
+                                         client if rule.side is not Side.RESPONSE else None))
         return findings
     counted = list(plan.out_of_scope_counts)
     op_name, label = op.name, binding.label
@@ -1065,7 +1068,8 @@ def _judge_case(case: Case, chosen: tuple[Rule, ...], tally: Tally | None,
                 counted.append((rule.id, op_name, label, verdict))
             else:
                 findings.append(_finding(exchange, rule.id, op, binding,
-                                         _weigh(rule, outcome, profile), client))
+                                         _weigh(rule, outcome, profile),
+                                         client if rule.side is not Side.RESPONSE else None))
     tally.update(counted)  # counted in C, once per exchange
     return findings
 
@@ -1131,12 +1135,12 @@ def _applicable(ids: Iterable[str] | None, sides: frozenset[Side],
 
 def _finding(exchange: Exchange, rule: str, op: Operation | None, binding: Binding | None,
              outcome: Outcome, client: str | None = None) -> Finding:
+    """``client``: who sent the request, for findings on the request (None on the
+    response's: the server's doing)."""
     return Finding(rule=rule, verdict=outcome.verdict, operation=op.name if op else None,
                    binding=binding.label if binding else None, expected=outcome.expected,
                    actual=outcome.actual, message=outcome.message, index=exchange.index,
-                   source=exchange.source or None,
-                   client=client if client is not None else exchange.client,
-                   cause=outcome.cause)
+                   source=exchange.source or None, client=client, cause=outcome.cause)
 
 
 def _md(text: str) -> str:
@@ -1157,6 +1161,7 @@ def catalogue_table() -> str:
                  f"{titles()[UNCLASSIFIED]} |")
     from harness.judge import wsdl_rules
 
-    lines += [f"| `{r.id}` | {r.clause} | WSDL | failure | failure | {_md(r.title)} |"
-              for r in wsdl_rules.CATALOGUE]
+    for r in wsdl_rules.CATALOGUE:
+        level = "warning" if r.level == "permitted" else "failure"
+        lines.append(f"| `{r.id}` | {r.clause} | WSDL | {level} | {level} | {_md(r.title)} |")
     return "\n".join(lines)

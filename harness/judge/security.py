@@ -4,7 +4,8 @@ The detail looked for, in the fault string and detail or in a text or HTML error
 (and Java, Python, Node) stack frames, source paths, SQL error text, connection strings and
 internal host names (private addresses, ``*.internal``, ``*.local``, UNC paths); and what only
 names the platform: an exception type (``System.InvalidOperationException``, chains such as
-``---> System.FormatException`` included) and a framework version, in a header
+``---> System.FormatException`` included), a class (Python's ``<class 'spyne.model.X'>``)
+and a framework version, in a header
 (``X-AspNet-Version``) or an error page's "Version Information" line. Only error answers
 (status 400 and over) are read: a result is not a leak, and lint reads a million exchanges.
 
@@ -70,9 +71,13 @@ _BODY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"\\\\[\w.-]+\\[\w$.-]+")),
 )
 #: What only names the platform: a dotted type name ending in Exception or Error, and what
-#: follows it on its line (the message a client is meant to read anyway).
-_EXCEPTION_TYPE = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:Exception|Error)\b"
+#: follows it on its line (the message a client is meant to read anyway), but not a SOAP 1.1
+#: fault code extended with dots (``Client.ValidationError``, which spyne also writes as the
+#: first line of a text/plain error); a Python class named in its repr.
+_EXCEPTION_TYPE = re.compile(r"\b(?!(?:Client|Server|VersionMismatch|MustUnderstand)\.)"
+                             r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:Exception|Error)\b"
                              r"(?:: ?[^<\n]{0,60})?")
+_CLASS_REPR = re.compile(r"<class '[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+'>")
 #: SOAP 1.1 faultcode and SOAP 1.2 Code elements (with their Subcodes): the protocol's words.
 _FAULT_CODES = re.compile(r"(?s)<(?:[\w.-]+:)?(faultcode|Code)\b[^>]*>.*?</(?:[\w.-]+:)?\1\s*>")
 _VERSION_PATTERN = re.compile(r"(?i)Version Information:.{0,100}|ASP\.NET Version:\s*[\d.]+")
@@ -124,6 +129,9 @@ def _body_leaks(text: str) -> list[Leak]:
     match = _EXCEPTION_TYPE.search(text)
     if match:
         found.append(Leak("exception type", shorten(match.group(0)), True))
+    match = _CLASS_REPR.search(text)
+    if match:
+        found.append(Leak("type name", shorten(match.group(0)), True))
     match = _VERSION_PATTERN.search(text)
     if match:
         found.append(Leak("framework version", shorten(_strip_tags(match.group(0))), True))

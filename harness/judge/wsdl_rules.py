@@ -1,9 +1,18 @@
 """WSDL conformance: does the WSDL a deployment publishes at ``<endpoint>?WSDL`` hold the contract?
 
-The WSDL-* rules judge one endpoint's Description (``harness.contract.wsdl_import``) against the
-contract's operations at that endpoint: every operation with its parameters in order and their
-types and its result type; the four bindings (soap, soap12, HttpGet, HttpPost) each offering
-every operation; SOAPAction = namespace + "/" + operation; a service address at the endpoint.
+Publishing a WSDL is optional: the spec never asks for one, and ASP.NET serves it (and the help
+page) through the Documentation protocol, which production deployments often remove. An
+endpoint that answers ``?WSDL`` with an error status or an HTML page publishes none: one
+WSDL-PUBLISHED warning for it ("Documentation protocol off?"), the other WSDL-* rules not
+applicable. ``certify --require-wsdl`` (``--severity WSDL-PUBLISHED=failure``) makes
+publication mandatory.
+
+A published WSDL is judged: the WSDL-* rules hold one endpoint's Description
+(``harness.contract.wsdl_import``) against the contract's operations at that endpoint: every
+operation with its parameters in order, their types and occurrences, and its result type; the
+four bindings (soap, soap12, HttpGet, HttpPost) each offering every operation; SOAPAction =
+namespace + "/" + operation; a service address at the endpoint. A run restricted to some
+operations and bindings (``Selection``) judges what the WSDL says of those only.
 Certify runs them from ``features/wsdl.feature``; ``harness contract --check`` prints them.
 """
 
@@ -12,14 +21,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from harness.contract.bindings import Binding
 from harness.contract.model import Contract, Operation, Parameter, ParamType
+from harness.contract.selection import Selection
 from harness.contract.structure import differences, signature
 from harness.contract.wsdl_import import Description
 from harness.judge.findings import Finding, Verdict
+from harness.traffic.exchange import HttpResponse, media_type
 
 #: Binding names of the contract -> how the WSDL spells the binding.
 WSDL_BINDINGS = {"soap11": "soap", "soap12": "soap12", "get": "HttpGet", "post": "HttpPost"}
 CLAUSE = "WSDL 1.1 as ASMX publishes it"
+#: No selection: every operation and binding.
+EVERYTHING = Selection()
 
 
 @dataclass(frozen=True)
@@ -31,13 +45,17 @@ class WsdlRule:
 
 
 CATALOGUE: tuple[WsdlRule, ...] = (
-    WsdlRule("WSDL-DOCUMENT", CLAUSE, "<endpoint>?WSDL answers a WSDL of the service namespace"),
+    WsdlRule("WSDL-PUBLISHED", "optional (the spec asks for no WSDL)",
+             "<endpoint>?WSDL answers a WSDL; none (the Documentation protocol off) is a "
+             "warning, a failure with --require-wsdl", "permitted"),
+    WsdlRule("WSDL-DOCUMENT", CLAUSE, "the published WSDL is a WSDL of the service namespace"),
     WsdlRule("WSDL-OPERATIONS", CLAUSE, "the WSDL names every operation of the endpoint"),
     WsdlRule("WSDL-PARAMETERS", CLAUSE, "each operation's parameters, named and in order"),
     WsdlRule("WSDL-TYPES", CLAUSE, "each parameter's type"),
     WsdlRule("WSDL-RESULT", CLAUSE, "each operation's result type (or none)"),
     WsdlRule("WSDL-BINDINGS", CLAUSE,
-             "soap, soap12, HttpGet and HttpPost bindings, each with every operation"),
+             "soap, soap12, HttpGet and HttpPost bindings, each with every operation (one "
+             "left out is a warning: the calls judge what is served)", "permitted"),
     WsdlRule("WSDL-SOAPACTION", "4.1 rule 1", "SOAPAction = namespace + \"/\" + operation"),
     WsdlRule("WSDL-ADDRESS", CLAUSE, "every port's address is the endpoint"),
 )
@@ -56,41 +74,90 @@ def _finding(rule: str, verdict: Verdict, source: str, op: str | None = None,
                    endpoint=source.removesuffix("?WSDL"))
 
 
-def judge_endpoint(contract: Contract, endpoint: str, described: Description | str
-                   ) -> list[Finding]:
-    """Every WSDL-* finding for ``endpoint``; ``described`` is the WSDL's Description or why
-    it could not be read."""
+NOT_PUBLISHED = "no WSDL published: Documentation protocol off?"
+
+
+def unpublished(response: HttpResponse) -> str | None:
+    """Why the answer to ``?WSDL`` publishes no WSDL (an error status, an HTML page, an empty
+    body), in a few words; None when it may be one (it is read to find out)."""
+    head = response.body[:512].lstrip().lower()
+    media = media_type(response.content_type) or "no Content-Type"
+    if response.status != 200:
+        return f"HTTP {response.status}, {media}"
+    if media == "text/html" or head.startswith((b"<!doctype html", b"<html")):
+        return "HTTP 200, an HTML page"
+    if not head:
+        return "HTTP 200, an empty body"
+    return None
+
+
+def judge_answer(contract: Contract, endpoint: str, response: HttpResponse, url: str,
+                 selection: Selection = EVERYTHING) -> list[Finding]:
+    """Every WSDL-* finding on the answer to ``endpoint``?WSDL (fetched from ``url``)."""
+    from harness.contract.wsdl_import import describe
+    from harness.errors import HarnessError
+
+    why = unpublished(response)
+    if why is not None:
+        return not_published(endpoint, why)
+    try:
+        described: Description | str = describe(url, response.body)
+    except HarnessError as exc:
+        described = str(exc)
+    return judge_endpoint(contract, endpoint, described, selection)
+
+
+def not_published(endpoint: str, why: str) -> list[Finding]:
+    """An endpoint without a WSDL: one WSDL-PUBLISHED warning, the other rules not
+    applicable (there is nothing for them to judge)."""
     source = f"{endpoint}?WSDL"
+    return [_finding("WSDL-PUBLISHED", Verdict.WARNING, source, expected="a WSDL",
+                     actual=why, message=NOT_PUBLISHED),
+            *(_finding(rule.id, Verdict.NOT_APPLICABLE, source, message=NOT_PUBLISHED)
+              for rule in CATALOGUE if rule.id != "WSDL-PUBLISHED")]
+
+
+def judge_endpoint(contract: Contract, endpoint: str, described: Description | str,
+                   selection: Selection = EVERYTHING) -> list[Finding]:
+    """Every WSDL-* finding for ``endpoint``; ``described`` is the WSDL's Description or why
+    the document published could not be read as one; ``selection``: the operations and
+    bindings judged (default all)."""
+    source = f"{endpoint}?WSDL"
+    published = _finding("WSDL-PUBLISHED", Verdict.PASSED, source, expected="a WSDL",
+                         actual="published")
     if isinstance(described, str):
-        return [_finding("WSDL-DOCUMENT", Verdict.FAILED, source, expected="a WSDL",
-                         actual=described)]
-    return list(_judge(contract, contract.endpoints[endpoint], described, source))
+        return [published, _finding("WSDL-DOCUMENT", Verdict.FAILED, source,
+                                    expected="a WSDL", actual=described)]
+    served = contract.endpoints[endpoint]
+    ops = tuple(op for op in served if selection.allows(op.name, None))
+    return [published, *_judge(contract, ops, described, source, selection,
+                               {op.name for op in served})]
 
 
-def _judge(contract: Contract, ops: tuple[Operation, ...], d: Description,
-           source: str) -> Iterator[Finding]:
+def _judge(contract: Contract, ops: tuple[Operation, ...], d: Description, source: str,
+           selection: Selection, served: set[str]) -> Iterator[Finding]:
     ok, bad = Verdict.PASSED, Verdict.FAILED
     ns_ok = d.namespace == contract.namespace
     yield _finding("WSDL-DOCUMENT", ok if ns_ok else bad, source,
                    expected=f"targetNamespace {contract.namespace}",
                    actual=f"targetNamespace {d.namespace}")
     published = {op.name: op for op in d.operations}
-    wanted = {op.name for op in ops}
     for op in ops:
         found = published.get(op.name)
         if found is None:
             yield _finding("WSDL-OPERATIONS", bad, source, op.name, expected=op.name,
                            actual=", ".join(published) or "no operation",
-                           message=_renamed_hint(op, d.operations, wanted))
+                           message=_renamed_hint(op, d.operations, served))
             continue
         yield _finding("WSDL-OPERATIONS", ok, source, op.name, expected=op.name,
                        actual=op.name)
         yield from _judge_operation(op, found, source)
-    for extra in sorted(set(published) - wanted):
-        yield _finding("WSDL-OPERATIONS", Verdict.WARNING, source, extra,
-                       expected="only the contract's operations", actual=extra,
-                       message="the WSDL offers an operation the contract does not name")
-    yield from _judge_ports(contract, ops, d, source)
+    for extra in sorted(set(published) - served):
+        if selection.allows(extra, None):
+            yield _finding("WSDL-OPERATIONS", Verdict.WARNING, source, extra,
+                           expected="only the contract's operations", actual=extra,
+                           message="the WSDL offers an operation the contract does not name")
+    yield from _judge_ports(contract, ops, d, source, selection)
 
 
 def _renamed_hint(op: Operation, published: tuple[Operation, ...], wanted: set[str]) -> str:
@@ -153,22 +220,28 @@ def _shown(op: Operation, type_name: str | None, text: str) -> str:
 
 
 def _judge_ports(contract: Contract, ops: tuple[Operation, ...], d: Description,
-                 source: str) -> Iterator[Finding]:
+                 source: str, selection: Selection) -> Iterator[Finding]:
     ok, bad = Verdict.PASSED, Verdict.FAILED
+    if not ops:
+        return
     for binding in contract.bindings:
+        if not selection.allows(None, Binding(binding).label):
+            continue
         label = WSDL_BINDINGS[binding]
         port = d.port(binding)
         if port is None:
-            yield _finding("WSDL-BINDINGS", bad, source, None, label,
+            yield _finding("WSDL-BINDINGS", Verdict.WARNING, source, None, label,
                            expected=f"a {label} binding and port",
-                           actual=f"bindings {', '.join(WSDL_BINDINGS[b] for b in d.bindings)}")
+                           actual=f"bindings {', '.join(WSDL_BINDINGS[b] for b in d.bindings)}",
+                           message=_UNDESCRIBED)
             continue
         for op in ops:  # one finding per operation: a drift names the operation it hits
             if binding in contract.bindings_of(op):
                 offered = op.name in port.actions
-                yield _finding("WSDL-BINDINGS", ok if offered else bad, source, op.name, label,
-                               expected=f"{op.name} in the {label} binding",
-                               actual="offered" if offered else "missing")
+                yield _finding("WSDL-BINDINGS", ok if offered else Verdict.WARNING, source,
+                               op.name, label, expected=f"{op.name} in the {label} binding",
+                               actual="offered" if offered else "missing",
+                               message="" if offered else _UNDESCRIBED)
         at_endpoint = _path_of(port.address).lower().endswith(ops[0].endpoint.lower())
         yield _finding("WSDL-ADDRESS", ok if at_endpoint else bad, source, None, label,
                        expected=f"an address ending {ops[0].endpoint}",
@@ -180,6 +253,12 @@ def _judge_ports(contract: Contract, ops: tuple[Operation, ...], d: Description,
                     got = port.actions[op.name]
                     yield _finding("WSDL-SOAPACTION", ok if got == want else bad, source,
                                    op.name, label, expected=want, actual=got)
+
+
+#: Why a binding or operation the WSDL leaves out is a warning: the spec asks for no WSDL, a
+#: client can use what it describes, and the calls certify makes judge what is served.
+_UNDESCRIBED = ("the WSDL does not describe it (ASMX publishes every binding it serves); "
+                "whether the service serves it is judged by its calls")
 
 
 def _path_of(address: str) -> str:

@@ -3,6 +3,9 @@ ASP.NET ASMX behaves where the spec is silent (faults, status codes, WSDL, help 
 
 ``answer`` is a pure function from HttpRequest to HttpResponse; the ASGI app is a thin shell
 around it, so tests can build deliberately faulty implementations by wrapping ``answer``.
+``answer`` checks a call as ASMX does (the binding rules) and then asks ``produce`` for the
+answer to the accepted call: the reference computes one (``reference_answer``); ``harness mock``
+looks one up in a recording (harness.mock), keeping every binding rule of the reference.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
 from html import escape
 from urllib.parse import SplitResult, urlsplit
@@ -40,7 +44,24 @@ from harness.errors import ClassificationError, MalformedXML, XMLRejected
 from harness.reference.wsdl import service_name, wsdl_document
 from harness.traffic.exchange import HttpRequest, HttpResponse, content_type_params, media_type
 
-Answer = Callable[[Contract, HttpRequest], HttpResponse]
+
+@dataclass(frozen=True)
+class Delayed:
+    """A response to send after ``seconds`` (``harness mock --latency recorded``); the wait
+    holds no thread and no other request."""
+
+    response: HttpResponse
+    seconds: float
+
+
+Answer = Callable[[Contract, HttpRequest], "HttpResponse | Delayed"]
+#: The answer to a call the binding rules accept: (contract, call, answering binding, its
+#: arguments by parameter) -> response (Delayed: to be sent later).
+Produce = Callable[[Contract, Classification, Binding, dict[str, Value]],
+                   "HttpResponse | Delayed"]
+#: A predicate on an argument's text: True lets it pass the parameter's type check (the mock
+#: takes a recording's pseudonyms for any type).
+Wildcard = Callable[[str], bool]
 #: Largest request body the reference reads; beyond it the request is refused unread.
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
 #: The text of a fault for an unexpected error: ASMX's words, with nothing of the cause.
@@ -76,8 +97,19 @@ def _route(contract: Contract, path: str) -> tuple[str | None, str, bool]:
             len(segments) > at + 1)
 
 
-def answer(contract: Contract, request: HttpRequest) -> HttpResponse:
-    """The reference's response to ``request``."""
+def reference_answer(contract: Contract, call: Classification, binding: Binding,
+                     arguments: dict[str, Value]) -> HttpResponse:
+    """The reference's result for an accepted call (``reference_result``), over ``binding``."""
+    result = reference_result(call.operation, arguments)
+    if result is None:  # the same bytes every time: built once
+        return _void_response(contract, call.operation, binding)
+    return build_response(contract, call.operation, binding, result)
+
+
+def answer(contract: Contract, request: HttpRequest, produce: Produce = reference_answer, *,
+           wildcard: Wildcard | None = None) -> HttpResponse | Delayed:
+    """The response to ``request``: the refusal ASMX gives, else ``produce``'s answer (the
+    reference's by default)."""
     parts = urlsplit(request.url)
     endpoint, endpoint_path, has_operation = _route(contract, parts.path)
     if endpoint is None:
@@ -89,13 +121,8 @@ def answer(contract: Contract, request: HttpRequest) -> HttpResponse:
     try:
         call = classify(contract, request)
         binding = call.binding
-        _check(contract, request, endpoint, call)
-        binding = _answering_binding(call)
-        arguments = _arguments(call)
-        result = reference_result(call.operation, arguments)
-        if result is None:  # the same bytes every time: built once
-            return _void_response(contract, call.operation, binding)
-        return build_response(contract, call.operation, binding, result)
+        binding, arguments = _accepted(contract, request, endpoint, call, wildcard)
+        return produce(contract, call, binding, arguments)
     except ClassificationError as exc:
         if not has_operation and request.method == "POST":
             return _refused_soap(request, binding, exc)
@@ -105,6 +132,22 @@ def answer(contract: Contract, request: HttpRequest) -> HttpResponse:
     except Exception:  # an ASMX service answers a server fault, never a dropped socket;
         # and no implementation detail (exception type or text) ever reaches the client
         return build_fault(binding, FaultCode.SERVER, SERVER_ERROR)
+
+
+def accepted_call(contract: Contract, request: HttpRequest, *,
+                  wildcard: Wildcard | None = None
+                  ) -> tuple[Classification, Binding, dict[str, Value]]:
+    """(call, answering binding, arguments) of a request the binding rules accept, as
+    ``answer`` hands them to ``produce``; ClassificationError or Refusal otherwise."""
+    call = classify(contract, request)
+    endpoint = _route(contract, urlsplit(request.url).path)[0]
+    return (call, *_accepted(contract, request, endpoint or "", call, wildcard))
+
+
+def _accepted(contract: Contract, request: HttpRequest, endpoint: str, call: Classification,
+              wildcard: Wildcard | None) -> tuple[Binding, dict[str, Value]]:
+    _check(contract, request, endpoint, call)
+    return _answering_binding(call), _arguments(call, wildcard)
 
 
 def _void_response(contract: Contract, op: Operation, binding: Binding) -> HttpResponse:
@@ -263,9 +306,9 @@ def _action(request: HttpRequest, binding: Binding) -> str | None:
     return content_type_params(request.content_type).get("action")  # SOAP 1.2's action
 
 
-def _arguments(call: Classification) -> dict[str, Value]:
+def _arguments(call: Classification, wildcard: Wildcard | None = None) -> dict[str, Value]:
     """The call's arguments, checked against the operation's parameters (an array or complex
-    one read into a list or dict)."""
+    one read into a list or dict; a simple one ``wildcard`` takes is not type-checked)."""
     op, given = call.operation, _given(call)
     structured: dict[str, Value] = {}
     for name in given:
@@ -278,7 +321,8 @@ def _arguments(call: Classification) -> dict[str, Value]:
             continue  # ASMX binds a missing SOAP parameter as its default (null, 0)
         if p.type is ParamType.COMPLEX:
             structured[p.name] = _structured(call, p)
-        elif not p.accepts(given[p.name], http=not call.binding.is_soap):
+        elif not p.accepts(given[p.name], http=not call.binding.is_soap) and not (
+                wildcard and wildcard(given[p.name])):
             raise Refusal(f"Cannot convert {given[p.name]!r} to {p.type_name or p.type} "
                           f"({p.name})")
     return {p.name: structured[p.name] if p.name in structured else given.get(p.name, "")
@@ -341,6 +385,9 @@ def create_app(contract: Contract | None = None, respond: Answer = answer):
                 None, respond, contract, call)
         else:
             response = respond(contract, call)
+        if isinstance(response, Delayed):
+            await asyncio.sleep(response.seconds)
+            response = response.response
         await _send(response, send)
 
     return app

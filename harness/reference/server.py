@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 import socket
 import threading
 import time
@@ -74,8 +75,9 @@ def _with_header_deadline(seconds: float) -> type[asyncio.Protocol]:
 
 def serve(contract: Contract | None = None, host: str = "127.0.0.1", port: int = 8000,
           app=None, announce: Callable[[str], None] | None = None) -> None:
-    """Serve in the foreground until interrupted; ``announce`` gets the base URL once the
-    port is bound (so a port in use is one error line, and port 0 reports the real port)."""
+    """Serve in the foreground until Ctrl-C or SIGTERM, then return after a graceful shutdown;
+    ``announce`` gets the base URL once the port is bound (so a port in use is one error
+    line, and port 0 reports the real port)."""
     from harness.reference.app import create_app
 
     app = app or create_app(contract or school_mobile())
@@ -84,9 +86,30 @@ def serve(contract: Contract | None = None, host: str = "127.0.0.1", port: int =
     except OSError as exc:
         raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     bound_port = sock.getsockname()[1]
-    if announce:
-        announce(base_url(host, bound_port))
-    uvicorn.Server(_config(app, host, bound_port)).run(sockets=[sock])
+    server = uvicorn.Server(_config(app, host, bound_port))
+    sock.listen(server.config.backlog)  # a client of the URL announced waits, is not refused
+    with _stopped_by_signals(server):
+        if announce:
+            announce(base_url(host, bound_port))
+        server.run(sockets=[sock])
+
+
+@contextlib.contextmanager
+def _stopped_by_signals(server: uvicorn.Server) -> Iterator[None]:
+    """Ctrl-C and SIGTERM stop ``server`` from the moment its URL is announced. uvicorn
+    listens to them only once its loop runs: a Ctrl-C just before was lost (the process
+    served on), or ended it mid-start; and after a shutdown it raised the signal again (a
+    traceback, or death by SIGTERM before the caller could say anything)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.signal(sig, server.handle_exit)
+                for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def base_url(host: str, port: int, scheme: str = "http") -> str:

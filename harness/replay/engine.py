@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
@@ -28,12 +29,7 @@ from harness.errors import (
     TargetUnreachable,
     UsageError,
 )
-from harness.judge.causes import (
-    differences_cause,
-    status_cause,
-    status_consequence,
-    status_difference,
-)
+from harness.judge.causes import differences_cause, outcome_cause
 from harness.judge.compare import Difference, compare_responses
 from harness.judge.findings import Finding, Report, Verdict
 from harness.judge.profiles import Profile
@@ -54,23 +50,22 @@ from harness.traffic.send import (
 )
 
 #: Replay's own rules: the new response differs from the recorded one (IDs from
-#: ``Difference.kind``: status and content-type have their own, every body kind is BODY).
+#: ``Difference.aspect``: status (a result become an error too), Content-Type, body).
 REPLAY_RULES = {
     "REPLAY-STATUS": "status as recorded",
     "REPLAY-CONTENT-TYPE": "Content-Type (media type and charset) as recorded",
     "REPLAY-BODY": "body as recorded (XML structurally; pseudonyms match any value)",
     "REPLAY-TRANSPORT": "the target answered the replayed request",
 }
-_OWN_KINDS = ("status", "content-type")
 _TRANSPORT = "REPLAY-TRANSPORT"
+_ASPECT_RULES = {"status": "REPLAY-STATUS", "content-type": "REPLAY-CONTENT-TYPE",
+                 "body": "REPLAY-BODY"}
+_COMPARED = tuple(_ASPECT_RULES.values())
 
 
-def replay_rule(kind: str) -> str:
-    """The replay rule ID of a Difference kind."""
-    return f"REPLAY-{kind.upper()}" if kind in _OWN_KINDS else "REPLAY-BODY"
-
-
-_COMPARED = tuple(dict.fromkeys(replay_rule(k) for k in (*_OWN_KINDS, "body")))
+def replay_rule(difference: Difference) -> str:
+    """The replay rule ID of a Difference."""
+    return _ASPECT_RULES[difference.aspect]
 
 
 @dataclass(frozen=True)
@@ -200,10 +195,15 @@ def judge_answer(exchange: Exchange, answer: Answer, contract: Contract, *,
 
 
 def _not_the_service(finding: dict) -> bool:
-    """A replayed answer that is 404 or an HTML page where the recording had neither."""
+    """A replayed answer that is 404 or an HTML page where the recording had neither (the
+    404 of a recorded success is R4-STATUS's failure, or REPLAY-STATUS's)."""
     actual = str(finding.get("actual", ""))
-    return ((finding["rule"] == "REPLAY-STATUS" and actual == "404")
+    return ((finding["rule"] in ("REPLAY-STATUS", "R4-STATUS")
+             and _NOT_FOUND.match(actual) is not None)
             or (finding["rule"] == "REPLAY-CONTENT-TYPE" and actual.startswith("text/html")))
+
+
+_NOT_FOUND = re.compile(r"(HTTP )?404\b")
 
 
 def _names(exchange: Exchange, contract: Contract) -> tuple[str | None, str | None]:
@@ -315,30 +315,25 @@ def check_replayed(exchange: Exchange, response: HttpResponse, contract: Contrac
                 tally[rule, operation, binding, Verdict.PASSED] += 1
         else:
             compared = comparison_findings(exchange, operation, binding, diffs,
-                                           _permitted(exchange, response))
-            judged, compared = _one_cause(judged, compared)
+                                           _failed_call(judged), _permitted(exchange, response))
     if tally is not None and compared:
         for f in compared:
-            if f.verdict in (Verdict.PASSED, Verdict.NOT_APPLICABLE):
+            if f.verdict is Verdict.PASSED or f.verdict is Verdict.NOT_APPLICABLE:
                 tally[f.rule, f.operation, f.binding, f.verdict] += 1
         compared = [f for f in compared
-                    if f.verdict not in (Verdict.PASSED, Verdict.NOT_APPLICABLE)]
+                    if f.verdict is Verdict.FAILED or f.verdict is Verdict.WARNING]
     return Replayed(exchange, response, judged, compared)
 
 
-def _one_cause(judged: list[Finding], compared: list[Finding]
-               ) -> tuple[list[Finding], list[Finding]]:
-    """A failed call the recording holds as a success is one cause: R4-STATUS's, shared by
-    REPLAY-STATUS (one line in every report, not one per rule)."""
-    status = next((f for f in judged if f.rule == "R4-STATUS"
-                   and f.verdict is Verdict.FAILED), None)
-    if status is None or not status.cause:
-        return judged, compared
-    return judged, [replace(f, cause=status.cause) if f.rule == "REPLAY-STATUS"
-                    and f.verdict is Verdict.FAILED else f for f in compared]
+def _failed_call(judged: Sequence[Finding]) -> Finding | None:
+    """R4-STATUS's failure: a call that failed where the recording holds a success (the
+    rule names its cause; the comparison does not say it again)."""
+    return next((f for f in judged if f.rule == "R4-STATUS" and f.verdict is Verdict.FAILED),
+                None)
 
 
-#: How a replay cause names the recorded answer ("HTTP 404 where the recording has 200").
+#: How a replay cause names the recorded answer ("Content-Type text/xml where the
+#: recording has ...", when the comparison gives no words of its own).
 RECORDED = "the recording has"
 
 
@@ -355,48 +350,65 @@ def _permitted(exchange: Exchange, response: HttpResponse) -> str | None:
 
 
 def comparison_findings(exchange: Exchange, operation: str | None, binding: str | None,
-                        diffs: Sequence[Difference], permitted: str | None = None
-                        ) -> list[Finding]:
+                        diffs: Sequence[Difference], failed_call: Finding | None = None,
+                        permitted: str | None = None) -> list[Finding]:
     """One finding per difference, each with the call's one cause; a passed finding for each
-    compared aspect without one. When the status differs it is the cause, and the other
-    aspects are not applicable because of it (not one more failure each). ``permitted``: why
-    the differences are warnings only (``_permitted``), then their cause."""
+    compared aspect without one.
+
+    A result become an error (or an error become a result) is the one difference: the other
+    aspects are not applicable then, and when R4-STATUS already failed the call with its
+    cause (``failed_call``), the comparison is not applicable at all (one cause, one
+    failure). ``permitted``: why the differences are warnings only (``_permitted``), then
+    their cause."""
+    outcome = next((d for d in diffs if d.kind == "outcome"), None)
+    if outcome is not None:
+        return _outcome_findings(exchange, operation, binding, outcome, failed_call,
+                                 permitted)
     findings = []
     differing = set()
-    status = status_difference(diffs)
-    if status is not None:
-        cause = EXPLANATION if permitted else status_cause(status.expected, status.actual,
-                                                            RECORDED)
-        findings.append(_finding(exchange, "REPLAY-STATUS",
-                                 Verdict.WARNING if permitted else Verdict.FAILED, operation,
-                                 binding, str(status.expected), str(status.actual),
-                                 permitted or status.describe(), cause=cause,
-                                 difference=status.kind))
-        return findings + [
-            _finding(exchange, rule, Verdict.NOT_APPLICABLE, operation, binding,
-                     message=status_consequence(status), cause=cause)
-            for rule in _COMPARED if rule != "REPLAY-STATUS"]
-    failing = [d for d in diffs if not d.warning]
-    causes = {False: differences_cause(failing, RECORDED),
-              True: differences_cause([d for d in diffs if d.warning], RECORDED)}
+    causes = {flag: EXPLANATION if permitted else differences_cause(
+        [d for d in diffs if d.warning is flag], RECORDED) for flag in (False, True)}
     for diff in diffs:
-        rule = replay_rule(diff.kind)
-        differing.add(rule)
-        findings.append(_finding(
-            exchange, rule, Verdict.WARNING if diff.warning or permitted else Verdict.FAILED,
-            operation, binding, str(diff.expected), str(diff.actual),
-            permitted or diff.describe(), cause=EXPLANATION if permitted else causes[diff.warning],
-            difference=diff.kind, **({"path": diff.path} if diff.path else {})))
+        differing.add(replay_rule(diff))
+        findings.append(_difference_finding(exchange, diff, operation, binding, permitted,
+                                            causes[diff.warning]))
     findings += [_finding(exchange, rule, Verdict.PASSED, operation, binding, "as recorded",
                           "as recorded") for rule in _COMPARED if rule not in differing]
     return findings
 
 
+def _outcome_findings(exchange: Exchange, operation: str | None, binding: str | None,
+                      outcome: Difference, failed_call: Finding | None,
+                      permitted: str | None) -> list[Finding]:
+    if failed_call is not None:
+        return [_finding(exchange, rule, Verdict.NOT_APPLICABLE, operation, binding,
+                         message="the call failed where the recording succeeded (see "
+                                 "R4-STATUS)", cause=failed_call.cause)
+                for rule in _COMPARED]
+    cause = EXPLANATION if permitted else outcome_cause(outcome)
+    return [_difference_finding(exchange, outcome, operation, binding, permitted, cause)] + [
+        _finding(exchange, rule, Verdict.NOT_APPLICABLE, operation, binding,
+                 message=f"{outcome.summary} (see REPLAY-STATUS)", cause=cause)
+        for rule in _COMPARED if rule != "REPLAY-STATUS"]
+
+
+def _difference_finding(exchange: Exchange, diff: Difference, operation: str | None,
+                        binding: str | None, permitted: str | None = None,
+                        cause: str = "") -> Finding:
+    expected, actual = diff.shown()
+    extra = {"difference": diff.kind, "summary": diff.summary}
+    return _finding(exchange, replay_rule(diff), Verdict.WARNING if diff.warning or permitted
+                    else Verdict.FAILED, operation, binding, expected, actual,
+                    permitted or diff.summary, cause=cause, **extra,
+                    **({"path": diff.path} if diff.path else {}))
+
+
 def _finding(exchange: Exchange, rule: str, verdict: Verdict, operation: str | None,
              binding: str | None, expected: str = "", actual: str = "", message: str = "",
              cause: str = "", **extra: str) -> Finding:
+    # no client: the response is the server's doing (lint names the client of a request)
     return Finding(rule, verdict, operation, binding, expected, actual, message,
-                   exchange.index, exchange.source or None, exchange.client, extra, cause)
+                   exchange.index, exchange.source or None, None, extra, cause)
 
 
 def replay(paths: Sequence[str | Path], contract: Contract, target: str, *,

@@ -1,0 +1,228 @@
+"""Benchmark of ``harness mock``: load time, memory and requests/s for recordings of 10k, 100k
+and 1M exchanges, against ``harness serve`` (the reference) driven by the same requests in the
+same run.
+
+Each recording is bench/varied.py's (no two exchanges alike: every call has its own value).
+For each size: ``harness mock REC --port 0`` as a real process; load time is from start to the
+line announcing its URL, peak memory the process tree's largest RSS meanwhile (the indexing
+workers included), steady memory its RSS once serving, and the memory per exchange the
+steady RSS above the mock of a 32-exchange recording, divided by the exchanges. The mock
+is started twice with ``--index-cache``: the first start indexes and keeps the index, the
+second reads it. Then each binding is driven with 512 calls spread over the whole recording,
+answered from the file, by wrk (or the Python client fallback of bench_reference.py), and the
+reference with the very same requests: calls recorded over that binding (answered as
+recorded), then calls recorded over the other bindings (the recorded result rendered in the
+asking binding's form).
+
+    .venv/bin/python bench/bench_mock.py                        # 10k, 100k, 1M; 5 s per binding
+    .venv/bin/python bench/bench_mock.py --sizes 10000 --duration 3
+
+The machine is shared: compare the ratios measured in one run, quote the load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_reference import (
+    ensure_wrk,
+    print_header,
+    print_row,
+    run_processes,
+    run_wrk,
+    send,
+    start_server,
+    stop_server,
+)
+from peak_rss import tree_rss_kb
+from varied import varied_lines
+
+from harness.contract.bindings import Binding, build_request
+from harness.contract.model import school_mobile
+from harness.reference.app import accepted_call
+from harness.traffic.exchange import Exchange, HttpRequest
+from harness.traffic.recording import FORMAT, FORMAT_VERSION
+from harness.traffic.send import retarget
+
+HARNESS = str(Path(sys.executable).parent / "harness")
+SAMPLE = 512
+
+
+def write_recording(path: Path, count: int) -> None:
+    if path.exists():
+        return
+    with path.open("w", encoding="utf-8") as f:
+        f.write(json.dumps({"format": FORMAT, "version": FORMAT_VERSION}) + "\n")
+        f.writelines(varied_lines(school_mobile(), count))
+
+
+class Mock:
+    """``harness mock`` of ``path`` as a real process, its load measured."""
+
+    def __init__(self, path: Path, *extra: str) -> None:
+        started = time.perf_counter()
+        self.proc = subprocess.Popen([HARNESS, "mock", str(path), "--port", "0", "--quiet",
+                                      *extra],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                     text=True)
+        self.peak_kb = 0
+        done = threading.Event()
+
+        def sample() -> None:
+            while not done.is_set():
+                self.peak_kb = max(self.peak_kb, tree_rss_kb(self.proc.pid))
+                time.sleep(0.05)
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        lines = []
+        assert self.proc.stderr is not None
+        while line := self.proc.stderr.readline():
+            lines.append(line)
+            if match := re.search(r" on (http://127\.0\.0\.1:\d+)", line):
+                self.url = match.group(1)
+                break
+        else:
+            done.set()
+            sys.exit(f"bench: harness mock did not start: {''.join(lines)[-2000:]}")
+        self.load_seconds = time.perf_counter() - started
+        done.set()
+        sampler.join()
+        threading.Thread(target=self.proc.stderr.read, daemon=True).start()  # keep draining
+        time.sleep(0.5)
+        self.steady_kb = tree_rss_kb(self.proc.pid)
+
+    def stop(self) -> None:
+        stop_server(self.proc)
+
+
+def sampled_requests(path: Path, count: int, binding: Binding, url: str, *,
+                     recorded_over: bool) -> list[HttpRequest]:
+    """``SAMPLE`` recorded calls asked over ``binding``, spread over the whole recording:
+    calls recorded over that binding (``recorded_over``: answered as recorded), or over
+    another one (answered by rendering the recorded result in this binding's form)."""
+    contract = school_mobile()
+    step = max(1, count // (SAMPLE * 4)) | 1  # odd: recordings cycle through 32 kinds
+    chosen: list[HttpRequest] = []
+    with path.open("rb") as f:
+        f.readline()
+        for number, line in enumerate(f):
+            if number % step or len(chosen) == SAMPLE:
+                continue
+            exchange = Exchange.from_dict(json.loads(line))
+            call, _answered_over, arguments = accepted_call(contract, exchange.request)
+            if (call.binding is binding) != recorded_over or (not binding.is_soap and any(
+                    "<" in str(v) or "&#" in str(v) for v in arguments.values())):
+                continue  # (markup in a GET/POST value: refused by request validation)
+            chosen.append(build_request(contract, call.operation, arguments, binding, url))
+    if not chosen:
+        sys.exit(f"bench: no call of {path} to ask over {binding.label}")
+    return chosen
+
+
+def check(requests: list[HttpRequest], source: str) -> None:
+    with httpx.Client() as client:
+        for request in requests[:32]:
+            answer = send(client, request)
+            if answer.status_code != 200:
+                sys.exit(f"bench: {source} answered {answer.status_code} to {request.target}")
+
+
+def drive(wrk: str | None, binding: Binding, requests: list[HttpRequest], url: str,
+          args: argparse.Namespace):
+    return (run_wrk(wrk, binding, url, requests, args) if wrk
+            else run_processes(binding, requests, args))
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--sizes", default="10000,100000,1000000",
+                   help="recorded exchanges per recording, comma-separated")
+    p.add_argument("--duration", type=int, default=5, help="seconds per binding (default 5)")
+    p.add_argument("--connections", type=int, default=32, help="wrk connections (default 32)")
+    p.add_argument("--threads", type=int, default=2, help="wrk threads (default 2)")
+    p.add_argument("--processes", type=int, default=4,
+                   help="client processes of the Python fallback (default 4)")
+    p.add_argument("--client", choices=("auto", "wrk", "python"), default="auto")
+    p.add_argument("--bindings", default=",".join(b.value for b in Binding))
+    p.add_argument("--dir", default=None, help="where the recordings are kept (default: a "
+                   "temporary folder, removed at the end)")
+    args = p.parse_args(argv)
+    wrk = ensure_wrk() if args.client != "python" else None
+    bindings = [Binding.parse(b) for b in args.bindings.split(",")]
+    sizes = [int(s) for s in args.sizes.split(",")]
+    with tempfile.TemporaryDirectory(prefix="bench-mock-") as scratch:
+        folder = Path(args.dir or scratch)
+        folder.mkdir(parents=True, exist_ok=True)
+        print(f"mock benchmark: {os.cpu_count()} CPUs, load average "
+              f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}, {args.duration} s per binding, "
+              f"client {f'wrk -t{args.threads} -c{args.connections}' if wrk else 'python'}",
+              flush=True)
+        base_path = folder / "mock-32.jsonl"
+        write_recording(base_path, 32)
+        baseline = Mock(base_path)
+        baseline.stop()
+        print(f"baseline: the mock of 32 exchanges holds {baseline.steady_kb / 1024:.0f} MB "
+              f"once serving", flush=True)
+        for size in sizes:
+            path = folder / f"mock-{size}.jsonl"
+            made = time.perf_counter()
+            write_recording(path, size)
+            megabytes = path.stat().st_size / 1e6
+            print(f"\n{size:,} exchanges, {megabytes:,.0f} MB "
+                  f"(written in {time.perf_counter() - made:.0f} s); load average "
+                  f"{os.getloadavg()[0]:.2f}", flush=True)
+            cache = folder / f"mock-{size}.index"
+            cache.unlink(missing_ok=True)
+            mock = Mock(path, "--index-cache", str(cache))
+            mock.stop()
+            per = (mock.steady_kb - baseline.steady_kb) * 1024 / size
+            print(f"load {mock.load_seconds:.1f} s ({size / mock.load_seconds:,.0f} "
+                  f"exchanges/s), peak {mock.peak_kb / 1024:.0f} MB (indexing workers "
+                  f"included), serving {mock.steady_kb / 1024:.0f} MB: {per:.0f} bytes per "
+                  "exchange above the baseline", flush=True)
+            mock = Mock(path, "--index-cache", str(cache))
+            print(f"load from --index-cache {mock.load_seconds:.1f} s, serving "
+                  f"{mock.steady_kb / 1024:.0f} MB (load average {os.getloadavg()[0]:.2f})",
+                  flush=True)
+            reference, ref_url = start_server()
+            try:
+                print_header()
+                for binding in bindings:
+                    for recorded_over in (True, False):
+                        to_mock = sampled_requests(path, size, binding, mock.url,
+                                                   recorded_over=recorded_over)
+                        to_reference = [retarget(r, ref_url) for r in to_mock]
+                        check(to_mock, "the mock")
+                        check(to_reference, "the reference")
+                        mocked = drive(wrk, binding, to_mock, mock.url, args)
+                        mocked.client += " mock"
+                        print_row(mocked)
+                        served = drive(wrk, binding, to_reference, ref_url, args)
+                        served.client += " serve"
+                        print_row(served)
+                        ratio = mocked.rate / served.rate if served.rate else 0
+                        how = "as recorded" if recorded_over else "recorded over others"
+                        print(f"{'':<10} mock/serve {ratio:.2f}x, calls {how} (load average "
+                              f"{os.getloadavg()[0]:.2f})", flush=True)
+            finally:
+                stop_server(reference)
+                mock.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

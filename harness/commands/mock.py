@@ -1,0 +1,149 @@
+"""``harness mock``: serve recorded answers back, over every binding (service virtualization)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+import time
+from pathlib import Path
+
+from harness.commands import add_command
+from harness.commands.options import add_contract_options, check_outputs, contract_from
+from harness.errors import RecordingError, UsageError
+
+#: Seconds of reading the recordings after which the start suggests --index-cache.
+SLOW_LOAD = 10.0
+
+
+def register(sub) -> None:
+    p = add_command(sub, "mock", "Serve a recorded deployment back: each call answered with what "
+                    "the recording says the deployment answered to the same operation and "
+                    "values, over any of the 4 bindings, the binding rules kept as the "
+                    "reference keeps them; the contract's WSDL at <endpoint>?WSDL. A call the "
+                    "recording does not hold is refused and said in one line; Ctrl-C stops "
+                    "the mock, exit 1 if any call was unmatched.",
+                    "harness mock recordings/staging.jsonl --key-file "
+                    "recordings/staging.jsonl.key --port 8000   # then point the app at "
+                    "http://127.0.0.1:8000")
+    p.add_argument("recordings", nargs="+", metavar="RECORDING",
+                   help="native recordings (.jsonl) or HAR 1.2 files; a later one's answer to "
+                        "the same call counts as more recent")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1; loopback unless you say so)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks one)")
+    add_contract_options(p)
+    g = p.add_argument_group("answers")
+    g.add_argument("--fallback", choices=("none", "reference"), default="none",
+                   help="a call the recording does not hold: refused (none, the default) or "
+                        "answered by the embedded reference (reference); counted either way")
+    g.add_argument("--sequence", action="store_true",
+                   help="several recorded answers to one call: give them in recorded order, "
+                        "one per call, then the last again (default: always the last)")
+    g.add_argument("--latency", choices=("none", "recorded"), default="none",
+                   help="recorded: answer after the recorded duration of the exchange "
+                        "(p50/p95 per operation said at the end); none (default): at once")
+    g.add_argument("--descriptions", choices=("contract", "recorded"), default="contract",
+                   help="?WSDL and the help page: generated from the contract (default) or as "
+                        "recorded from the deployment, addresses rewritten to the mock (the "
+                        "contract's when none was recorded)")
+    g.add_argument("--key-file", metavar="FILE",
+                   help="the recording's redaction key (capture's RECORDING.key): a call with "
+                        "real personal values then finds its pseudonymised record")
+    p.add_argument("--index-cache", metavar="FILE",
+                   help="keep the index of the recordings in FILE: a later start with the same "
+                        "recordings and contract reads it instead of reading every exchange "
+                        "again (no recorded value is kept in it; mode 0600)")
+    p.add_argument("--json", metavar="FILE", help="write what was answered as JSON at the end")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress bar while the recordings are read")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.judge.streaming import progress_bar
+    from harness.mock import Mock, Options, load, summary
+    from harness.reference.app import create_app
+    from harness.reference.server import serve
+
+    check_outputs(args.json, args.index_cache)
+    contract = contract_from(args)
+    headers = _headers(args.recordings)
+    redactor = _redactor(args.key_file, headers)
+    started = time.perf_counter()
+    with progress_bar("mock: reading", quiet=args.quiet) as bar:
+        index = load(contract, args.recordings, cache=args.index_cache,
+                     on_progress=bar.update)
+    for reason in index.broken:
+        print(f"harness mock: skipped {reason}", file=sys.stderr)
+    if not index.calls and not index.descriptions:
+        raise RecordingError(f"no call of {contract.name} to answer in "
+                             f"{', '.join(args.recordings)} ({summary.loaded_line(index, 0)})")
+    seconds = time.perf_counter() - started
+    note = index.note or ("--index-cache FILE keeps the index for the next start"
+                          if seconds > SLOW_LOAD else None)
+    print(f"harness mock: {summary.loaded_line(index, seconds)}"
+          + (f"; {note}" if note else ""), file=sys.stderr, flush=True)
+    options = Options(args.fallback, args.sequence, args.latency, args.descriptions,
+                      redactor, any(h.get("redacted") for h in headers))
+    mock = Mock(contract, index, options, on_unmatched=_say, on_error=_complain)
+
+    def announce(url: str) -> None:
+        unmatched = ("answered by the reference" if args.fallback == "reference"
+                     else "refused")
+        print(f"harness mock: {contract.name} as recorded on {url} (namespace "
+              f"{contract.namespace}); unmatched calls {unmatched}; Ctrl-C stops it",
+              file=sys.stderr, flush=True)
+
+    try:
+        with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C before the server listens to it
+            serve(contract, args.host, args.port, app=create_app(contract, mock.respond),
+                  announce=announce)
+    finally:
+        index.close()
+    for line in summary.console_lines(mock.stats):
+        print(f"harness mock: {line}", flush=True)
+    if args.json:
+        settings = {"fallback": args.fallback, "sequence": args.sequence,
+                    "latency": args.latency, "descriptions": args.descriptions,
+                    "key_file": bool(args.key_file)}
+        summary.write_json(args.json, summary.as_json(index, mock.stats, settings))
+    unmatched = mock.stats.answered["unmatched"] + mock.stats.answered["reference"]
+    return 1 if unmatched else 0
+
+
+def _say(line: str) -> None:
+    print(f"unmatched: {line}", flush=True)
+
+
+def _complain(line: str) -> None:
+    print(f"harness mock: error: {line}", file=sys.stderr, flush=True)
+
+
+def _headers(paths: list[str]) -> list[dict]:
+    """The headers of the native recordings among ``paths`` (read before any indexing)."""
+    from harness.traffic.recording import read_header
+
+    return [h for h in (read_header(p) for p in paths if Path(p).is_file()) if h]
+
+
+def _redactor(key_file: str | None, headers: list[dict]):
+    """The Redactor the recordings were redacted with, from ``key_file`` and the settings
+    their headers name; UsageError when the key fits none of them."""
+    if not key_file:
+        return None
+    from harness.traffic.redaction import Redactor, key_id, load_or_create_key
+
+    if not Path(key_file).is_file():
+        raise UsageError(f"key file {key_file} does not exist")
+    key = load_or_create_key(key_file)
+    settings = [h.get("redaction") or {} for h in headers]
+    ids = sorted({str(s.get("key_id")) for s in settings if s.get("key_id")})
+    fitting = [s for s in settings if s.get("key_id") == key_id(key)]
+    if not fitting:
+        raise UsageError(f"--key-file {key_file} is not the key of any recording given "
+                         f"(its key id is {key_id(key)}; the recordings': "
+                         f"{', '.join(ids) or 'none: they are not redacted'})")
+    names = frozenset(n for s in fitting for n in s.get("names", ()))
+    roots = frozenset(n for s in fitting for n in s.get("result_roots", ()))
+    return Redactor(key, names, roots)

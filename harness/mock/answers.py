@@ -1,0 +1,92 @@
+"""A recorded answer given over the binding that asks, in that binding's form.
+
+- Asked over the binding it was recorded over: as recorded (status, headers, body), less the
+  headers of the recorded connection (framing, Date; a content coding is decoded).
+- Over another binding, what the contract can read is rendered by the contract, as the
+  reference renders its own answers: a result (simple, array, complex, or none for a void
+  operation) in the asking binding's envelope or ``<string>``-style document; a SOAP fault
+  as a fault of the asking version, or ASMX's 500 text/plain over GET/POST (same code, same
+  text); ASMX's GET/POST error text as a Server fault.
+- What the contract cannot read (another status, such as a gateway's 503 or a 401, or a body
+  that is no answer of the operation) is the same over every binding: as recorded.
+"""
+
+from __future__ import annotations
+
+from harness.contract import structure
+from harness.contract.bindings import (
+    Binding,
+    FaultCode,
+    ResponseReading,
+    build_fault,
+    build_response,
+    read_response,
+)
+from harness.contract.model import Contract, Operation
+from harness.contract.types import ParamType
+from harness.traffic.exchange import HttpResponse, media_type
+
+#: Headers that belong to the recorded connection, not to the answer.
+_CONNECTION_HEADERS = frozenset({"content-length", "transfer-encoding", "connection", "keep-alive",
+                                 "date", "proxy-connection", "upgrade", "te", "trailer"})
+_CODES = {"client": FaultCode.CLIENT, "sender": FaultCode.CLIENT,
+          "versionmismatch": FaultCode.VERSION_MISMATCH}
+
+
+def render(contract: Contract, op: Operation, asking: Binding, recorded: HttpResponse,
+           recorded_over: Binding) -> HttpResponse:
+    """The recorded answer to ``op`` (over ``recorded_over``) as an answer over ``asking``."""
+    response = as_recorded(recorded)
+    if asking is recorded_over or response.status not in (200, 500):
+        return response
+    if not recorded_over.is_soap and response.status == 500:
+        if media_type(response.content_type) != "text/plain":
+            return response
+        return build_fault(asking, FaultCode.SERVER, response.body.decode("utf-8", "replace"))
+    reading = read_response(op, recorded_over, response)
+    if reading.fault_code is not None:
+        code = _CODES.get(reading.fault_code.lower(), FaultCode.SERVER)
+        return build_fault(asking, code, reading.fault_reason or "")
+    if response.status != 200 or reading.problem is not None:
+        return response
+    try:
+        result = _result(op, reading)
+    except ValueError:  # a leaf that is no value of its type: not the contract's to render
+        return response
+    return build_response(contract, op, asking, result)
+
+
+def _result(op: Operation, reading: ResponseReading) -> structure.Value:
+    node = reading.result_node
+    if op.result is None or node is None:
+        return None
+    if op.result_type is ParamType.COMPLEX:
+        return structure.read(op.schema, op.result, node)
+    return node.text or ""
+
+
+def as_recorded(response: HttpResponse) -> HttpResponse:
+    """``response`` without the recorded connection's headers, its body decoded from a
+    content coding (the client may not have asked for it; kept as it is when it does not
+    decode)."""
+    headers = tuple((k, v) for k, v in response.headers if k.lower() not in _CONNECTION_HEADERS)
+    coding = (response.header("Content-Encoding") or "").strip().lower()
+    body = response.body
+    if coding and coding != "identity":
+        decoded = _decoded(body, coding)
+        if decoded is not None:
+            body = decoded
+            headers = tuple((k, v) for k, v in headers if k.lower() != "content-encoding")
+    if headers == response.headers and body is response.body:
+        return response
+    return HttpResponse(response.status, headers, body, response.reason)
+
+
+def _decoded(body: bytes, coding: str) -> bytes | None:
+    from mitmproxy.net import encoding  # only for a recorded content coding: a slow import
+
+    try:
+        decoded = encoding.decode(body, coding)
+    except ValueError:
+        return None
+    return decoded if isinstance(decoded, bytes) else None
