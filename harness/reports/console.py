@@ -19,6 +19,9 @@ from typing import IO
 
 from harness.judge.findings import Cause, Report, Verdict
 
+#: The binding slot of an endpoint-level finding (its WSDL): the operation slot holds the
+#: endpoint.
+WSDL = "WSDL"
 #: Statuses that say a binding or operation is not served at all, when every call gets one.
 _NOT_SERVED = re.compile(r"HTTP (404|405|501)\b")
 _HEADINGS = {(Verdict.FAILED, False): "FAILURES", (Verdict.FAILED, True): "DIFFERENCES",
@@ -137,14 +140,14 @@ def _operations_seen(report: Report) -> dict[str, set[str]]:
 def _ops(ops: list[str] | None, report: Report, bindings: list[str]) -> str:
     if ops is None:
         count = len(_operations_seen(report)[bindings[0]])
-        return f"all {count} operations"
+        return f"all {count} {'endpoints' if bindings == [WSDL] else 'operations'}"
     return ", ".join(ops)
 
 
 def _reach(report: Report, cause: Cause) -> str:
     pairs = len(cause.pairs)
-    return (f"{_count(pairs, 'operation x binding pair')}, "
-            f"{_count(cause.calls, _singular(report.unit))}")
+    what = "endpoint" if all(b == WSDL for _, b in cause.pairs) else "operation x binding pair"
+    return f"{_count(pairs, what)}, {_count(cause.calls, _singular(report.unit))}"
 
 
 def _client(cause: Cause) -> str:
@@ -156,7 +159,7 @@ def _client(cause: Cause) -> str:
     if not client or any(RULES[r].side is not Side.REQUEST if r in RULES else True
                          for r in cause.rules):
         return ""
-    return f" (client {client}" + (", e.g." if cause.calls > 1 else "") + ")"
+    return f" ({'e.g. ' if cause.calls > 1 else ''}sent by {client})"
 
 
 def _example(cause: Cause, lead: str = "") -> str:
