@@ -8,6 +8,7 @@ scripts/setup Allure 3).
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -141,3 +142,17 @@ def test_probe_overview_shows_the_target_and_the_verdict(tmp_path: Path) -> None
     assert page.metadata["verdict"] in ("PASSED", "FAILED")
     assert page.metadata["checks"].endswith(" calls")
     assert page.tabs["results"].startswith("Results ")
+
+
+def test_certify_of_the_real_asmx_shows_its_warnings(tmp_path: Path, asmx_url: str) -> None:
+    """Interop: stock ASP.NET (../shared/asmx, default) certifies with exit 0, and the rendered
+    overview says how many warnings, with the first cause, as the JSON counts them."""
+    done = _harness("certify", "--target", asmx_url, "--json", str(tmp_path / "c.json"),
+                    "--report-dir", str(tmp_path / "reports"), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    warnings = json.loads((tmp_path / "c.json").read_text(encoding="utf-8"))["counts"]["warning"]
+    page = rendered(tmp_path / "reports" / "allure-report" / "index.html")
+    assert warnings >= 4 and page.metadata["warnings"].startswith(f"{warnings} (")
+    assert (page.metadata["verdict"], page.metadata["failures"]) == ("PASSED", "0")
+    assert page.metadata["target"] == asmx_url
+    assert page.tabs["resolutionCategories"] == "Resolutions 1"
