@@ -363,6 +363,13 @@ def test_allure_results(contract: Contract, tmp_path: Path) -> None:
                      "DIFF-BODY candidate request", "DIFF-BODY candidate response"]
     attached = (tmp_path / "allure" / token["attachments"][3]["source"]).read_text()
     assert attached.startswith("HTTP/1.1 200") and "changed" in attached
+    # the failure box says the difference itself: its cause, expected, actual and where
+    message = token["statusDetails"]["message"]
+    assert message.startswith("[DIFF-BODY] ") and "expected " in message
+    assert ", actual " in message and "(at GetTokenDevice x HTTP GET call #" in message
+    env = (tmp_path / "allure" / "environment.properties").read_text(encoding="utf-8")
+    assert f"primary = {primary}".replace(":", "\\:") in env
+    assert f"candidate = {candidate}".replace(":", "\\:") in env
 
 
 def test_recording_is_replayed_to_both(contract: Contract, tmp_path: Path) -> None:
