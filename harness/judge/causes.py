@@ -19,9 +19,17 @@ from harness.judge.compare import Difference
 NAMED = 2
 
 
-#: Statuses that say the call is not served at all (no such path or method).
+#: Statuses that say a call is not served at all (no such path or method).
 NOT_SERVED = frozenset({404, 405, 501})
 _STATUS = re.compile(r"HTTP (\d{3})")
+
+
+def failed_call_cause(status: int, line: str) -> str:
+    """A failed call's cause (R4-STATUS): its status and what its body says first
+    (``line``); a call not served is that, whatever its body says (a 404 page names the very
+    path it did not find), so that every call of a binding a target does not serve is one
+    cause, in the words diff and replay use too."""
+    return f"HTTP {status}: the call is not served" if status in NOT_SERVED else line
 
 
 def outcome_cause(outcome: Difference) -> str:

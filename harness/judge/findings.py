@@ -141,7 +141,8 @@ class Cause:
 
     verdict: Verdict
     text: str
-    #: A difference between two answers (diff, replay) rather than a rule failure.
+    #: Only differences between two answers (diff, replay): no rule of the spec failed (a
+    #: cause both a rule and a comparison find is a failure).
     difference: bool = False
     #: Findings (checks) under it, and the calls (exchanges) they were found on.
     checks: int = 0
@@ -230,8 +231,8 @@ class Report:
         #: What ``exchanges`` counts, in the words every output uses: "calls" (the run sent
         #: them) or "exchanges" (read from recordings, nothing sent: lint).
         self.unit = "exchanges" if command == "lint" else "calls"
-        #: Failures and warnings by cause (see ``Cause``), in the order first seen.
-        self.causes: dict[tuple[Verdict, bool, str], Cause] = {}
+        #: Failures and warnings by (verdict, cause) (see ``Cause``), in the order first seen.
+        self.causes: dict[tuple[Verdict, str], Cause] = {}
         #: What the run covered when it covered less than the whole contract (see ``Scope``).
         self.scope: Scope | None = None
         #: Service description requests by kind ("WSDL": 7): traffic counted, not judged.
@@ -270,16 +271,17 @@ class Report:
         """Count ``finding`` under its cause (bounded: past MAX_CAUSES distinct causes, a
         rule's further ones share one group)."""
         difference = is_difference(finding.rule)
-        key = (finding.verdict, difference, data["cause"])
+        key = (finding.verdict, data["cause"])
         cause = self.causes.get(key)
         if cause is None:
             if len(self.causes) >= MAX_CAUSES:
-                key = (finding.verdict, difference,
+                key = (finding.verdict,
                        f"{finding.rule}: other causes (more than {MAX_CAUSES} distinct causes "
                        "in this run; each finding is in the JSON with its own)")
                 cause = self.causes.get(key)
             if cause is None:
-                cause = self.causes[key] = Cause(finding.verdict, key[2], difference)
+                cause = self.causes[key] = Cause(finding.verdict, key[1], difference)
+        cause.difference = cause.difference and difference  # a rule it fails: a failure
         cause.add(finding, data)
 
     def _overridden(self, finding: Finding) -> Finding | None:

@@ -40,7 +40,7 @@ from harness.contract.structure import signature
 from harness.contract.xmlsafe import element_children, local_name, namespace
 from harness.errors import ClassificationError, ServiceDescription
 from harness.judge import request_validation
-from harness.judge.causes import leak_cause
+from harness.judge.causes import failed_call_cause, leak_cause
 from harness.judge.findings import DESCRIPTION, Finding, Verdict
 from harness.judge.profiles import Profile
 from harness.judge.request_validation import markup_refused
@@ -627,7 +627,7 @@ def status_ok(case: Case) -> Iterator[Outcome]:
         yield na
     else:
         line = failure_cause(response, case.reading)
-        yield failed("HTTP 200", line, cause=line)
+        yield failed("HTTP 200", line, cause=failed_call_cause(response.status, line))
 
 
 def allowed_values(case: Case) -> Iterator[Outcome]:
@@ -682,8 +682,9 @@ def _envelope_version(case: Case, want: Binding, whose: str) -> Iterator[Outcome
     got = reading.envelope_binding if reading else None
     if got is want:
         yield passed(expected, f"{got.label} envelope")
-    elif got is not None:
-        yield failed(expected, f"{got.label} envelope")
+    elif got is not None:  # in the comparison's words: one cause with replay's and diff's
+        yield failed(expected, f"{got.label} envelope",
+                     cause=f"{want.label} answered with a {got.label} envelope")
     elif reading is not None and reading.document is not None:
         yield failed(expected, f"root {_describe_element(reading.document)}")
     else:
