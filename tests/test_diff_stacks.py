@@ -55,9 +55,11 @@ def test_diff_against_node_soap_names_each_cause_once(node_soap_url: str, tmp_pa
     soap12 = [line for line in failing if "x SOAP 1.2 (8 operation x binding pairs, 24 calls)"
               in line]
     assert len(soap12) == 1 and "all 8 operations" in soap12[0], stdout
-    assert "Envelope" in soap12[0] and "[DIFF-BODY]" in soap12[0]
+    assert soap12[0].startswith("  SOAP 1.2 answered with a SOAP 1.1 envelope -- ")
+    assert soap12[0].endswith("[DIFF-BODY]")
     # a 404 is one failure: its body, Content-Type and fault text are not compared
-    assert report["rules"]["DIFF-CONTENT-TYPE"].get("failed", 0) == 0
+    assert not [f for f in report["findings"] if f["binding"] in ("HTTP GET", "HTTP POST")
+                and f["rule"] != "DIFF-STATUS" and f["verdict"] == "failed"]
     assert report["rules"]["DIFF-BODY"]["not applicable"] == 48
     # each failing cause in the JSON too, with its count; every finding names its cause
     causes = {c["cause"]: c for c in report["causes"] if c["verdict"] == "failed"}

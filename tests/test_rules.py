@@ -322,11 +322,13 @@ def test_a_failed_call_names_what_its_body_says_not_its_xml_declaration(contract
             b"<title>The resource cannot be found.</title></head><body>x</body></html>")
     found = judge(Exchange(ex.request, HttpResponse(404, (), page)), contract)
     (status,) = [f for f in found if f.verdict is Verdict.FAILED]
-    assert status.actual == status.cause == "HTTP 404: page 'The resource cannot be found.'"
+    assert status.actual == "HTTP 404: page 'The resource cannot be found.'"
+    # a call not served is that, whatever the page says: one cause for a whole binding
+    assert status.cause == "HTTP 404: the call is not served"
     plain = b'<?xml version="1.0" encoding="utf-8"?>\nNo such operation\n'
-    found = judge(Exchange(ex.request, HttpResponse(404, (), plain)), contract)
+    found = judge(Exchange(ex.request, HttpResponse(500, (), plain)), contract)
     assert [f.cause for f in found if f.verdict is Verdict.FAILED] == [
-        "HTTP 404: No such operation"]
+        "HTTP 500: No such operation"]
 
 
 def _refused(request: HttpRequest) -> HttpResponse:

@@ -25,7 +25,7 @@ from harness.diff.consistency import RULE as CROSS_BINDING
 from harness.diff.consistency import Consistency, outcome
 from harness.diff.noise import Noise, noise_key
 from harness.errors import ResponseTooLarge, TargetUnreachable
-from harness.judge.causes import differences_cause, leak_cause, outcome_cause
+from harness.judge.causes import leak_cause, outcome_cause, words_of
 from harness.judge.compare import WSDL_NS, Difference, compare_responses, ignored_path
 from harness.judge.findings import Finding, Report, Verdict
 from harness.judge.profiles import Profile
@@ -295,10 +295,10 @@ class Diff:
         self.report.meta["noise"] = self.noise.summary()
 
     def _judge_case(self, record: dict[str, Any]) -> None:
-        """The case's differences that are not noise, as findings with the case's one
-        cause: a result on one side and an error on the other is the one difference (the
-        rest is not applicable because of it), else the differences in words; an erroneous
-        request (``--errors``) is named in its cause."""
+        """The case's differences that are not noise, as findings, each with its cause in
+        words: a result on one side and an error on the other is the one difference (the
+        rest is not applicable because of it); an erroneous request (``--errors``) is named
+        in its cause."""
         where = (record["op"], record["binding"])
         place = self.places[where]
         at = {"index": record["index"], "source": record["source"]}
@@ -321,10 +321,12 @@ class Diff:
         what = f"{sent.removeprefix('error: ')}: " if sent.startswith("error: ") else ""
         if outcome is not None:  # compared with an error, nothing else means anything
             kept = [outcome]
-        causes = {flag: EXPLANATION if permitted else what + (
-            outcome_cause(outcome) if outcome is not None else
-            differences_cause([d for d in kept if d.warning is flag], PRIMARY_ANSWERS))
-            for flag in (False, True)}
+        def cause_of(difference: Difference) -> str:  # each difference its own cause
+            if permitted:
+                return EXPLANATION
+            return what + (outcome_cause(difference) if difference is outcome
+                           else words_of(difference, PRIMARY_ANSWERS))
+
         failed: set[str] = set()
         for difference in kept:
             rule = rule_of(difference)
@@ -338,7 +340,7 @@ class Diff:
                 extra={"primary": difference.expected, "candidate": difference.actual,
                        "path": difference.path, "kind": difference.kind,
                        "summary": difference.summary, "request": record["request"]},
-                cause=causes[difference.warning], **at))
+                cause=cause_of(difference), **at))
         if failed - {"DIFF-FAULT-REASON"}:
             place.differing += 1
         for rule in CASE_RULES:
@@ -347,7 +349,7 @@ class Diff:
             if outcome is not None:
                 self.report.add(Finding(rule, Verdict.NOT_APPLICABLE, *where,
                                         message=f"{outcome.summary} (see DIFF-STATUS)",
-                                        cause=causes[False], **at))
+                                        cause=cause_of(outcome), **at))
             else:
                 self.report.add(Finding(rule, Verdict.PASSED, *where, **at))
 

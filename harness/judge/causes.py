@@ -1,23 +1,18 @@
 """Causes of the differences between two answers (diff: primary and candidate; replay: the
 recording and the new answer), in words a person acts on.
 
-One answered call gets one cause: a result on one side and an error on the other is the
-cause (``outcome_cause``), and what else differs in that call is not applicable because of
-it; otherwise the cause names the differences themselves, the first ones first ("SOAP 1.2
-answered with a SOAP 1.1 envelope; Content-Type ..."). A difference's own words
-(``Difference.summary``, which the comparison gives) are used as they are.
+A result on one side and an error on the other is the one cause of a call
+(``outcome_cause``), and what else differs in that call is not applicable because of it;
+otherwise each difference is a cause in its own words (``words_of``: the comparison's
+``Difference.summary``, "SOAP 1.2 answered with a SOAP 1.1 envelope"), shared by every call
+it is found on.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 
 from harness.judge.compare import Difference
-
-#: Differences named in a cause; more are counted ("and 3 more differences").
-NAMED = 2
-
 
 #: Statuses that say a call is not served at all (no such path or method).
 NOT_SERVED = frozenset({404, 405, 501})
@@ -46,22 +41,6 @@ def outcome_cause(outcome: Difference) -> str:
 def _status(value: str | None) -> int | None:
     found = _STATUS.match(value or "")
     return int(found.group(1)) if found else None
-
-
-def differences_cause(diffs: Sequence[Difference], whose: str) -> str:
-    """The differences of one call, in words: body differences first (the first real one
-    leads), then Content-Type, at most NAMED of them."""
-    ordered = sorted(diffs, key=lambda d: d.kind == "content-type")
-    return joined([words_of(d, whose) for d in ordered])
-
-
-def joined(words: Sequence[str]) -> str:
-    """Differences in words as one cause: the first NAMED, then how many more."""
-    distinct = list(dict.fromkeys(words))
-    text = "; ".join(distinct[:NAMED])
-    if len(distinct) > NAMED:
-        text += f"; and {len(distinct) - NAMED} more difference(s)"
-    return text
 
 
 def words_of(d: Difference, whose: str) -> str:

@@ -29,7 +29,7 @@ from harness.errors import (
     TargetUnreachable,
     UsageError,
 )
-from harness.judge.causes import differences_cause, outcome_cause
+from harness.judge.causes import outcome_cause, words_of
 from harness.judge.compare import Difference, compare_responses
 from harness.judge.findings import Finding, Report, Verdict
 from harness.judge.profiles import Profile
@@ -352,7 +352,7 @@ def _permitted(exchange: Exchange, response: HttpResponse) -> str | None:
 def comparison_findings(exchange: Exchange, operation: str | None, binding: str | None,
                         diffs: Sequence[Difference], failed_call: Finding | None = None,
                         permitted: str | None = None) -> list[Finding]:
-    """One finding per difference, each with the call's one cause; a passed finding for each
+    """One finding per difference, each with its cause in words; a passed finding for each
     compared aspect without one.
 
     A result become an error (or an error become a result) is the one difference: the other
@@ -366,12 +366,11 @@ def comparison_findings(exchange: Exchange, operation: str | None, binding: str 
                                  permitted)
     findings = []
     differing = set()
-    causes = {flag: EXPLANATION if permitted else differences_cause(
-        [d for d in diffs if d.warning is flag], RECORDED) for flag in (False, True)}
     for diff in diffs:
         differing.add(replay_rule(diff))
-        findings.append(_difference_finding(exchange, diff, operation, binding, permitted,
-                                            causes[diff.warning]))
+        findings.append(_difference_finding(
+            exchange, diff, operation, binding, permitted,
+            EXPLANATION if permitted else words_of(diff, RECORDED)))
     findings += [_finding(exchange, rule, Verdict.PASSED, operation, binding, "as recorded",
                           "as recorded") for rule in _COMPARED if rule not in differing]
     return findings
