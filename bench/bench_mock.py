@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -51,6 +52,8 @@ from varied import varied_lines
 
 from harness.contract.bindings import Binding, build_request
 from harness.contract.model import school_mobile
+from harness.mock import Mock as InProcessMock
+from harness.mock import load
 from harness.reference.app import accepted_call
 from harness.traffic.exchange import Exchange, HttpRequest
 from harness.traffic.recording import FORMAT, FORMAT_VERSION
@@ -78,6 +81,7 @@ class Mock:
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                      text=True)
         self.peak_kb = 0
+        self.cpu = 0.0  # seconds of CPU of its start (set by the caller, which waits for it)
         done = threading.Event()
 
         def sample() -> None:
@@ -168,6 +172,25 @@ def rounds(wrk: str | None, binding: Binding, mock: tuple[list[HttpRequest], str
     return mocked, served
 
 
+def cpu_per_answer(mock, requests: list[HttpRequest]) -> tuple[float, float]:
+    """CPU microseconds per answer of the mock's ``respond`` and of the reference's
+    ``answer`` in this process, the same requests (the lowest of 3 passes each): what an
+    answer costs without the server, the client and the machine's other jobs."""
+    from harness.reference.app import answer
+
+    contract = school_mobile()
+    costs = []
+    for respond in (mock.respond, answer):
+        passes = []
+        for _ in range(3):
+            started = time.process_time()
+            for request in requests:
+                respond(contract, request)
+            passes.append((time.process_time() - started) / len(requests) * 1e6)
+        costs.append(min(passes))
+    return costs[0], costs[1]
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sizes", default="10000,100000,1000000",
@@ -198,8 +221,11 @@ def main(argv: list[str] | None = None) -> int:
               flush=True)
         base_path = folder / "mock-32.jsonl"
         write_recording(base_path, 32)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         baseline = Mock(base_path)
         baseline.stop()
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        baseline.cpu = (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
         print(f"baseline: the mock of 32 exchanges starts in {baseline.load_seconds:.1f} s and "
               f"holds {baseline.steady_kb / 1024:.0f} MB once serving", flush=True)
         for size in sizes:
@@ -212,19 +238,26 @@ def main(argv: list[str] | None = None) -> int:
                   f"{os.getloadavg()[0]:.2f}", flush=True)
             cache = folder / f"mock-{size}.index"
             cache.unlink(missing_ok=True)
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             mock = Mock(path, "--index-cache", str(cache))
             mock.stop()
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+                   - baseline.cpu) / size * 1e6
             per = (mock.steady_kb - baseline.steady_kb) * 1024 / size
             print(f"load {mock.load_seconds:.1f} s ({size / mock.load_seconds:,.0f} "
                   f"exchanges/s), peak {mock.peak_kb / 1024:.0f} MB (indexing workers "
                   f"included), serving {mock.steady_kb / 1024:.0f} MB: {per:.0f} bytes per "
                   f"exchange above the baseline ({mock.tree_kb / 1024:.0f} MB with its "
-                  "children)", flush=True)
+                  f"children); reading took {cpu:.0f} us of CPU per exchange (all processes, "
+                  "the baseline's start subtracted)", flush=True)
             mock = Mock(path, "--index-cache", str(cache))
             print(f"load from --index-cache {mock.load_seconds:.1f} s, serving "
                   f"{mock.steady_kb / 1024:.0f} MB (load average {os.getloadavg()[0]:.2f})",
                   flush=True)
             reference, ref_url = start_server()
+            index = load(school_mobile(), [path], cache=cache)  # the same mock, in process
+            in_process = InProcessMock(school_mobile(), index)
             try:
                 print(f"{'binding':<10} {'calls':<22} {'mock req/s':>10} {'serve req/s':>11} "
                       f"{'mock/serve':>10}  (median of {args.rounds} alternating rounds)",
@@ -241,10 +274,13 @@ def main(argv: list[str] | None = None) -> int:
                         how = "as recorded" if recorded_over else "recorded over others"
                         ratio = statistics.median(m / s for m, s in zip(mocked, served,
                                                                          strict=True) if s)
+                        mock_us, reference_us = cpu_per_answer(in_process, to_mock)
                         print(f"{binding.label:<10} {how:<22} {statistics.median(mocked):>10.0f}"
-                              f" {statistics.median(served):>11.0f} {ratio:>9.2f}x  (load "
+                              f" {statistics.median(served):>11.0f} {ratio:>9.2f}x  CPU per "
+                              f"answer {mock_us:.0f} us vs {reference_us:.0f} us (load "
                               f"average {os.getloadavg()[0]:.2f})", flush=True)
             finally:
+                index.close()
                 stop_server(reference)
                 mock.stop()
     return 0
