@@ -205,6 +205,13 @@ def require(args: argparse.Namespace, *names: str) -> None:
         raise UsageError(f"{', '.join(missing)} required (as a flag or in the config file)")
 
 
+def add_listen_options(p: argparse.ArgumentParser) -> None:
+    """--host and --port of the commands that serve (serve, mock)."""
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1; loopback unless you say so)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks one)")
+
+
 def add_contract_options(p: argparse.ArgumentParser) -> None:
     """--contract FILE | --wsdl URL|FILE (repeatable) and --namespace: the service the command
     works with (default: the School Mobile contract shipped with the harness)."""
