@@ -252,9 +252,10 @@ def main(argv: list[str] | None = None) -> int:
                   f"children); reading took {cpu:.0f} us of CPU per exchange (all processes, "
                   "the baseline's start subtracted)", flush=True)
             mock = Mock(path, "--index-cache", str(cache))
+            per = (mock.steady_kb - baseline.steady_kb) * 1024 / size
             print(f"load from --index-cache {mock.load_seconds:.1f} s, serving "
-                  f"{mock.steady_kb / 1024:.0f} MB (load average {os.getloadavg()[0]:.2f})",
-                  flush=True)
+                  f"{mock.steady_kb / 1024:.0f} MB: {per:.0f} bytes per exchange above the "
+                  f"baseline (load average {os.getloadavg()[0]:.2f})", flush=True)
             reference, ref_url = start_server()
             index = load(school_mobile(), [path], cache=cache)  # the same mock, in process
             in_process = InProcessMock(school_mobile(), index)
