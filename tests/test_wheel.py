@@ -124,15 +124,26 @@ def copy_of_clone(to: Path) -> Path:
     return to
 
 
+#: Folders at the top of the repository that the build maps into the package (setup.py).
+MAPPED = {"features": "harness/certify/features", "steps": "harness/certify/steps"}
+
+
 def test_wheel_and_sdist_carry_every_file_of_the_package(installed):
-    """Features, step glue, conftest, pytest.ini, the contract data: whatever harness/ holds."""
-    wanted = set(tracked_files("harness"))
-    assert {"harness/certify/steps/conftest.py", "harness/certify/pytest.ini"} <= wanted
+    """pytest.ini, the contract data, whatever harness/ holds; and the features and step glue,
+    kept at the top of the repository, in the wheel inside the package where certify finds
+    them (the sdist carries them where they are in the clone)."""
+    package = set(tracked_files("harness"))
+    mapped = {f: MAPPED[top] + f[len(top):] for top in MAPPED for f in tracked_files(top)}
+    assert {"features/soap11.feature", "steps/conftest.py", "steps/test_conformance.py"} <= set(
+        mapped)
+    assert "harness/certify/pytest.ini" in package
     with zipfile.ZipFile(next(installed.dist.glob("*.whl"))) as wheel:
-        assert wanted - set(wheel.namelist()) == set()
+        in_wheel = set(wheel.namelist())
+    assert (package | set(mapped.values())) - in_wheel == set()
+    assert not any(name.split("/", 1)[0] in MAPPED for name in in_wheel)  # no top-level steps
     with tarfile.open(next(installed.dist.glob("*.tar.gz"))) as sdist:
         in_sdist = {name.split("/", 1)[1] for name in sdist.getnames() if "/" in name}
-    assert wanted - in_sdist == set()
+    assert (package | set(mapped)) - in_sdist == set()
 
 
 def test_imported_from_site_packages_and_versioned(installed):

@@ -1,7 +1,7 @@
 """Certify a deployment: run the conformance features against it and judge every exchange.
 
-The features (``harness/certify/features/*.feature``) are the binding rules as a QA lead reads
-them; their steps (``harness/certify/steps/``) only glue words to this module: ``Service.call``
+The features (``features/*.feature`` of the repository) are the binding rules as a QA lead reads
+them; their steps (``steps/``) only glue words to this module: ``Service.call``
 builds the spec's request, sends it, judges it with ``rules.judge`` (restricted to the rule IDs
 the scenario is tagged with) and hands the findings to the run's Report; ``expect`` turns one
 rule's findings into a step verdict.
@@ -12,6 +12,7 @@ JSON, JUnit and Allure all come from the same run.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
 import os
 import sys
@@ -37,8 +38,21 @@ from harness.traffic.exchange import Exchange
 
 #: Everything certify reads at run time lives inside the package (it works from a wheel).
 PACKAGE = Path(__file__).resolve().parent
-FEATURES = PACKAGE / "features"
-STEPS = PACKAGE / "steps"
+
+
+
+
+def _steps_folder() -> Path:
+    """steps/ and features/ sit side by side at the top of the repository, and the build maps
+    them side by side into this package (setup.py): only the import system knows where."""
+    spec = importlib.util.find_spec(f"{__package__}.steps")
+    if spec is None or spec.origin is None:
+        raise ImportError(f"{__package__}.steps is not installed with the harness (reinstall it)")
+    return Path(spec.origin).resolve().parent
+
+
+STEPS = _steps_folder()
+FEATURES = STEPS.parent / "features"
 #: The conformance scenarios certify runs (the replay engineer's recorded-traffic feature is not
 #: one: it needs a recording).
 FEATURE_FILES = ("soap11.feature", "soap12.feature", "http_get.feature", "http_post.feature",
@@ -352,7 +366,7 @@ def certify(target: str | None, contract: Contract | str | None, outputs: Output
         report = Report("certify", shown, titles=rules.titles() | sending.RULE_TITLES,
                         profile=profile, namespace=contract.namespace)
         plugin = CertifyPlugin(report, settings, contract)
-        args = [str(CONFORMANCE_TESTS), "-c", str(PYTEST_INI), "--rootdir", str(PACKAGE),
+        args = [str(CONFORMANCE_TESTS), "-c", str(PYTEST_INI), "--rootdir", str(STEPS.parent),
                 *(a for name in PLUGINS for a in ("-p", name)), "-q", "--tb=no", "-rN",
                 "--no-header", "-p", "no:cacheprovider", "-W", "ignore",
                 "--target", url, "--namespace", contract.namespace,
@@ -427,7 +441,9 @@ def _pytest_environment(features: tuple[Path, ...] = ()) -> Iterator[None]:
     certify twice)."""
     global _run_features
     _run_features = features
-    sys.modules.pop(f"{__package__}.steps.test_conformance", None)
+    for name, module in list(sys.modules.items()):  # its name depends on how pytest found it
+        if Path(getattr(module, "__file__", None) or "/").resolve() == CONFORMANCE_TESTS:
+            del sys.modules[name]
     saved = {k: os.environ.pop(k) for k in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS") if k in os.environ}
     autoload = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"

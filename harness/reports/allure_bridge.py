@@ -2,7 +2,7 @@
 
 allure-pytest records pytest tests but not pytest-bdd's steps, and allure-pytest-bdd cannot run
 beside it (both claim ``--alluredir``). These hooks, imported by
-``harness/certify/steps/conftest.py``, open an
+``steps/conftest.py``, open an
 Allure step when pytest-bdd starts a step and close it when the step ends or fails, through
 allure_commons (a no-op when no Allure listener is active). ``attach_call`` attaches the HTTP
 request and response of a call, and labels the test: feature = binding, story = operation.

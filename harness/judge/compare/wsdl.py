@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 from harness.contract.model import ALL_BINDINGS, Operation
 from harness.contract.wsdl_import import Description, describe
 from harness.errors import HarnessError
-from harness.judge.compare import Difference
+from harness.judge.compare.difference import Difference
 from harness.judge.findings import Verdict
 from harness.judge.wsdl_rules import WSDL_BINDINGS, _judge_operation
 
@@ -28,8 +28,8 @@ _SUMMARIES = {
     "WSDL-TYPES": "parameter type differs",
     "WSDL-RESULT": "result type differs",
 }
-#: Where an operation's drift sits, below /definitions/<operation>.
-_PLACES = {"WSDL-PARAMETERS": "parameters", "WSDL-TYPES": "types", "WSDL-RESULT": "result"}
+#: Where an operation's drift sits, below /definitions/<operation> (a type: <parameter>/type).
+_PLACES = {"WSDL-PARAMETERS": "parameters", "WSDL-RESULT": "result"}
 #: The locations zeep is handed (messages name them; never fetched).
 _EXPECTED, _ACTUAL = "http://wsdl.invalid/expected", "http://wsdl.invalid/actual"
 _ROOT = "/definitions"
@@ -88,8 +88,11 @@ def _operations(exp: Description, act: Description) -> Iterator[Difference]:
         for finding in _judge_operation(op, got, ""):
             if finding.verdict is Verdict.FAILED:
                 actual = finding.actual + (f" ({finding.message})" if finding.message else "")
-                yield _diff(f"{_ROOT}/{op.name}/{_PLACES[finding.rule]}", finding.expected,
-                            actual, _SUMMARIES[finding.rule])
+                place = _PLACES[finding.rule]
+                if finding.rule == "WSDL-TYPES":  # "name: type": the parameter's own place
+                    place = f"{finding.expected.split(':', 1)[0]}/type"
+                yield _diff(f"{_ROOT}/{op.name}/{place}", finding.expected, actual,
+                            _SUMMARIES[finding.rule])
     known = {op.name for op in exp.operations}
     for op in act.operations:
         if op.name not in known:

@@ -17,7 +17,7 @@ from harness.traffic.recording import read_exchanges
 
 FEATURE = FEATURES / "recorded_traffic.feature"
 #: The sample recordings of a clone (the default of ``--recording`` there).
-SAMPLES = Path(__file__).resolve().parents[3] / "recordings"
+SAMPLES = Path(__file__).resolve().parents[1] / "recordings"
 
 
 @scenario(str(FEATURE), "A recorded exchange replays as recorded")
