@@ -1,14 +1,18 @@
-"""Peak memory of certify, replay and diff against oversize targets: a 2 GB body, an endless
-chunked body and a gzip bomb (~10 GB decoded), served on loopback by tests/hostile.py.
+"""Peak memory of every command against oversize targets: a 2 GB body, an endless chunked
+body and a gzip bomb (~10 GB decoded), served on loopback by tests/hostile.py; and of lint
+and replay over recording lines with 1 MB headers.
 
 Each run is the real ``harness`` command in a child process with its default options
-(--max-response-mb 16, replay --concurrency 8, diff --jobs 8), except --timeout 30; its memory
-is the peak resident set of the whole process tree (the command, replay's forkserver and
-workers), sampled from /proc every 50 ms as bench/bench_lint.py does. Target: <= 300 MB each
-(replay used to reach 16 GB on a 2 GB body).
+(--max-response-mb 16, replay --concurrency 8, diff --jobs 8), except --timeout 30; load runs
+320 requests with 300 in flight (--concurrency 300); capture stands between a client and the
+target (--max-body-mb 16) while the client reads the whole answer (the endless one: its first
+256 MiB). Memory is the peak resident set of the whole process tree (the command, its engine,
+forkserver, workers or recording writer), sampled from /proc every 50 ms as bench/bench_lint.py
+does. Target: <= 300 MB each (replay used to reach 16 GB on a 2 GB body, load 6.8 GB, capture
+6.7 GB on a 1.1 GB answer, lint 4.75 GB on 1 MB-header lines).
 
     .venv/bin/python bench/bench_oversize.py
-    .venv/bin/python bench/bench_oversize.py --kinds gzip-bomb --commands replay
+    .venv/bin/python bench/bench_oversize.py --kinds gzip-bomb --commands replay load
 """
 
 from __future__ import annotations
@@ -31,7 +35,9 @@ from harness.contract.model import school_mobile  # noqa: E402
 HARNESS = str(Path(sys.executable).parent / "harness")
 TARGET_MB = 300
 KINDS = ("huge", "endless", "gzip-bomb")
-COMMANDS = ("certify", "replay", "diff")
+COMMANDS = ("certify", "replay", "diff", "load", "capture")
+#: Lines of the 1 MB-header recording lint and replay read.
+BIG_LINES = 320
 
 
 def command_line(command: str, url: str, tmp: Path, recording: Path) -> list[str]:
@@ -41,6 +47,9 @@ def command_line(command: str, url: str, tmp: Path, recording: Path) -> list[str
                 str(tmp / "reports"), *common]
     if command == "replay":
         return [HARNESS, "replay", str(recording), "--target", url, "--quiet", *common]
+    if command == "load":  # 320 requests, 300 in flight at once
+        return [HARNESS, "load", str(recording), "--target", url, "--quiet", "--loop", "10",
+                "--rate", "1000", "--concurrency", "300", *common]
     return [HARNESS, "diff", "--primary", url, "--candidate", url, "--allure-dir", "", *common]
 
 
@@ -52,10 +61,77 @@ def measure(args: list[str], cwd: Path) -> tuple[float, int, int, str]:
     return run.seconds, run.peak_kb, run.returncode, (lines or [""])[-1][:100]
 
 
+def measure_capture(url: str, tmp: Path) -> tuple[float, int, int, str]:
+    """(seconds, peak tree RSS KiB, exit status, summary) of capture while a client reads the
+    target's answer through it."""
+    import threading
+    import time
+
+    import httpx
+    from peak_rss import tree_rss_kb
+
+    from harness.capture.process import CaptureProcess
+
+    out = tmp / "captured.jsonl"
+    out.unlink(missing_ok=True)
+    with CaptureProcess(url, out) as capture:
+        peak, done = [0], threading.Event()
+
+        def sample() -> None:
+            while not done.is_set():
+                peak[0] = max(peak[0], tree_rss_kb(capture.proc.pid))
+                time.sleep(0.05)
+
+        threading.Thread(target=sample, daemon=True).start()
+        started, size = time.perf_counter(), 0
+        try:
+            with httpx.Client(trust_env=False, timeout=120) as client, client.stream(
+                    "GET", capture.url + "/AuthCodeSending.asmx/AuthCode?code=1&phone=2"
+                    ) as reply:
+                for piece in reply.iter_raw(1 << 20):
+                    size += len(piece)
+                    if size >= 256 << 20 and "chunked" in reply.headers.get(
+                            "transfer-encoding", ""):
+                        break
+        except httpx.HTTPError as exc:
+            print(f"  client: {type(exc).__name__}", flush=True)
+        seconds = time.perf_counter() - started
+        time.sleep(1.0)
+        code, _out, _err = capture.stop()
+        done.set()
+    return seconds, peak[0], code, f"client read {size / 2**20:.0f} MiB"
+
+
+def measure_big_lines(folder: Path) -> list[tuple[str, float, int, int, str]]:
+    """lint and replay over BIG_LINES exchanges, each with a 1 MB request header."""
+    from dataclasses import replace
+
+    from harness.reference.server import running
+    from harness.traffic.recording import RecordingWriter
+
+    path = folder / "big-headers.jsonl"
+    base, value = clean_exchanges(school_mobile()), "v" * (1 << 20)
+    with RecordingWriter(path, upstream="http://school.example", redacted=False) as writer:
+        for i in range(BIG_LINES):
+            ex = base[i % len(base)]
+            writer.write(replace(ex, request=replace(
+                ex.request, headers=(*ex.request.headers, ("X-Big", value)))))
+    rows = []
+    with running() as url:
+        for command in ("lint", "replay"):
+            args = [HARNESS, command, str(path), "--quiet"] + (
+                ["--target", url, "--namespace", "http://tempuri.org/"]
+                if command == "replay" else ["--workers", "2"])
+            rows.append((command, *measure(args, folder)))
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS)
     parser.add_argument("--commands", nargs="+", default=list(COMMANDS), choices=COMMANDS)
+    parser.add_argument("--no-lines", action="store_true",
+                        help="skip lint and replay over 1 MB-header lines")
     args = parser.parse_args()
     print(f"cores: {os.cpu_count()}, load average: {os.getloadavg()[0]:.2f}")
     print(f"{'command':>8}  {'target':>9}  {'seconds':>7}  {'peak RSS MB':>11}  exit  summary")
@@ -66,11 +142,19 @@ def main() -> int:
         for kind in args.kinds:
             with serve(kind) as url:
                 for command in args.commands:
-                    seconds, peak, code, summary = measure(
-                        command_line(command, url, folder, recording), folder)
+                    seconds, peak, code, summary = (
+                        measure_capture(url, folder) if command == "capture" else
+                        measure(command_line(command, url, folder, recording), folder))
                     worst = max(worst, peak)
                     print(f"{command:>8}  {kind:>9}  {seconds:>7.1f}  {peak / 1024:>11.1f}  "
                           f"{code:>4}  {summary}", flush=True)
+        if not args.no_lines:
+            print(f"{BIG_LINES} lines with a 1 MB header "
+                  f"(load average {os.getloadavg()[0]:.2f}):", flush=True)
+            for command, seconds, peak, code, summary in measure_big_lines(folder):
+                worst = max(worst, peak)
+                print(f"{command:>8}  {'1MB-lines':>9}  {seconds:>7.1f}  {peak / 1024:>11.1f}  "
+                      f"{code:>4}  {summary}", flush=True)
     verdict = "met" if worst / 1024 <= TARGET_MB else "NOT met"
     print(f"target: peak RSS <= {TARGET_MB} MB: {verdict} (worst {worst / 1024:.0f} MB); "
           f"load average now {os.getloadavg()[0]:.2f}")

@@ -10,7 +10,9 @@ second), ``huge`` (Content-Length 2 GB, streamed from one reused block), ``endle
 never ends), ``gzip-bomb`` (Content-Encoding gzip: ~10 GB decoded from a few MB; each chunk is
 one gzip member of zeros), ``html`` (a plain web server: 404 text/html to everything, with a
 Set-Cookie credential),
-``tls`` (``serve("tls", cert=...)``: HTTPS with a self-signed certificate, answers 404).
+``tls`` (``serve("tls", cert=...)``: HTTPS with a self-signed certificate, answers 404),
+``large`` (a body of 8 MiB, sent as ``huge`` is), ``hangup`` (headers announcing 100,000
+bytes, 1,000 of them, then the connection closes).
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 BLOCK = b"x" * (1 << 20)
-KINDS = ("silent", "trickle", "huge", "endless", "gzip-bomb", "html", "tls")
+KINDS = ("silent", "trickle", "huge", "large", "endless", "gzip-bomb", "html", "tls",
+         "hangup")
 #: Heads of the requests the servers read (this process), to check what was sent.
 SEEN: list[bytes] = []
 #: The cookie the ``html`` server sets: a credential that must never reach a report.
@@ -75,9 +78,9 @@ def _trickle(conn: socket.socket, stop: threading.Event) -> None:
         conn.sendall(b"<")
 
 
-def _huge(conn: socket.socket, stop: threading.Event) -> None:
+def _huge(conn: socket.socket, stop: threading.Event, total: int = 2 << 30) -> None:
     while _read_request(conn):
-        size = 2 << 30
+        size = total
         conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/xml; charset=utf-8\r\n"
                      b"Content-Length: %d\r\n\r\n" % size)
         while size > 0 and not stop.is_set():
@@ -113,9 +116,20 @@ def _html(conn: socket.socket, stop: threading.Event) -> None:
                      % (COOKIE_SECRET.encode(), len(page), page))
 
 
+def _large(conn: socket.socket, stop: threading.Event) -> None:
+    _huge(conn, stop, 8 << 20)
+
+
+def _hangup(conn: socket.socket, stop: threading.Event) -> None:
+    _read_request(conn)
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/xml; charset=utf-8\r\n"
+                 b"Content-Length: 100000\r\n\r\n" + b"<" * 1000)
+
+
 HANDLERS: dict[str, Callable[[socket.socket, threading.Event], None]] = {
     "silent": _silent, "trickle": _trickle, "huge": _huge, "endless": _endless,
-    "gzip-bomb": _gzip_bomb, "html": _html, "tls": _html}
+    "gzip-bomb": _gzip_bomb, "html": _html, "tls": _html, "hangup": _hangup,
+    "large": _large}
 
 
 @contextlib.contextmanager

@@ -16,6 +16,7 @@ from traffic import clean_exchanges, exchange, write_recording
 from harness.contract.bindings import Binding, build_request
 from harness.contract.model import Contract, ParamType, sample_arguments
 from harness.traffic.har import write_har
+from harness.traffic.recording import RecordingWriter
 
 HARNESS = [sys.executable, "-m", "harness"]
 DEEP = 200_000
@@ -173,3 +174,33 @@ def test_over_long_line_is_skipped_without_reading_it_whole(
     read = list(recording.read_exchanges([path], on_broken=lambda p, n, r: said.append(r)))
     assert len(read) == 31
     assert said == [f"{path}:3: broken exchange line (longer than 1 MiB)"]
+
+
+def big_header_recording(contract: Contract, path: Path, count: int) -> Path:
+    """``count`` exchanges, each with a 1 MB request header (a cookie jar gone wild)."""
+    from dataclasses import replace as changed
+
+    value = "v" * (1 << 20)
+    base = clean_exchanges(contract)
+    with RecordingWriter(path, upstream="http://school.example", redacted=False) as writer:
+        for i in range(count):
+            ex = base[i % len(base)]
+            writer.write(changed(ex, request=changed(
+                ex.request, headers=(*ex.request.headers, ("X-Big", value)))))
+    return path
+
+
+@pytest.mark.slow
+def test_lint_of_1_mb_header_lines_stays_flat(contract: Contract, tmp_path: Path) -> None:
+    """Chunks end at 8 MiB of lines, not at 2,000 lines whatever their size: 160 lines of
+    1 MB were one chunk, decoded whole in each process (4.75 GB for 320 such lines)."""
+    import sys as _sys
+
+    _sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    from peak_rss import measure
+
+    path = big_header_recording(contract, tmp_path / "big.jsonl", 160)
+    run = measure([*HARNESS, "lint", str(path), "--workers", "2", "--quiet"], tmp_path)
+    assert run.returncode in (0, 1), run.err
+    assert "over 160 exchanges" in run.out
+    assert run.peak_kb < 300 * 1024, f"lint peaked at {run.peak_kb / 1024:.0f} MB"

@@ -174,6 +174,11 @@ TEXTS = (
     "(0f8fad5b-d9cb-469f-a165-70867728950e)", "0f8fad5bd9cb469fa16570867728950e",
     "{0f8fad5bd9cb469fa16570867728950e}", "0f8fad5b-d9cb469f-a165-70867728950e",
     "{0x0f8fad5b,0xd9cb,0x469f,{0xa1,0x65,0x70,0x86,0x77,0x28,0x95,0x0e}}", "zz",
+    # Padding .NET does not take for white space (Python's str.strip does): no-break, em and
+    # ideographic spaces, NEL; vertical tab and form feed (white to Int32.Parse, not to XML);
+    # a trailing NUL (Int32.Parse ignores trailing NULs).
+    "\u00a01", "1\u00a0", "\u20031", "1\u2003", "\u30001", "1\u3000", "\u00851", "1\u0085",
+    "\x0b1", "1\x0c", "1\x00", "\u00a0true", "Red\u3000", "\u00a0AQID",
 )
 
 

@@ -365,6 +365,17 @@ def _replayed(name: str, binding: Binding,
     return check_replayed(recorded, change(recorded.response), school()).findings
 
 
+def _replay_refusal_now_served() -> list[Finding]:
+    from harness.replay.engine import check_replayed
+
+    refused = _soap11().with_header("Content-Type", "application/soap+xml; charset=utf-8")
+    recorded = Exchange(refused, answer(school(), refused))
+    if recorded.response.status != 415:
+        raise NoExample(f"the reference answers it {recorded.response.status}, not 415")
+    return check_replayed(recorded, call("AuthCode", Binding.SOAP11).response,
+                          school()).findings
+
+
 def _replay_unanswered() -> list[Finding]:
     from harness.replay.engine import transport_failure
 
@@ -374,8 +385,8 @@ def _replay_unanswered() -> list[Finding]:
 
 REPLAY: dict[str, Example] = {
     "REPLAY-STATUS": Example(
-        "a recorded success answered now with status 202", lambda: _replayed(
-            "AuthCode", Binding.SOAP11, lambda r: replace(r, status=202))),
+        "a recorded 415 (SOAP 1.1 sent as `application/soap+xml`) answered now with 200",
+        _replay_refusal_now_served),
     "REPLAY-CONTENT-TYPE": Example(
         "the recorded `text/xml; charset=utf-8` answered now as `text/plain`",
         lambda: _replayed("GetTokenDevice", Binding.HTTP_GET,

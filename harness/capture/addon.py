@@ -16,8 +16,10 @@ It runs inside ``harness capture``, or in your own mitmproxy::
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import secrets
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
@@ -34,6 +36,14 @@ from harness.traffic.redaction import Redactor, key_id, load_or_create_key
 
 #: Marks a flow already handed to the writer (an error after its response adds nothing).
 METADATA_KEY = "harness"
+#: Bodies larger than this (``--max-body-mb``; mitmproxy's ``stream_large_bodies``) are
+#: streamed through as they come instead of being held, and recorded truncated: their first
+#: KEPT_BYTES, with their size and SHA-256 in ``meta.truncated``. Capture's memory then does
+#: not depend on the size of a body.
+DEFAULT_MAX_BODY_MB = 16
+KEPT_BYTES = 64 * 1024
+#: The largest --max-body-mb: a held body must fit what the writer's pipe carries.
+MAX_BODY_MB = 1024
 logger = logging.getLogger(__name__)
 
 
@@ -68,6 +78,10 @@ class Recorder:
                           "Rewrite the service's own address in the service descriptions it "
                           "serves (WSDL, disco, help page) to the address the client used, so "
                           "that clients keep calling through the proxy.")
+        loader.add_option("max_body_mb", int, DEFAULT_MAX_BODY_MB,
+                          "Bodies larger than this many MB are streamed through and recorded "
+                          "truncated (their first 64 KiB, size and SHA-256); sets mitmproxy's "
+                          "stream_large_bodies.")
         loader.add_option("redaction_key_file", str | None, None,
                           "Key file of the pseudonyms (default: <recording>.key, created 0600); "
                           "'-' for a random key kept in memory for this run only.")
@@ -75,6 +89,11 @@ class Recorder:
     def configure(self, updated: set[str]) -> None:
         if "rewrite_addresses" in updated:
             self.rewrite = ctx.options.rewrite_addresses
+        if "max_body_mb" in updated:
+            if not 0 < ctx.options.max_body_mb <= MAX_BODY_MB:
+                raise exceptions.OptionsError(
+                    f"--max-body-mb must be 1 to {MAX_BODY_MB}")
+            ctx.options.update(stream_large_bodies=f"{ctx.options.max_body_mb}m")
         watched = {"recording", "redact", "redact_names", "redaction_key_file",
                    "recording_upstream", "recording_mode", "keep_foreign"}
         if not updated & watched:
@@ -122,10 +141,28 @@ class Recorder:
 
     # -- events ------------------------------------------------------------------------------
 
+    def requestheaders(self, flow: http.HTTPFlow) -> None:
+        """A request body mitmproxy streams (over --max-body-mb) goes through a Tap."""
+        if flow.request.stream is True:
+            flow.request.stream = Tap()
+
+    def responseheaders(self, flow: http.HTTPFlow) -> None:
+        """A response mitmproxy streams (its Content-Length is over --max-body-mb) goes
+        through a Tap: the client gets it as it comes, the recording its first bytes, size and
+        hash. (A chunked one that grows past the limit is streamed without a tap: its
+        recording says so.)"""
+        if flow.response is not None and flow.response.stream is True:
+            flow.response.stream = Tap()
+
     async def response(self, flow: http.HTTPFlow) -> None:
         """Record the exchange, and release the response only once it is in the recording: no
-        client gets an answer the recording lacks (a 502 instead, if the writer died)."""
-        snapshot = self._snapshot(flow)  # what the upstream sent, before any rewriting
+        client gets an answer the recording lacks (a 502 instead, with a ``meta.error`` line
+        when the exchange cannot be handed to the writer; a 502 alone if the writer died)."""
+        try:
+            snapshot = self._snapshot(flow)  # what the upstream sent, before any rewriting
+        except Exception as exc:  # a flow the harness cannot take a snapshot of
+            self._refuse_recorded(flow, f"no snapshot: {type(exc).__name__}: {exc}")
+            return
         rewritten = keep_on_proxy(flow) if self.rewrite else None
         if snapshot is None:
             return
@@ -134,15 +171,23 @@ class Recorder:
             refuse(flow, self.failed)
             return
         if rewritten:
-            snapshot = (*snapshot[:-1], {"addresses_rewritten": rewritten})
+            snapshot = (*snapshot[:-1], {**(snapshot[-1] or {}),
+                                         "addresses_rewritten": rewritten})
         try:
-            await writer.written(writer.put(snapshot))
+            number = writer.put(snapshot)
+        except Exception as exc:  # e.g. more than a pipe frame can carry
+            self._refuse_recorded(flow, f"not recorded: {type(exc).__name__}: {exc}")
+            return
+        try:
+            await writer.written(number)
         except WriterGone as exc:
             refuse(flow, str(exc))
 
     def error(self, flow: http.HTTPFlow) -> None:
-        if flow.response is None:  # an error after the response was recorded adds nothing
-            self._record(flow)
+        """An exchange that failed (the upstream hung up mid-body, the client gave up, no
+        connection): recorded with the error and what came of the response (``snapshot_of``);
+        nothing when its response was recorded already."""
+        self._record(flow)
 
     def done(self) -> None:
         self.close()
@@ -172,6 +217,18 @@ class Recorder:
             return None  # no recording configured
         return snapshot_of(flow)
 
+    def _refuse_recorded(self, flow: http.HTTPFlow, why: str) -> None:
+        """Answer 502, and record the exchange as failed: its request (without its body) and
+        ``meta.error``, so the recording says what the client was refused."""
+        refuse(flow, why)
+        flow.metadata[METADATA_KEY] = True
+        if self.writer is None or self.failed:
+            return
+        req = flow.request
+        self.writer.put((req.method, req.url, req.headers.fields, b"", req.http_version,
+                         req.timestamp_start, req.timestamp_end, None, (why, time.time()),
+                         {"request_body_left_out": len(req.raw_content or b"")}))
+
     def _writer_failed(self, message: str) -> None:
         # Disk full, file gone: stop visibly, never go on passing traffic unrecorded.
         self.failed = message
@@ -187,16 +244,60 @@ def refuse(flow: http.HTTPFlow, why: str | None) -> None:
         {"content-type": "text/plain; charset=utf-8"})
 
 
+class Tap:
+    """mitmproxy's stream callable for a body over --max-body-mb: passes every chunk on as it
+    is, keeping the first KEPT_BYTES, the size and the SHA-256."""
+
+    def __init__(self) -> None:
+        self.hash = hashlib.sha256()
+        self.size = 0
+        self.head = bytearray()
+
+    def __call__(self, data: bytes) -> bytes:
+        self.hash.update(data)
+        self.size += len(data)
+        if len(self.head) < KEPT_BYTES:
+            self.head += data[:KEPT_BYTES - len(self.head)]
+        return data
+
+    def note(self) -> dict[str, object]:
+        return {"size": self.size, "sha256": self.hash.hexdigest(), "kept": len(self.head)}
+
+
+def _body(message: http.Message, which: str, notes: dict[str, object]) -> bytes:
+    """The body to record: as on the wire, or, streamed, what its Tap kept (noted)."""
+    stream = message.stream
+    if isinstance(stream, Tap):
+        notes.setdefault("truncated", {})[which] = stream.note()  # type: ignore[index]
+        return bytes(stream.head)
+    if stream:  # streamed by mitmproxy without a tap (chunked, grew past the limit)
+        notes.setdefault("truncated", {})[which] = {"size": None, "sha256": None, "kept": 0}
+        return b""
+    return message.raw_content or b""
+
+
 def snapshot_of(flow: http.HTTPFlow) -> Snapshot:
     """What the writer needs of a finished flow, as plain tuples (cheap to take and to send):
-    bytes and headers as on the wire, timestamps, the error if any."""
+    bytes and headers as on the wire, timestamps, the error if any. A flow that failed after
+    its response began (the upstream hung up mid-body, the client gave up) is recorded
+    without a response: its status and headers go in ``meta.partial_response``."""
     req, resp, error = flow.request, flow.response, flow.error
-    answer = None if resp is None else (
-        resp.status_code, resp.headers.fields, resp.raw_content or b"", resp.reason,
-        resp.http_version, resp.timestamp_start, resp.timestamp_end)
-    return (req.method, req.url, req.headers.fields, req.raw_content or b"", req.http_version,
+    notes: dict[str, object] = {}
+    body = _body(req, "request", notes)
+    answer = None
+    if resp is not None and error is not None:
+        notes["partial_response"] = {"status": resp.status_code, "reason": resp.reason,
+                                     "headers": [[k.decode("utf-8", "replace"),
+                                                  v.decode("utf-8", "replace")]
+                                                 for k, v in resp.headers.fields]}
+        if isinstance(resp.stream, Tap):  # streamed: what had come through
+            notes["partial_response"]["received"] = resp.stream.note()
+    elif resp is not None:
+        answer = (resp.status_code, resp.headers.fields, _body(resp, "response", notes),
+                  resp.reason, resp.http_version, resp.timestamp_start, resp.timestamp_end)
+    return (req.method, req.url, req.headers.fields, body, req.http_version,
             req.timestamp_start, req.timestamp_end, answer,
-            None if error is None else (error.msg, error.timestamp), None)
+            None if error is None else (error.msg, error.timestamp), notes or None)
 
 
 def keep_on_proxy(flow: http.HTTPFlow) -> dict[str, object] | None:

@@ -39,6 +39,8 @@ class CaptureSettings:
     key_file: str | None = None
     #: mitmproxy's configuration directory, where its CA lives (None: mitmproxy's ~/.mitmproxy).
     confdir: str | None = None
+    #: Bodies over this many MB are streamed through and recorded truncated (addon.Tap).
+    max_body_mb: int = 16
     #: Extra mitmproxy options (e.g. {"ssl_insecure": True}), set as they are.
     mitm_options: dict[str, object] = field(default_factory=dict)
 
@@ -81,6 +83,9 @@ def check_upstream(url: str | None, mode: str) -> None:
 def _check_listen(host: str, port: int) -> None:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as probe:
+        # As the proxy's own listener does: a port whose last connections are in TIME_WAIT
+        # (capture restarted after a crash) is free, not "Address already in use" for 60 s.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((host, port))
         except OSError as exc:
@@ -157,7 +162,8 @@ async def _capture(settings: CaptureSettings, contract: Contract, out: IO[str]) 
         opts.update(mode=[mode], listen_host=settings.listen_host,
                     listen_port=settings.listen_port, **settings.mitm_options)
         # Opening the recording (and its key) happens here, before anything listens.
-        opts.update(recording_upstream=settings.upstream, recording_mode=settings.mode,
+        opts.update(max_body_mb=settings.max_body_mb,
+                    recording_upstream=settings.upstream, recording_mode=settings.mode,
                     keep_foreign=settings.keep_foreign, redact=settings.redact,
                     redact_names=list(settings.redact_names),
                     redaction_key_file=settings.key_file, recording=settings.out)

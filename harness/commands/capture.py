@@ -42,8 +42,25 @@ def register(sub) -> None:
                    help="mitmproxy's configuration directory: its CA (mitmproxy-ca-cert.pem, "
                    "the certificate a phone installs for HTTPS) is created there on first "
                    "run and reused (default ~/.mitmproxy)")
+    p.add_argument("--max-body-mb", type=_body_mb, default=16, metavar="N",
+                   help="a request or response body over N MB (by its Content-Length) is "
+                   "streamed through as it comes, and recorded truncated: its first 64 KiB, "
+                   "its size and SHA-256 in meta.truncated (default 16; at most 1024). "
+                   "Capture's memory does not grow with a body's size")
     add_contract_options(p)
     p.set_defaults(run=run)
+
+
+def _body_mb(text: str) -> int:
+    from harness.capture.addon import MAX_BODY_MB
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 1 <= value <= MAX_BODY_MB:
+        raise argparse.ArgumentTypeError(f"{text} is out of range (1 to {MAX_BODY_MB})")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,5 +71,6 @@ def run(args: argparse.Namespace) -> int:
                                listen_port=port, mode=args.mode, redact=args.redact,
                                keep_foreign=args.keep_foreign, redact_names=args.redact_names,
                                key_file=args.key_file, confdir=args.confdir,
+                               max_body_mb=args.max_body_mb,
                                mitm_options={"ssl_insecure": True} if args.insecure else {})
     return run_capture(settings, contract=contract_from(args))

@@ -7,7 +7,12 @@ import sys
 
 from harness.commands import add_command
 from harness.commands.judging import add_profile_options, profile_of
-from harness.commands.options import add_contract_options, contract_from, count
+from harness.commands.options import (
+    MAX_WORKERS,
+    add_contract_options,
+    contract_from,
+    positive,
+)
 from harness.errors import RecordingError
 from harness.judge.findings import Report
 
@@ -19,7 +24,7 @@ def register(sub) -> None:
     p.add_argument("recordings", nargs="+", metavar="RECORDING",
                    help="native recordings (.jsonl) or HAR 1.2 files, judged in the order given")
     add_contract_options(p)
-    p.add_argument("--workers", type=count, default=None,
+    p.add_argument("--workers", type=positive(int, MAX_WORKERS), default=None,
                    help="worker processes (default: one per core for large inputs)")
     add_report_options(p)
     add_profile_options(p, config=True)

@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import json
 import math
+import os
 import signal
 import subprocess
 import sys
@@ -19,6 +20,7 @@ from harness.commands.lint import add_report_options
 from harness.commands.options import (
     MAX_CONCURRENCY,
     MAX_SECONDS,
+    MAX_WORKERS,
     add_contract_options,
     add_send_options,
     check_outputs,
@@ -66,7 +68,7 @@ def register(sub) -> None:
     mode = when.add_mutually_exclusive_group()
     mode.add_argument("--rate", type=rate, default=None, metavar="R",
                       help="R requests per second overall instead of the recorded pace")
-    mode.add_argument("--users", type=count, default=None, metavar="N",
+    mode.add_argument("--users", type=positive(int, MAX_CONCURRENCY), default=None, metavar="N",
                       help="closed model: N users in all, each sends its next request as soon "
                       "as its answer came back")
     when.add_argument("--concurrency", type=positive(int, MAX_CONCURRENCY), default=100,
@@ -101,7 +103,8 @@ def register(sub) -> None:
     role.add_argument("--master", action="store_true", help="be the master: hand out slices, "
                       "gather the stats and findings, write the report")
     role.add_argument("--worker", action="store_true", help="be a worker of --master-host")
-    dist.add_argument("--expect-workers", type=count, default=1, metavar="N",
+    dist.add_argument("--expect-workers", type=positive(int, MAX_WORKERS), default=1,
+                      metavar="N",
                       help="the master starts once N workers are connected (default 1)")
     dist.add_argument("--wait-workers", type=seconds, default=120.0, metavar="S",
                       help="seconds the master waits for them (default 120)")
@@ -134,23 +137,27 @@ def run(args: argparse.Namespace) -> int:
     # The options as plain data, the contract too: the child (and every worker, from the
     # master) judges with it.
     options = {k: v for k, v in vars(args).items() if isinstance(v, _PLAIN)} | {
-        "contract": to_dict(contract), "header": [list(h) for h in sending.headers]}
-    child = subprocess.Popen([sys.executable, "-m", "harness.load", json.dumps(options)])
+        "contract": to_dict(contract), "header": [list(h) for h in sending.headers],
+        "parent": os.getpid()}
+    # Its own process group: a Ctrl-C at the terminal reaches the child once, through us.
+    child = subprocess.Popen([sys.executable, "-m", "harness.load", json.dumps(options)],
+                             process_group=0)
     with _forwarding_signals(child):
-        try:
-            return child.wait()
-        except KeyboardInterrupt:  # Ctrl-C reached the child too: it ends its run
-            return child.wait()
+        code = child.wait()
+    return 128 - code if code < 0 else code  # killed by a signal: the shell's 128 + N
 
 
 @contextlib.contextmanager
 def _forwarding_signals(child: subprocess.Popen):
-    """SIGTERM and SIGHUP to this process end the child too (no orphaned load process)."""
+    """SIGINT, SIGTERM and SIGHUP to this process go to the child, which ends its run (a
+    second one ends it at once); the child ends by itself if this process is killed."""
     def forward(signum, frame) -> None:
-        child.send_signal(signum)
+        with contextlib.suppress(ProcessLookupError):
+            child.send_signal(signum)
 
     try:
-        old = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGHUP)}
+        old = {sig: signal.signal(sig, forward)
+               for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     except ValueError:  # not the main thread: nothing to forward from
         old = {}
     try:

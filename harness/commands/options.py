@@ -30,14 +30,20 @@ if TYPE_CHECKING:
     from harness.traffic.send import SendOptions
 
 
+#: The largest whole number a count option takes (a C int's range: larger ones overflowed).
+MAX_COUNT = 1_000_000_000
+
+
 def count(text: str) -> int:
-    """An argparse type: a whole number of at least 1."""
+    """An argparse type: a whole number of at least 1 (and at most MAX_COUNT)."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text} must be at least 1")
+    if value > MAX_COUNT:
+        raise argparse.ArgumentTypeError(f"{text} is too large (at most {MAX_COUNT:,})")
     return value
 
 
@@ -46,6 +52,8 @@ def count(text: str) -> int:
 MAX_SECONDS = 86_400.0
 #: The most requests in flight (or jobs) any option takes.
 MAX_CONCURRENCY = 10_000
+#: The most worker processes (lint --workers, load --expect-workers).
+MAX_WORKERS = 256
 #: The slowest ``--rate`` (requests per second): one request every ~17 minutes.
 MIN_RATE = 0.001
 #: The fastest ``--rate``.
@@ -59,7 +67,7 @@ def positive(kind: Callable[[str], Any], most: float | None = None) -> Callable[
             value = kind(text)
         except (ValueError, OverflowError):
             raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        if not math.isfinite(value):
+        if isinstance(value, float) and not math.isfinite(value):
             raise argparse.ArgumentTypeError(f"{text} is not a finite number")
         if value <= 0:
             raise argparse.ArgumentTypeError(f"{text} must be above 0")
@@ -218,6 +226,13 @@ def require(args: argparse.Namespace, *names: str) -> None:
     missing = [f"--{n.replace('_', '-')}" for n in names if not getattr(args, n, None)]
     if missing:
         raise UsageError(f"{', '.join(missing)} required (as a flag or in the config file)")
+
+
+def add_listen_options(p: argparse.ArgumentParser) -> None:
+    """--host and --port of the commands that serve (serve, mock)."""
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1; loopback unless you say so)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks one)")
 
 
 def add_contract_options(p: argparse.ArgumentParser) -> None:

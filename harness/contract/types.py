@@ -71,15 +71,42 @@ class ParamType(StrEnum):
         System.Convert rather than XmlConvert: a char is the character itself, a boolean is
         True/False in any case, numbers may group thousands with commas, an enumeration may be
         given by its number, and dates take DateTime.Parse's many forms (``http_dates``).
-        Surrounding whitespace is ignored except in a SOAP enumeration and a GET/POST char.
-        Each form was checked against ASP.NET on Mono (tests/test_lexical_forms.py)."""
+        Surrounding white space is ignored except in a SOAP enumeration and a GET/POST char,
+        as .NET defines it: XML's four characters in SOAP (XmlConvert), the six ASCII ones and
+        trailing NULs for a GET/POST number (Int32.Parse and its siblings), every Unicode
+        space for a GET/POST boolean or enumeration (String.Trim); never a no-break, em or
+        ideographic space elsewhere (Python's str.strip would take them). Each form was
+        checked against ASP.NET on Mono (tests/test_lexical_forms.py)."""
         if http:
+            trimmed = text if self is ParamType.CHAR else _http_trimmed(self, text)
             if (check := _HTTP_CHECKS.get(self)) is not None:
-                return check(text if self is ParamType.CHAR else text.strip(), values)
-        elif self is ParamType.ENUM:
+                return check(trimmed, values)
+            check = _CHECKS.get(self)
+            return True if check is None else check(trimmed)
+        if self is ParamType.ENUM:
             return text in values
         check = _CHECKS.get(self)
-        return True if check is None else check(text.strip())
+        return True if check is None else check(text.strip(XML_WHITE))
+
+
+#: XML's white space: what XmlConvert trims around a SOAP value.
+XML_WHITE = " \t\n\r"
+_DROP_XML_WHITE = dict.fromkeys(map(ord, XML_WHITE))
+#: .NET's white space for number parsing (NumberStyles.AllowLeading/TrailingWhite).
+_NUMBER_WHITE = " \t\n\x0b\x0c\r"
+#: Char.IsWhiteSpace: what String.Trim removes (Boolean.Parse, Enum.Parse).
+_NET_WHITE = "".join(map(chr, (*range(0x09, 0x0E), 0x20, 0x85, 0xA0, 0x1680,
+                                *range(0x2000, 0x200B), 0x2028, 0x2029, 0x202F, 0x205F,
+                                0x3000)))
+
+
+def _http_trimmed(type_: ParamType, text: str) -> str:
+    """``text`` as System.Convert sees it once it has dropped the padding it ignores."""
+    if type_ in (ParamType.BOOLEAN, ParamType.ENUM):
+        return text.rstrip("\x00").strip(_NET_WHITE)
+    if type_ in _NUMBER_TYPES:
+        return text.rstrip("\x00").strip(_NUMBER_WHITE)
+    return text.strip()  # dates: DateTime.Parse's own rules (harness.contract.http_dates)
 
 
 _INT_RANGES = {
@@ -108,6 +135,11 @@ def _integer(lo: int, hi: int, *, signed: bool = True):
         return lo <= value < hi
     return check
 
+
+#: GET/POST values .NET parses as numbers (a byte[] travels as numbers, one per field).
+_NUMBER_TYPES = frozenset((*(t for t in _INT_RANGES if t is not ParamType.CHAR),
+                           ParamType.DECIMAL, ParamType.DOUBLE, ParamType.FLOAT,
+                           ParamType.BASE64))
 
 _DECIMAL_MAX = Decimal(2**96 - 1)
 _DECIMAL = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)")
@@ -205,7 +237,9 @@ _CHECKS = {
     ParamType.DATE: _calendar(_DATE_RE),
     ParamType.TIME: _full(_TIME_RE),
     ParamType.GUID: _full(_GUID_RE),
-    ParamType.BASE64: lambda text: _BASE64_RE.fullmatch("".join(text.split())) is not None,
+    # XmlConvert.FromBase64String skips XML white space anywhere (and nothing else).
+    ParamType.BASE64: lambda text: _BASE64_RE.fullmatch(
+        text.translate(_DROP_XML_WHITE)) is not None,
 }
 
 def _text_only(check):

@@ -42,7 +42,7 @@ SMALL_INPUT_BYTES = 2 * 1024 * 1024
 #: A chunk ends at its ``size`` lines or once its lines hold this many bytes, whichever comes
 #: first: memory follows bytes, not line counts (a recording of 1 MB lines stays as flat as
 #: one of 2 KB lines; at most 2 chunks per worker are in flight).
-CHUNK_BYTES = 8 * 1024 * 1024
+CHUNK_BYTES = 2 * 1024 * 1024
 _KEPT = (Verdict.FAILED, Verdict.WARNING)
 
 

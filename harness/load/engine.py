@@ -32,7 +32,7 @@ from harness.contract.selection import Selection
 from harness.errors import HarnessError, TargetUnreachable, UsageError
 from harness.judge.findings import Report
 from harness.load.schedule import Schedule, Timing
-from harness.load.slicing import read_slice
+from harness.load.slicing import Recordings, read_slice
 from harness.load.user import Feed, ReplayUser
 from harness.load.verdict import Merged
 from harness.traffic.send import SendOptions, check_reachable
@@ -98,22 +98,25 @@ class Outputs:
 def run_local(paths: list[str], settings: Settings, outputs: Outputs) -> int:
     check_reachable(settings.target, options=settings.options)
     recordings = read_slice(paths, from_dict(settings.contract))
-    schedule = Schedule(recordings.started, settings.timing)
+    schedule = Schedule(recordings.start_times(), settings.timing)
     env = _environment(settings)
     runner = env.create_local_runner()
     done = gevent.event.Event()
-    feed = _feed(recordings.entries, schedule, settings, done.set)
+    feed = _feed(recordings, schedule, settings, done.set)
     extras = _start_outputs(env, outputs, schedule.total)
     started = time.time()
     feed.start(started + 0.05)
     runner.start(settings.users(), spawn_rate=10 * settings.users())
-    done.wait()
+    with interruptions(feed.stop, done.set) as stop:
+        done.wait()
     runner.quit()
+    recordings.close()
     merged = _merged(settings, paths, schedule, workers=1, broken=recordings.broken)
     while batch := feed.gathered.take_kept():
         merged.add_kept(batch)
     merged.add_figures(feed.gathered.figures())
-    return _finish(env, merged, outputs, extras, started, [feed.error] if feed.error else [])
+    return _finish(env, merged, outputs, extras, started, [feed.error] if feed.error else [],
+                   stop.signal)
 
 
 # ----------------------------------------------------------------------------------- master
@@ -123,7 +126,7 @@ def run_master(paths: list[str], settings: Settings, outputs: Outputs, *, worker
                bind_host: str, port: int, wait_workers: float) -> int:
     check_reachable(settings.target, options=settings.options)
     recordings = read_slice(paths, from_dict(settings.contract), keep=False)
-    schedule = Schedule(recordings.started, settings.timing)
+    schedule = Schedule(recordings.start_times(), settings.timing)
     if settings.timing.users and settings.timing.users < workers:
         raise UsageError(f"--users {settings.timing.users} is fewer than the {workers} workers")
     env = _environment(settings)
@@ -159,7 +162,9 @@ def run_master(paths: list[str], settings: Settings, outputs: Outputs, *, worker
     runner.register_message("harness_done", on_done)
     _say(outputs, f"load: master on {bind_host}:{port}, waiting for {workers} worker(s)")
     try:
-        _hand_out(runner, settings, state, workers, wait_workers, f"{bind_host}:{port}")
+        with interruptions(lambda: None, lambda: None) as early:
+            _hand_out(runner, settings, state, workers, wait_workers, f"{bind_host}:{port}",
+                      early)
     except HarnessError:
         runner.quit()  # the workers end too
         raise
@@ -167,19 +172,27 @@ def run_master(paths: list[str], settings: Settings, outputs: Outputs, *, worker
     started, cpu0 = time.time(), time.process_time()
     runner.send_message("harness_go", {"t0": started + START_DELAY})
     runner.start(settings.users(workers), spawn_rate=10 * settings.users(workers))
-    _watch(runner, finished, workers, state["errors"])
+    with interruptions(lambda: None, finished.set) as stop:
+        _watch(runner, finished, workers, state["errors"])
     merged.report.meta["master_cpu_s"] = round(time.process_time() - cpu0, 3)
+    if stop.signal or state["errors"]:  # the workers stop sending and exit non-zero
+        reason = _signal_name(stop.signal) if stop.signal else state["errors"][0]
+        runner.send_message("harness_stop", {"reason": reason})
+        gevent.sleep(0.2)
     runner.quit()
-    return _finish(env, merged, outputs, extras, started, state["errors"])
+    return _finish(env, merged, outputs, extras, started, state["errors"], stop.signal)
 
 
 def _hand_out(runner, settings: Settings, state: dict[str, Any], workers: int,
-              wait_workers: float, where: str) -> None:
+              wait_workers: float, where: str, stop: Interruptions) -> None:
     """Each worker its slice index and the settings, once all are there; back once every
-    one has read its slice."""
+    one has read its slice. A signal meanwhile ends the run before it starts."""
+    errors = state["errors"]
+    stop.on_signal = lambda: errors.append(f"interrupted by {_signal_name(stop.signal)} "
+                                           "before the run started")
     # A worker says hello once its handlers are registered: a plan sent before would be lost.
     ids = _wait_for(lambda: list(state["hello"]), workers, wait_workers,
-                    f"{workers} worker(s) did not connect to {where} in time", state["errors"])
+                    f"{workers} worker(s) did not connect to {where} in time", errors)
     gevent.sleep(0.5)  # a worker more would take users (Locust deals them to all): refuse it
     if len(runner.clients.ready) != workers:
         raise UsageError(f"{len(runner.clients.ready)} workers connected to {where}, "
@@ -210,6 +223,7 @@ def run_worker(paths: list[str], *, master_host: str, port: int) -> int:
     except ConnectionError:
         raise TargetUnreachable(f"no master answered on {master_host}:{port}") from None
     feeds: list[Feed] = []
+    ended: dict[str, str] = {}  # why this worker ends before its slice did, if it does
 
     def on_plan(environment, msg, **kw) -> None:
         try:
@@ -218,16 +232,56 @@ def run_worker(paths: list[str], *, master_host: str, port: int) -> int:
             runner.send_message("harness_ready", {"error": str(exc)})
             return
         runner.send_message("harness_ready", {"count": feeds[-1].schedule.count,
-                                              "slice": len(feeds[-1].entries)})
+                                              "slice": len(feeds[-1].recordings)})
 
     def on_go(environment, msg, **kw) -> None:
         feeds[-1].start(msg.data["t0"])
 
+    def on_stop(environment, msg, **kw) -> None:
+        ended.setdefault("why", f"the master stopped the run ({msg.data.get('reason')})")
+        for feed in feeds:
+            feed.stop()
+
+    def end(why: str) -> None:
+        ended.setdefault("why", why)
+        for feed in feeds:
+            feed.stop()
+            if feed.go.is_set() and not feed._done:
+                feed.error = feed.error or why
+        gevent.spawn_later(1.0, runner.greenlet.kill, block=False)
+
     runner.register_message("harness_plan", on_plan, concurrent=True)
     runner.register_message("harness_go", on_go)
+    runner.register_message("harness_stop", on_stop)
     runner.send_message("harness_hello")
-    runner.greenlet.join()
+    watch = gevent.spawn(_watch_master, runner, end)
+    with interruptions(lambda: end("interrupted"), lambda: None) as stop:
+        runner.greenlet.join()
+    watch.kill(block=False)
+    for feed in feeds:
+        feed.recordings.close()
+    if stop.signal:
+        print(f"harness load: worker interrupted by {_signal_name(stop.signal)}",
+              file=sys.stderr)
+        return 128 + stop.signal
+    if "why" in ended:
+        print(f"harness load: error: worker: {ended['why']}", file=sys.stderr)
+        return 2
     return 0
+
+
+#: Seconds without the master's heartbeat (sent every second) before a worker ends: Locust's
+#: own limit is 60 s, during which a worker whose master died goes on sending.
+MASTER_LOST_S = 10.0
+
+
+def _watch_master(runner, end: Callable[[str], None]) -> None:
+    while True:
+        gevent.sleep(1.0)
+        last = runner.last_heartbeat_timestamp
+        if last is not None and time.time() - last > MASTER_LOST_S:
+            end(f"lost the master (no heartbeat for {MASTER_LOST_S:g} s)")
+            return
 
 
 def _plan(paths: list[str], data: dict[str, Any], runner) -> Feed:
@@ -237,8 +291,8 @@ def _plan(paths: list[str], data: dict[str, Any], runner) -> Feed:
     runner.environment.host = settings.target
     recordings = read_slice(paths, from_dict(settings.contract), data["index"],
                             data["workers"], pause=lambda: gevent.sleep(0))
-    schedule = Schedule(recordings.started, settings.timing)
-    feed = _feed(recordings.entries, schedule, settings, lambda: _report_done(runner, feed))
+    schedule = Schedule(recordings.start_times(), settings.timing)
+    feed = _feed(recordings, schedule, settings, lambda: _report_done(runner, feed))
     return feed
 
 
@@ -276,9 +330,10 @@ def _configure(settings: Settings) -> None:
             lambda: gevent.ssl.create_default_context(cafile=cafile))
 
 
-def _feed(entries, schedule: Schedule, settings: Settings, on_done: Callable[[], None]) -> Feed:
+def _feed(recordings: Recordings, schedule: Schedule, settings: Settings,
+          on_done: Callable[[], None]) -> Feed:
     contract = from_dict(settings.contract)
-    feed = Feed(entries, schedule, contract, settings.target, settings.check_ratio,
+    feed = Feed(recordings, schedule, contract, settings.target, settings.check_ratio,
                 settings.ignore, settings.options, settings.selection(contract),
                 settings.concurrency, on_done)
     ReplayUser.feed = feed
@@ -306,6 +361,51 @@ def _wait_for(found: Callable[[], list], count: int, timeout: float, message: st
     if errors:
         raise HarnessError(errors[0])
     return items
+
+
+class Interruptions:
+    """What ``interruptions`` saw: the first signal (None: none)."""
+
+    def __init__(self) -> None:
+        self.signal: int | None = None
+        self.on_signal: Callable[[], None] | None = None
+
+
+@contextlib.contextmanager
+def interruptions(stop: Callable[[], None], wake: Callable[[], None]):
+    """SIGINT, SIGTERM and SIGHUP end the run: the first calls ``stop`` (send nothing more)
+    and ``wake`` (whatever waits for the run's end), and the run ends without a verdict
+    (exit 128 + the signal); a second one ends the process at once."""
+    import os
+    import signal
+
+    seen = Interruptions()
+
+    def handler(signum: int) -> None:
+        if seen.signal is not None:
+            os._exit(128 + signum)
+        seen.signal = signum
+        if seen.on_signal is not None:
+            seen.on_signal()
+        stop()
+        wake()
+
+    handles = [gevent.signal_handler(sig, handler, sig)
+               for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)]
+    try:
+        yield seen
+    finally:
+        for handle in handles:
+            handle.cancel()
+
+
+def _signal_name(signum: int) -> str:
+    import signal
+
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
 
 
 def _say(outputs: Outputs, line: str) -> None:
@@ -344,10 +444,17 @@ def _prefix(path: str) -> str:
 
 
 def _finish(env: Environment, merged: Merged, outputs: Outputs, extras: dict[str, Any],
-            started: float, errors: list[str]) -> int:
+            started: float, errors: list[str], interrupted: int | None = None) -> int:
     for greenlet in extras["greenlets"]:
         greenlet.kill(block=False)
     total = env.stats.total
+    if interrupted:
+        # Never a verdict on a run cut short (issue 24 will write the partial report here).
+        print(f"harness load: interrupted by {_signal_name(interrupted)} after "
+              f"{total.num_requests} request(s); no verdict", file=sys.stderr)
+        for error in errors:
+            print(f"harness load: error: {error}", file=sys.stderr)
+        return 128 + interrupted
     report = merged.finish()
     report.meta.update(
         duration_s=round(time.time() - started, 3), requests=total.num_requests,
@@ -360,7 +467,13 @@ def _finish(env: Environment, merged: Merged, outputs: Outputs, extras: dict[str
         _write_csv(extras["csv"], outputs.csv)
     if outputs.html:
         _write_text(outputs.html, get_html_report(env, show_download_link=False))
-    code = _write_report(report, outputs)
+    if errors and report.exit_code == 0:
+        # Never PASSED for a run that did not complete (a worker lost, the run stopped).
+        print(f"load: no verdict: the run did not complete ({total.num_requests} request(s) "
+              "answered)", file=sys.stdout)
+        code = 0
+    else:
+        code = _write_report(report, outputs)
     for error in errors:
         print(f"harness load: error: {error}", file=sys.stderr)
     breaches = _breaches(report, outputs)

@@ -75,6 +75,15 @@ class Schedule:
             for position in ordered:
                 yield self.due(loop, position), loop, position
 
+    def slots(self, positions: Sequence[int], chosen: Sequence[int]
+              ) -> Iterator[tuple[float, int, int]]:
+        """``(due, loop, slot)`` of the ``chosen`` slots (``positions[slot]``: the slot's place
+        in the recordings), loop after loop, in due order."""
+        ordered = sorted(chosen, key=lambda s: (self.due(0, positions[s]), positions[s]))
+        for loop in range(self.timing.loops):
+            for slot in ordered:
+                yield self.due(loop, positions[slot]), loop, slot
+
     @property
     def total(self) -> int:
         return self.count * self.timing.loops

@@ -13,7 +13,6 @@ failure, so Locust's stats count a failed finding as a failed request.
 from __future__ import annotations
 
 import time
-import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,11 +29,18 @@ from harness.contract.model import Contract
 from harness.contract.selection import Selection
 from harness.errors import ResponseTooLarge, TargetUnreachable
 from harness.load.schedule import Schedule
-from harness.load.slicing import Entry
+from harness.load.slicing import Recordings
 from harness.load.verdict import Gathered, sampled
 from harness.replay import skipped_description
-from harness.traffic.exchange import HttpRequest, HttpResponse, header_value
-from harness.traffic.send import PIECE, SendOptions, retarget
+from harness.traffic.exchange import HttpRequest, HttpResponse
+from harness.traffic.send import DECODING_ERRORS, SendOptions, decoded_pieces, retarget
+
+#: Bytes read from a socket at once: what each request in flight may hold besides its budget.
+LOAD_PIECE = 64 * 1024
+#: The answers one load process holds at once: at most this many times --max-response-mb
+#: (plus one answer, so that the run never stalls); a request whose answer would pass it waits
+#: for room. 300 requests in flight against a target answering 2 GB each hold 64 MB, not 5 GB.
+BUDGET_FACTOR = 4
 
 
 class HarnessFailure(Exception):
@@ -45,7 +51,7 @@ class HarnessFailure(Exception):
 class Feed:
     """This process's slice, its schedule and what was found; shared by its users."""
 
-    entries: list[Entry]
+    recordings: Recordings
     schedule: Schedule
     contract: Contract
     target: str
@@ -66,22 +72,21 @@ class Feed:
     _streak: int = 0
 
     def __post_init__(self) -> None:
-        """Each selected exchange's request as it goes out (moved to the target, -H added),
-        or the kind of service description it fetched (counted, not sent, as replay does)."""
-        self._requests: dict[int, tuple[Entry, _Wire | str]] = {}
-        for e in self.entries:
-            if self.selection and not self.selection.allows(e.operation, e.binding):
-                continue
-            kind = skipped_description(self.contract, e.exchange)
-            self._requests[e.position] = (e, kind if kind is not None else _wire(
-                retarget(e.exchange.request, self.target), self.options.headers))
-        self._items = self.schedule.items(list(self._requests))
+        """The selected slots, in the order they are due."""
+        chosen = [slot for slot in range(len(self.recordings))
+                  if not self.selection or self.selection.allows(*self.recordings.label(slot))]
+        self._items = self.schedule.slots(self.recordings.positions, chosen)
+        self.budget = BodyBudget(BUDGET_FACTOR * self.options.max_response_bytes)
 
     def start(self, wall_t0: float) -> None:
         """Start the schedule at ``wall_t0`` (time.time(), sent by the master)."""
         self.t0 = time.monotonic() + (wall_t0 - time.time())
         self._cpu0 = time.process_time()
         self.go.set()
+
+    def stop(self) -> None:
+        """Send nothing more (a signal, a lost master): what is in flight ends."""
+        self._items = iter(())
 
     def serve(self, user: FastHttpUser) -> None:
         """A user's whole life: send until the slice is exhausted."""
@@ -112,30 +117,37 @@ class Feed:
         raise StopUser
 
     def send(self, user: FastHttpUser, http: Any, item: tuple[float, int, int]) -> None:
-        due, _loop, position = item
-        entry, wire = self._requests[position]
-        if isinstance(wire, str):  # a service description: counted, not sent
-            self.gathered.judge(entry.exchange, wire, self.contract, check=False, ignore=())
+        due, _loop, slot = item
+        position = self.recordings.positions[slot]
+        exchange = self.recordings.exchange(slot)
+        kind = skipped_description(self.contract, exchange)
+        if kind is not None:  # a service description: counted, not sent
+            self.gathered.judge(exchange, kind, self.contract, check=False, ignore=())
             return
+        wire = _wire(retarget(exchange.request, self.target), self.options.headers)
         now = time.monotonic()
         if not self.schedule.timing.users:
             self.gathered.lag(now - (self.t0 + due))
         self.gathered.sending()
-        started, perf = time.time(), time.perf_counter()
-        answer = _exchange_over(http, wire, self.options)
-        self._streak_of(answer)
-        elapsed_ms = (time.perf_counter() - perf) * 1000
-        found = self.gathered.judge(entry.exchange, answer, self.contract,
-                                    check=sampled(position, self.check_ratio),
-                                    ignore=self.ignore)
+        check = sampled(position, self.check_ratio)
+        hold = self.budget.hold()
+        try:
+            started, perf = time.time(), time.perf_counter()
+            # An answer not judged is counted, not kept: its body never takes memory.
+            answer, size = _exchange_over(http, wire, self.options, hold if check else None)
+            self._streak_of(answer)
+            elapsed_ms = (time.perf_counter() - perf) * 1000
+            found = self.gathered.judge(exchange, answer, self.contract, check=check,
+                                        ignore=self.ignore)
+        finally:
+            hold.release()
         failed = [f for f in found if f.verdict.value == "failed"]
         user.environment.events.request.fire(
-            request_type=wire.method, name=entry.name, response_time=elapsed_ms,
-            response_length=len(answer.body) if isinstance(answer, HttpResponse) else 0,
+            request_type=wire.method, name=self.recordings.name(slot),
+            response_time=elapsed_ms, response_length=size,
             exception=HarnessFailure(f"[{failed[0].rule}] {failed[0].operation} x "
                                      f"{failed[0].binding}") if failed else None,
             context={}, start_time=started, url=wire.url, response=None)
-
 
     def _streak_of(self, answer: object) -> None:
         """After ``max_failures`` requests in a row without an answer the run stops, as
@@ -147,7 +159,60 @@ class Feed:
         if self._streak >= self.options.max_failures and self.error is None:
             self.error = (f"stopped after {self._streak} requests in a row got no answer "
                           f"(last: {answer})")
-            self._items = iter(())  # nothing more is sent; what is in flight ends
+            self.stop()  # nothing more is sent; what is in flight ends
+
+
+class BodyBudget:
+    """The bytes of answer bodies one load process holds at once (``BUDGET_FACTOR`` x the
+    per-answer cap). A request takes room for each piece it keeps and waits while there is
+    none; so that the run never stalls, the one request still reading while every other
+    holder waits may go past the budget (by at most one answer: it ends within the cap)."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.used = 0
+        self.holders = 0  # requests holding room
+        self.waiting = 0  # of which wait for more
+        self._room = gevent.event.Event()
+
+    def hold(self) -> Hold:
+        return Hold(self)
+
+    def _freed(self) -> None:
+        room, self._room = self._room, gevent.event.Event()
+        room.set()  # every waiter looks again
+
+
+class Hold:
+    """One request's share of a BodyBudget; ``release`` when its answer is judged."""
+
+    __slots__ = ("budget", "held")
+
+    def __init__(self, budget: BodyBudget) -> None:
+        self.budget, self.held = budget, 0
+
+    def take(self, size: int) -> None:
+        budget = self.budget
+        while budget.used + size > budget.total:
+            if self.held and budget.waiting + 1 >= budget.holders:
+                break  # every other holder waits for room: this one must go on
+            budget.waiting += bool(self.held)
+            try:
+                budget._room.wait()
+            finally:
+                budget.waiting -= bool(self.held)
+        if not self.held:
+            budget.holders += 1
+        self.held += size
+        budget.used += size
+
+    def release(self) -> None:
+        if self.held:
+            budget = self.budget
+            budget.used -= self.held
+            budget.holders -= 1
+            self.held = 0
+            budget._freed()
 
 
 class ReplayUser(FastHttpUser):
@@ -192,42 +257,64 @@ def _http_client(user: FastHttpUser, target: str) -> Any:
     return http
 
 
-def _exchange_over(http: Any, wire: _Wire, options: SendOptions
-                   ) -> HttpResponse | TargetUnreachable | ResponseTooLarge:
+def _exchange_over(http: Any, wire: _Wire, options: SendOptions, hold: Hold | None
+                   ) -> tuple[HttpResponse | TargetUnreachable | ResponseTooLarge, int]:
     """The answer to ``wire`` within ``options.timeout`` seconds in all and at most
-    ``options.max_response_bytes`` (decoded), or why there is none."""
+    ``options.max_response_bytes`` (decoded), or why there is none; and the size of its body.
+    The body is kept under ``hold`` (None: counted and dropped, not judged)."""
     limit = options.max_response_bytes
+    size = 0
     try:
         with gevent.Timeout(options.timeout):
             reply = http.request(wire.method, wire.uri, body=wire.body,
                                  headers=_headers(wire.headers))
             try:
-                body = _read_capped(reply, limit, wire)
+                headers = tuple((str(k), str(v)) for k, v in reply.items())
+                body, size, decoded = _read_body(reply, limit, wire, hold)
             finally:
                 reply.release()  # a body left unread closes the connection
     except gevent.Timeout:
         return TargetUnreachable(f"{_origin(wire.url)} did not answer {wire.method} "
-                                 f"{urlsplit(wire.url).path} within {options.timeout:g} s")
+                                 f"{urlsplit(wire.url).path} within {options.timeout:g} s"
+                                 ), size
     except ResponseTooLarge as exc:
-        return exc
-    except Exception as exc:  # socket, TLS, HTTP parse errors: no answer
+        return exc.with_traceback(None), size  # the traceback would keep the body's frame
+    except Exception as exc:  # socket, TLS, HTTP parse, body decoding errors: no answer
         text = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-        return TargetUnreachable(f"{_origin(wire.url)}: {' '.join(str(text).split())}")
-    headers = tuple((str(k), str(v)) for k, v in reply.items())
+        return TargetUnreachable(f"{_origin(wire.url)}: {' '.join(str(text).split())}"), size
+    if decoded:  # the body is decoded: Content-Encoding would lie about it
+        headers = tuple((k, v) for k, v in headers
+                        if k.lower() not in ("content-encoding", "content-length"))
+    return HttpResponse(reply.status_code, headers, body, reply.status_message or "",
+                        "HTTP/1.1"), size
+
+
+def _read_body(reply: Any, limit: int, wire: _Wire, hold: Hold | None
+               ) -> tuple[bytes, int, bool]:
+    """(body, decoded size, decoded?): read and decoded piece by piece, ResponseTooLarge as
+    soon as it passes ``limit``; kept only under a ``hold`` (else counted and dropped)."""
+    declared = reply.get("content-length")
+    coded = reply.get("content-encoding")
+    if not coded and declared and declared.strip().isdigit() and int(declared) > limit:
+        raise ResponseTooLarge(wire.method, wire.url, limit)  # said before a byte is read
+    raw: Iterator[bytes] = iter(lambda: reply.read(LOAD_PIECE), b"")
+    pieces, decoded = decoded_pieces(coded, raw)
+    parts: list[bytes] = []
+    size = 0
     try:
-        return _decoded(HttpResponse(reply.status_code, headers, body,
-                                     reply.status_message or "", "HTTP/1.1"), limit, wire)
-    except ResponseTooLarge as exc:
-        return exc
-
-
-def _read_capped(reply: Any, limit: int, wire: _Wire) -> bytes:
-    body = bytearray()
-    while piece := reply.read(PIECE):
-        body += piece
-        if len(body) > limit:
-            raise ResponseTooLarge(wire.method, wire.url, limit)
-    return bytes(body)
+        for piece in pieces:
+            size += len(piece)
+            if size > limit:
+                raise ResponseTooLarge(wire.method, wire.url, limit)
+            if hold is not None:
+                hold.take(len(piece))
+                parts.append(piece)
+    except DECODING_ERRORS as exc:
+        raise ValueError(f"body is not valid {coded} ({exc})") from None
+    finally:
+        if size > limit:
+            parts.clear()  # nothing of the body stays with the exception
+    return b"".join(parts), size, decoded
 
 
 def _headers(pairs: list[tuple[str, str]]) -> Any:
@@ -237,25 +324,6 @@ def _headers(pairs: list[tuple[str, str]]) -> Any:
     for name, value in pairs:
         made.add(name, value)
     return made
-
-
-def _decoded(response: HttpResponse, limit: int, wire: _Wire) -> HttpResponse:
-    """gzip/deflate bodies decoded (within ``limit``) and Content-Encoding dropped, as
-    harness.traffic.send does with httpx (the comparison sees the document)."""
-    coding = (header_value(response.headers, "Content-Encoding") or "").strip().lower()
-    if coding not in ("gzip", "x-gzip", "deflate"):
-        return response
-    try:
-        inflate = zlib.decompressobj(16 + zlib.MAX_WBITS if "gzip" in coding
-                                     else zlib.MAX_WBITS)
-        body = inflate.decompress(response.body, limit + 1)
-    except zlib.error:
-        return response  # judged as it came: the comparison names the difference
-    if len(body) > limit:
-        raise ResponseTooLarge(wire.method, wire.url, limit)
-    headers = tuple((k, v) for k, v in response.headers
-                    if k.lower() not in ("content-encoding", "content-length"))
-    return HttpResponse(response.status, headers, body, response.reason, response.http_version)
 
 
 def _origin(url: str) -> str:

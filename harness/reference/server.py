@@ -21,56 +21,155 @@ from harness.traffic.send import SendOptions
 #: of the previous response); then it is closed. uvicorn has no such limit: 600 half-sent
 #: requests stayed open. http.sys allows 120 s; a SOAP client sends its headers at once.
 HEADER_TIMEOUT = 10.0
+#: Seconds a request may take to send its body once its headers are in (http.sys's EntityBody
+#: timeout, ASP.NET's default, is 120 s); then the connection is closed.
+BODY_TIMEOUT = 120.0
+#: ASP.NET's limits (http.sys MaxFieldLength, MaxRequestBytes): one header field at most
+#: 16 KiB, the request line and headers together at most 64 KiB; beyond, 431 and close.
+MAX_FIELD_BYTES = 16 * 1024
+MAX_HEAD_BYTES = 64 * 1024
+#: Connections asyncio accepts in one go (the listen backlog): each burst opens this many file
+#: descriptors before any connection_made can make room.
+BACKLOG = 128
+#: File descriptors kept free of connections: the app's own (files, the listening socket...)
+#: and one accept burst.
+FD_RESERVE = 64 + BACKLOG
+
+
+def max_connections() -> int:
+    """Connections served at once: the process's file descriptor limit less FD_RESERVE. At
+    the limit the connection that has waited longest for its headers or body is closed to
+    make room, so slow clients cannot lock normal ones out (accept() failing with EMFILE)."""
+    import resource
+
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return 65_536
+    return max(16, min(soft, 65_536) - FD_RESERVE)
 
 
 def _config(app, host: str, port: int, header_timeout: float = HEADER_TIMEOUT,
-            **tls: str | None) -> uvicorn.Config:
+            body_timeout: float = BODY_TIMEOUT, **tls: str | None) -> uvicorn.Config:
     return uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False,
                           lifespan="off", server_header=False, date_header=False,
-                          http=_with_header_deadline(header_timeout), **tls)
+                          http=_bounded(header_timeout, body_timeout), backlog=BACKLOG, **tls)
 
 
-def _with_header_deadline(seconds: float) -> type[asyncio.Protocol]:
-    """uvicorn's HTTP protocol (httptools) closing a connection whose request headers are not
-    complete ``seconds`` after it opened or after its previous response."""
+_REFUSED_431 = (b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
+                b"content-type: text/plain; charset=utf-8\r\ncontent-length: %d\r\n"
+                b"connection: close\r\n\r\n%s")
+
+
+class _Refused(Exception):
+    """Stops the parser after a 431 was sent."""
+
+
+def _bounded(header_seconds: float, body_seconds: float) -> type[asyncio.Protocol]:
+    """uvicorn's HTTP protocol (httptools) bounded as a production server is: the request's
+    headers within ``header_seconds`` of connecting (or of the previous response), its body
+    within ``body_seconds`` of its headers, a header field within MAX_FIELD_BYTES and the whole
+    head within MAX_HEAD_BYTES (431 beyond), and at most ``max_connections()`` connections,
+    the one waiting longest for its request closed to let a new one in."""
     from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
     if not hasattr(AutoHTTPProtocol, "on_headers_complete"):  # h11: no per-header hook
         return AutoHTTPProtocol
+    limit = max_connections()
+    #: The connections waiting for their client's headers or body, longest-waiting first.
+    waiting: dict[asyncio.Protocol, None] = {}
 
-    class HeaderDeadline(AutoHTTPProtocol):  # type: ignore[misc, valid-type]
+    class Bounded(AutoHTTPProtocol):  # type: ignore[misc, valid-type]
         _deadline: asyncio.TimerHandle | None = None
+        _head_bytes = 0
+        _tail = b""
+        _in_head = True
+        _field_too_large = False
+        _refused = False
 
         def connection_made(self, transport) -> None:
             super().connection_made(transport)
-            self._arm()
+            if len(self.connections) > limit:
+                self._evict_one()
+            self._arm(header_seconds)
+
+        def _evict_one(self) -> None:
+            oldest = next(iter(waiting), None)
+            if oldest is not None and oldest is not self:
+                oldest._expire()
+
+        def data_received(self, data: bytes) -> None:
+            if self._refused:
+                return
+            if self._in_head and self._head_too_long(data):
+                self._refuse(f"request headers over {MAX_HEAD_BYTES} bytes")
+                return
+            super().data_received(data)
+
+        def _head_too_long(self, data: bytes) -> bool:
+            room = MAX_HEAD_BYTES - self._head_bytes
+            self._head_bytes += len(data)
+            if self._head_bytes <= MAX_HEAD_BYTES:
+                self._tail = (self._tail + data)[-3:]
+                return False
+            return b"\r\n\r\n" not in self._tail + data[:max(room, 0) + 4]
+
+        def on_header(self, name: bytes, value: bytes) -> None:
+            if len(name) + len(value) > MAX_FIELD_BYTES:
+                self._field_too_large = True
+                return
+            super().on_header(name, value)
 
         def on_headers_complete(self) -> None:
-            self._disarm()
+            self._in_head = False
+            if self._field_too_large:
+                self._refuse(f"a request header field over {MAX_FIELD_BYTES} bytes")
+                raise _Refused
+            self._arm(body_seconds)
             super().on_headers_complete()
+
+        def on_message_complete(self) -> None:
+            self._disarm()
+            super().on_message_complete()
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
-            self._arm()
+            self._in_head, self._head_bytes, self._tail = True, 0, b""
+            self._field_too_large = False
+            self._arm(header_seconds)
+
+        def send_400_response(self, msg: str) -> None:
+            if not self._refused:  # after a 431, the parser's error says nothing more
+                super().send_400_response(msg)
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
             super().connection_lost(exc)
 
-        def _arm(self) -> None:
+        def _refuse(self, why: str) -> None:
+            self._refused = True
+            self._disarm()
+            body = why.encode("ascii")
+            if not self.transport.is_closing():
+                self.transport.write(_REFUSED_431 % (len(body), body))
+                self.transport.close()
+
+        def _arm(self, seconds: float) -> None:
             self._disarm()
             self._deadline = self.loop.call_later(seconds, self._expire)
+            waiting[self] = None
 
         def _disarm(self) -> None:
             if self._deadline is not None:
                 self._deadline.cancel()
                 self._deadline = None
+            waiting.pop(self, None)
 
         def _expire(self) -> None:
+            self._disarm()
             if not self.transport.is_closing():
                 self.transport.close()
 
-    return HeaderDeadline
+    return Bounded
 
 
 def serve(contract: Contract | None = None, host: str = "127.0.0.1", port: int = 8000,
@@ -133,7 +232,8 @@ def _bind(host: str, port: int) -> socket.socket:
 def running(contract: Contract | None = None, app=None, host: str = "127.0.0.1",
             port: int = 0, *, ssl_certfile: str | None = None,
             ssl_keyfile: str | None = None,
-            header_timeout: float = HEADER_TIMEOUT) -> Iterator[str]:
+            header_timeout: float = HEADER_TIMEOUT,
+            body_timeout: float = BODY_TIMEOUT) -> Iterator[str]:
     """Run the reference (or ``app``) in a background thread; yields its base URL.
 
     With ``ssl_certfile`` and ``ssl_keyfile`` (PEM) it serves HTTPS and yields an https URL
@@ -143,7 +243,7 @@ def running(contract: Contract | None = None, app=None, host: str = "127.0.0.1",
     app = app or create_app(contract or school_mobile())
     sock = _bind(host, port)
     bound_port = sock.getsockname()[1]
-    server = uvicorn.Server(_config(app, host, bound_port, header_timeout,
+    server = uvicorn.Server(_config(app, host, bound_port, header_timeout, body_timeout,
                                     ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile))
     thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])),
                               name="reference-server", daemon=True)

@@ -160,9 +160,20 @@ def too_long(where: str) -> str:
 
 
 def _read_lines(path: Path, skip_broken: bool, on_broken) -> Iterator[Exchange]:
+    for _offset, _length, exchange in located_exchanges(path, skip_broken=skip_broken,
+                                                        on_broken=on_broken):
+        yield exchange
+
+
+def located_exchanges(path: str | Path, *, skip_broken: bool = True, on_broken=None
+                      ) -> Iterator[tuple[int, int, Exchange]]:
+    """Every exchange of the native recording ``path`` with where its line is (byte offset
+    and length), so that a reader can keep the places instead of the exchanges and read each
+    one again when it needs it (``exchange_at``). Broken lines as ``read_exchanges``."""
+    path = Path(path)
     index = 0
     with path.open("rb") as f:  # decoded line by line: one bad byte costs its line only
-        f.readline(HEADER_LIMIT)  # the header (read_header checked it is within the limit)
+        offset = len(f.readline(HEADER_LIMIT))  # the header (read_header checked its size)
         for number, line in enumerate(lines_of(f), start=2):
             if line is None:
                 reason = too_long(f"{path}:{number}")
@@ -170,7 +181,9 @@ def _read_lines(path: Path, skip_broken: bool, on_broken) -> Iterator[Exchange]:
                     raise RecordingError(reason)
                 if on_broken:
                     on_broken(path, number, reason)
+                offset = f.tell()
                 continue
+            at, offset = offset, offset + len(line)
             if not line.strip():
                 continue
             try:
@@ -184,7 +197,15 @@ def _read_lines(path: Path, skip_broken: bool, on_broken) -> Iterator[Exchange]:
                     on_broken(path, number, reason)
                 continue
             index += 1
-            yield exchange
+            yield at, len(line), exchange
+
+
+def exchange_at(fd: int, offset: int, length: int, *, index: int | None = None,
+                source: str = "") -> Exchange:
+    """The exchange whose line ``located_exchanges`` found at ``offset`` (``fd``: the
+    recording, open for reading; ``os.pread`` leaves its position alone)."""
+    return Exchange.from_dict(json.loads(os.pread(fd, length, offset)), index=index,
+                              source=source)
 
 
 def _now() -> str:

@@ -380,14 +380,8 @@ class _DeadlineBackend(httpcore.NetworkBackend):
 
 def _read_body(reply: httpx.Response, limit: int, request: HttpRequest) -> tuple[bytes, bool]:
     """The body decoded piece by piece, ResponseTooLarge as soon as it passes ``limit``."""
-    codings = [c.strip().lower() for c in reply.headers.get("content-encoding", "").split(",")]
-    codings = [c for c in codings if c and c != "identity"]
-    decoders = [_decoder(c) for c in reversed(codings)]
-    decoded = bool(decoders) and all(d is not None for d in decoders)
-    pieces: Iterator[bytes] = reply.iter_raw(PIECE)
-    if decoded:
-        for decoder in decoders:
-            pieces = _through(decoder, pieces)
+    encoding = reply.headers.get("content-encoding", "")
+    pieces, decoded = decoded_pieces(encoding, reply.iter_raw(PIECE))
     parts: list[bytes] = []
     size = 0
     try:
@@ -397,9 +391,25 @@ def _read_body(reply: httpx.Response, limit: int, request: HttpRequest) -> tuple
                 parts.clear()  # the traceback keeps this frame: it must not keep the body
                 raise ResponseTooLarge(request.method, request.url, limit)
             parts.append(piece)
-    except (zlib.error, _brotli_error()) as exc:
-        raise httpx.DecodingError(f"body is not valid {', '.join(codings)} ({exc})") from None
+    except DECODING_ERRORS as exc:
+        raise httpx.DecodingError(f"body is not valid {encoding} ({exc})") from None
     return b"".join(parts), decoded
+
+
+def decoded_pieces(content_encoding: str | None, pieces: Iterator[bytes]
+                   ) -> tuple[Iterator[bytes], bool]:
+    """The body ``pieces`` decoded as ``content_encoding`` says (gzip, deflate, br, in the
+    order applied), at most PIECE bytes per piece out, and whether they are decoded (False:
+    a coding the harness does not undo, the pieces pass as they are). Iterating raises one of
+    DECODING_ERRORS on a body that is not what its coding says."""
+    codings = [c.strip().lower() for c in (content_encoding or "").split(",")]
+    codings = [c for c in codings if c and c != "identity"]
+    decoders = [_decoder(c) for c in reversed(codings)]
+    decoded = bool(decoders) and all(d is not None for d in decoders)
+    if decoded:
+        for decoder in decoders:
+            pieces = _through(decoder, pieces)  # type: ignore[arg-type]
+    return pieces, decoded
 
 
 def _through(decoder: _Decoder, pieces: Iterator[bytes]) -> Iterator[bytes]:
@@ -480,6 +490,10 @@ def _brotli_error() -> type[Exception]:
     except ImportError:
         return zlib.error
     return brotli.error
+
+
+#: What iterating ``decoded_pieces`` raises on a body its coding does not describe.
+DECODING_ERRORS: tuple[type[Exception], ...] = (zlib.error, _brotli_error())
 
 
 # --------------------------------------------------------------------------------- helpers

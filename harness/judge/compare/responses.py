@@ -50,8 +50,9 @@ def compare_responses(expected: HttpResponse, actual: HttpResponse, *,
     diffs: list[Difference] = []
     if expected.status != actual.status:
         summary = f"HTTP status {expected.status} expected, {actual.status} given"
-        if exp.failed and exp.fault is None and act.fault is None:
-            # two errors of different kinds: their bodies and types differ by consequence
+        if exp.failed and (exp.fault is None or act.fault is None):
+            # two errors of different kinds (not two faults, whose codes say more): their
+            # bodies and types differ by consequence
             return [Difference("outcome", "", exp.outcome(), act.outcome(), summary=summary)]
         diffs.append(Difference("status", "", str(expected.status), str(actual.status),
                                 summary=summary))
@@ -142,7 +143,8 @@ class _Side:
         if fault is not None:
             return f"{local_code(fault_code(fault)) or 'no code'} fault", \
                 fault_reason(fault) or ""
-        text = self.text() if self.media == "text/plain" and self.stripped else ""
+        plain = self.media == "text/plain" or (not self.media and not self.xmlish)
+        text = self.text() if plain and self.stripped else ""
         return f"HTTP {self.response.status}", first_line(text)
 
     def outcome(self) -> str:
@@ -209,8 +211,7 @@ def _compare_bodies(exp: _Side, act: _Side, ignore: tuple[str, ...],
         xml, text = (exp, act) if exp_doc is not None else (act, exp)
         if text.stripped and not text.xmlish and xml.envelope is None:
             return _compare_value(exp, act, xml, text, ignore, wildcard)
-        return [Difference("body", "", _short(exp.response.body), _short(act.response.body),
-                           summary=f"{exp.form()} expected, {act.form()} given")]
+        return [_form(exp, act)]
     if exp.stripped == act.stripped:
         return []
     # Two error messages (text/plain, an HTML page) are prose, like a fault reason.
@@ -240,12 +241,9 @@ def _compare_value(exp: _Side, act: _Side, xml: _Side, text: _Side, ignore: tupl
     difference either way (named on the Content-Type)."""
     doc = xml.document
     assert doc is not None
-    form = Difference("form", "", None, None,
-                      summary=f"answer form: {exp.form()} expected, {act.form()} given")
+    form = _form(exp, act)
     if element_children(doc):  # a structure, not one value
-        return [form, Difference("body", "", _short(exp.response.body),
-                                 _short(act.response.body),
-                                 summary=f"{exp.form()} expected, {act.form()} given")]
+        return [form]
     path = f"/{local_name(doc)}"
     value, other = (doc.text or "").strip(), text.text().strip()
     if value == other or ignored_path(path, ignore):
@@ -255,6 +253,13 @@ def _compare_value(exp: _Side, act: _Side, xml: _Side, text: _Side, ignore: tupl
     expected, actual = (value, other) if xml is exp else (other, value)
     return [form, Difference("text", path, expected, actual,
                              summary=f"value differs ({exp.form()} vs {act.form()})")]
+
+
+def _form(exp: _Side, act: _Side) -> Difference:
+    """Bodies of two forms (a document, a text, a fault, nothing): one difference, said on
+    the Content-Type when that differs too (kind "form", see ``compare_responses``)."""
+    return Difference("form", "", _short(exp.response.body), _short(act.response.body),
+                      summary=f"answer form: {exp.form()} expected, {act.form()} given")
 
 
 def _short(body: bytes, limit: int = 200) -> str:

@@ -58,10 +58,12 @@ class _Walk:
             exp_ns in SOAP_VERSIONS or act_ns in SOAP_VERSIONS)
         if self.soap and exp_ns != act_ns:
             exp_v, act_v = SOAP_VERSIONS.get(exp_ns, exp_ns), SOAP_VERSIONS.get(act_ns, act_ns)
+            # the version of the answer is the request's, but for a VersionMismatch fault
+            summary = (f"a {act_v} envelope where {exp_v} is expected" if _version_mismatch(exp)
+                       else f"{exp_v} answered with a {act_v} envelope")
             self.out.append(Difference(
                 "element", "/Envelope", f"{exp_v} envelope ({exp_ns})",
-                f"{act_v} envelope ({act_ns})",
-                summary=f"{exp_v} answered with a {act_v} envelope"))
+                f"{act_v} envelope ({act_ns})", summary=summary))
             self.renamed[act_ns] = exp_ns
         if self._key(act) != exp.tag:
             if local_name(exp) != local_name(act):
@@ -164,8 +166,12 @@ class _Walk:
         warning = prose or (kind == "extra" and self.soap and parent == "/Envelope/Header"
                             and not _must_understand(element))
         role = _role(path)
-        summary = f"{role} missing" if kind == "missing" else \
-            f"unexpected {role.removeprefix('the ')}"
+        if kind == "missing":
+            summary = f"{role} missing"
+        elif role.startswith("the fault's "):
+            summary = f"unexpected {local_name(element)} in the fault"
+        else:
+            summary = f"unexpected {role.removeprefix('the ')}"
         value = _tag(element)
         self.out.append(Difference(kind, path, value if kind == "missing" else None,
                                    value if kind == "extra" else None, warning, summary))
@@ -284,6 +290,12 @@ def _tag(element: etree._Element) -> str:
 def child(element: etree._Element, *names: str) -> etree._Element | None:
     """The first child element of one of ``names`` (local names)."""
     return next((c for c in element_children(element) if local_name(c) in names), None)
+
+
+def _version_mismatch(envelope: etree._Element) -> bool:
+    body = child(envelope, "Body")
+    fault = child(body, "Fault") if body is not None else None
+    return fault is not None and local_code(fault_code(fault)) == "VersionMismatch"
 
 
 def _must_understand(block: etree._Element) -> bool:
