@@ -3,19 +3,19 @@ and 1M exchanges, against ``harness serve`` (the reference) driven by the same r
 same run.
 
 Each recording is bench/varied.py's (no two exchanges alike: every call has its own value).
-For each size: ``harness mock REC --port 0`` as a real process; load time is from start to the
-line announcing its URL, peak memory the process tree's largest RSS meanwhile (the indexing
-workers included), steady memory its RSS once serving, and the memory per exchange the
-steady RSS above the mock of a 32-exchange recording, divided by the exchanges. The mock
-is started twice with ``--index-cache``: the first start indexes and keeps the index, the
-second reads it. Then each binding is driven with 512 calls spread over the whole recording,
-answered from the file, by wrk (or the Python client fallback of bench_reference.py), and the
-reference with the very same requests: calls recorded over that binding (answered as
+For each size, ``harness mock REC --port 0 --index-cache FILE`` runs as a real process twice:
+the first start reads every exchange and keeps the index, the second reads the index. Load
+time is from start to the line announcing the URL; peak memory is the process tree's largest
+RSS meanwhile (the indexing workers included); memory per exchange is the mock process's RSS
+once serving, above that of the mock of a 32-exchange recording, divided by the exchanges.
+Then each binding is driven by wrk (or the Python client fallback of bench_reference.py) with
+512 calls spread over the whole recording, answered from the file, and ``harness serve`` with
+the very same requests, in alternating rounds: calls recorded over that binding (answered as
 recorded), then calls recorded over the other bindings (the recorded result rendered in the
 asking binding's form).
 
-    .venv/bin/python bench/bench_mock.py                        # 10k, 100k, 1M; 5 s per binding
-    .venv/bin/python bench/bench_mock.py --sizes 10000 --duration 3
+    .venv/bin/python bench/bench_mock.py                 # 10k, 100k, 1M
+    .venv/bin/python bench/bench_mock.py --sizes 10000 --duration 2 --rounds 1
 
 The machine is shared: compare the ratios measured in one run, quote the load average.
 """
@@ -26,6 +26,8 @@ import argparse
 import json
 import os
 import re
+import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -39,8 +41,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_reference import (
     ensure_wrk,
-    print_header,
-    print_row,
     run_processes,
     run_wrk,
     send,
@@ -52,6 +52,8 @@ from varied import varied_lines
 
 from harness.contract.bindings import Binding, build_request
 from harness.contract.model import school_mobile
+from harness.mock import Mock as InProcessMock
+from harness.mock import load
 from harness.reference.app import accepted_call
 from harness.traffic.exchange import Exchange, HttpRequest
 from harness.traffic.recording import FORMAT, FORMAT_VERSION
@@ -79,6 +81,7 @@ class Mock:
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                      text=True)
         self.peak_kb = 0
+        self.cpu = 0.0  # seconds of CPU of its start (set by the caller, which waits for it)
         done = threading.Event()
 
         def sample() -> None:
@@ -103,10 +106,19 @@ class Mock:
         sampler.join()
         threading.Thread(target=self.proc.stderr.read, daemon=True).start()  # keep draining
         time.sleep(0.5)
-        self.steady_kb = tree_rss_kb(self.proc.pid)
+        # the mock's own process: after indexing in worker processes, multiprocessing's
+        # resource tracker (~14 MB, the same for any size) stays as its child
+        self.steady_kb = rss_kb(self.proc.pid)
+        self.tree_kb = tree_rss_kb(self.proc.pid)
 
     def stop(self) -> None:
         stop_server(self.proc)
+
+
+def rss_kb(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(line.split()[1] for line in status.splitlines()
+                    if line.startswith("VmRSS:")))
 
 
 def sampled_requests(path: Path, count: int, binding: Binding, url: str, *,
@@ -147,11 +159,46 @@ def drive(wrk: str | None, binding: Binding, requests: list[HttpRequest], url: s
             else run_processes(binding, requests, args))
 
 
+def rounds(wrk: str | None, binding: Binding, mock: tuple[list[HttpRequest], str],
+           serve: tuple[list[HttpRequest], str], args: argparse.Namespace
+           ) -> tuple[list[float], list[float]]:
+    """Requests/s of the mock and of serve, ``args.rounds`` times each, alternating which
+    goes first (a shared machine's load drifts; a ratio within a round is what compares)."""
+    mocked, served = [], []
+    for turn in range(args.rounds):
+        order = [(mock, mocked), (serve, served)]
+        for (requests, url), rates in order if turn % 2 == 0 else reversed(order):
+            rates.append(drive(wrk, binding, requests, url, args).rate)
+    return mocked, served
+
+
+def cpu_per_answer(mock, requests: list[HttpRequest]) -> tuple[float, float]:
+    """CPU microseconds per answer of the mock's ``respond`` and of the reference's
+    ``answer`` in this process, the same requests (the lowest of 3 passes each): what an
+    answer costs without the server, the client and the machine's other jobs."""
+    from harness.reference.app import answer
+
+    contract = school_mobile()
+    costs = []
+    for respond in (mock.respond, answer):
+        passes = []
+        for _ in range(3):
+            started = time.process_time()
+            for request in requests:
+                respond(contract, request)
+            passes.append((time.process_time() - started) / len(requests) * 1e6)
+        costs.append(min(passes))
+    return costs[0], costs[1]
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sizes", default="10000,100000,1000000",
                    help="recorded exchanges per recording, comma-separated")
-    p.add_argument("--duration", type=int, default=5, help="seconds per binding (default 5)")
+    p.add_argument("--duration", type=int, default=3,
+                   help="seconds per run of the load generator (default 3)")
+    p.add_argument("--rounds", type=int, default=3,
+                   help="alternating rounds of mock and serve per binding (default 3)")
     p.add_argument("--connections", type=int, default=32, help="wrk connections (default 32)")
     p.add_argument("--threads", type=int, default=2, help="wrk threads (default 2)")
     p.add_argument("--processes", type=int, default=4,
@@ -168,15 +215,19 @@ def main(argv: list[str] | None = None) -> int:
         folder = Path(args.dir or scratch)
         folder.mkdir(parents=True, exist_ok=True)
         print(f"mock benchmark: {os.cpu_count()} CPUs, load average "
-              f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}, {args.duration} s per binding, "
+              f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}, {args.duration} s per run, "
+              f"{args.rounds} rounds, "
               f"client {f'wrk -t{args.threads} -c{args.connections}' if wrk else 'python'}",
               flush=True)
         base_path = folder / "mock-32.jsonl"
         write_recording(base_path, 32)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         baseline = Mock(base_path)
         baseline.stop()
-        print(f"baseline: the mock of 32 exchanges holds {baseline.steady_kb / 1024:.0f} MB "
-              f"once serving", flush=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        baseline.cpu = (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+        print(f"baseline: the mock of 32 exchanges starts in {baseline.load_seconds:.1f} s and "
+              f"holds {baseline.steady_kb / 1024:.0f} MB once serving", flush=True)
         for size in sizes:
             path = folder / f"mock-{size}.jsonl"
             made = time.perf_counter()
@@ -187,20 +238,31 @@ def main(argv: list[str] | None = None) -> int:
                   f"{os.getloadavg()[0]:.2f}", flush=True)
             cache = folder / f"mock-{size}.index"
             cache.unlink(missing_ok=True)
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             mock = Mock(path, "--index-cache", str(cache))
             mock.stop()
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+                   - baseline.cpu) / size * 1e6
             per = (mock.steady_kb - baseline.steady_kb) * 1024 / size
             print(f"load {mock.load_seconds:.1f} s ({size / mock.load_seconds:,.0f} "
                   f"exchanges/s), peak {mock.peak_kb / 1024:.0f} MB (indexing workers "
                   f"included), serving {mock.steady_kb / 1024:.0f} MB: {per:.0f} bytes per "
-                  "exchange above the baseline", flush=True)
+                  f"exchange above the baseline ({mock.tree_kb / 1024:.0f} MB with its "
+                  f"children); reading took {cpu:.0f} us of CPU per exchange (all processes, "
+                  "the baseline's start subtracted)", flush=True)
             mock = Mock(path, "--index-cache", str(cache))
+            per = (mock.steady_kb - baseline.steady_kb) * 1024 / size
             print(f"load from --index-cache {mock.load_seconds:.1f} s, serving "
-                  f"{mock.steady_kb / 1024:.0f} MB (load average {os.getloadavg()[0]:.2f})",
-                  flush=True)
+                  f"{mock.steady_kb / 1024:.0f} MB: {per:.0f} bytes per exchange above the "
+                  f"baseline (load average {os.getloadavg()[0]:.2f})", flush=True)
             reference, ref_url = start_server()
+            index = load(school_mobile(), [path], cache=cache)  # the same mock, in process
+            in_process = InProcessMock(school_mobile(), index)
             try:
-                print_header()
+                print(f"{'binding':<10} {'calls':<22} {'mock req/s':>10} {'serve req/s':>11} "
+                      f"{'mock/serve':>10}  (median of {args.rounds} alternating rounds)",
+                      flush=True)
                 for binding in bindings:
                     for recorded_over in (True, False):
                         to_mock = sampled_requests(path, size, binding, mock.url,
@@ -208,17 +270,18 @@ def main(argv: list[str] | None = None) -> int:
                         to_reference = [retarget(r, ref_url) for r in to_mock]
                         check(to_mock, "the mock")
                         check(to_reference, "the reference")
-                        mocked = drive(wrk, binding, to_mock, mock.url, args)
-                        mocked.client += " mock"
-                        print_row(mocked)
-                        served = drive(wrk, binding, to_reference, ref_url, args)
-                        served.client += " serve"
-                        print_row(served)
-                        ratio = mocked.rate / served.rate if served.rate else 0
+                        mocked, served = rounds(wrk, binding, (to_mock, mock.url),
+                                                (to_reference, ref_url), args)
                         how = "as recorded" if recorded_over else "recorded over others"
-                        print(f"{'':<10} mock/serve {ratio:.2f}x, calls {how} (load average "
-                              f"{os.getloadavg()[0]:.2f})", flush=True)
+                        ratio = statistics.median(m / s for m, s in zip(mocked, served,
+                                                                         strict=True) if s)
+                        mock_us, reference_us = cpu_per_answer(in_process, to_mock)
+                        print(f"{binding.label:<10} {how:<22} {statistics.median(mocked):>10.0f}"
+                              f" {statistics.median(served):>11.0f} {ratio:>9.2f}x  CPU per "
+                              f"answer {mock_us:.0f} us vs {reference_us:.0f} us (load "
+                              f"average {os.getloadavg()[0]:.2f})", flush=True)
             finally:
+                index.close()
                 stop_server(reference)
                 mock.stop()
     return 0

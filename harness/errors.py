@@ -27,6 +27,11 @@ class TargetUnreachable(HarnessError):
     """The target service cannot be reached (refused, DNS, timeout)."""
 
 
+class NotTheService(HarnessError):
+    """The target answers every call of the service with 404 or an HTML page: a wrong base
+    URL, a setup error (exit 2, one line), not the product's failures."""
+
+
 class RecordingError(HarnessError):
     """A recording or HAR file that cannot be read or written."""
 

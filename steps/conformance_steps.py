@@ -6,10 +6,11 @@ fixture, so there is deliberately no ``__all__``.
 
 from __future__ import annotations
 
+import pytest
 from pytest_bdd import given, parsers, then, when
 
 from harness.certify.engine import Call, Service, expect
-from harness.reports.allure_bridge import attach_call
+from harness.reports.allure_bridge import attach_call, step_verdict
 from harness.scenarios.state import ScenarioState
 
 RULE_ID = r"(?P<rule>[A-Z0-9]+(?:-[A-Z0-9]+)+)"
@@ -59,7 +60,8 @@ def fetch_wsdl(endpoint: str, service: Service, calls: list[Call]) -> None:
 
 
 @then(parsers.re(r"(?P<sentence>.+) \(" + RULE_ID + r"\)"))
-def rule_holds(rule: str, calls: list[Call], tagged_rules: list[str]) -> None:
+def rule_holds(rule: str, calls: list[Call], tagged_rules: list[str],
+               request: pytest.FixtureRequest) -> None:
     """Then <any words> (<RULE-ID>)
 
     The rule of the catalogue (``harness certify --list-rules``) holds for every call of the
@@ -68,7 +70,7 @@ def rule_holds(rule: str, calls: list[Call], tagged_rules: list[str]) -> None:
 
     Example: Then the call returns HTTP status 200 (R4-STATUS)
     """
-    expect(rule, calls, tagged_rules)
+    step_verdict(request, expect(rule, calls, tagged_rules))
 
 
 @then(parsers.parse("the request went to the endpoint {endpoint}"))

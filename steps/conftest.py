@@ -17,6 +17,7 @@ from harness.certify.steps.recorded_traffic_steps import *  # noqa: F403 (step d
 from harness.certify.steps.scenario_steps import *  # noqa: F403 (step definitions)
 from harness.contract.model import DEFAULT_NAMESPACE, load, school_mobile
 from harness.reports.allure_bridge import (  # noqa: F401 (pytest-bdd hooks: Gherkin steps as Allure steps)
+    pytest_bdd_after_scenario,
     pytest_bdd_after_step,
     pytest_bdd_apply_tag,
     pytest_bdd_before_scenario,

@@ -66,9 +66,12 @@ def test_reference_certifies(reference_run):
     assert_markup_refusal_warnings(data)
     assert data["counts"]["warning"] == 4
     assert data["rules"]["R4-STATUS"]["not applicable"] == 4
-    assert "[GAP-VALUES] SendMarkNotes x HTTP GET: expected HTTP 200, actual HTTP 500: " \
-           "A potentially dangerous Request.QueryString value" in stdout
-    assert "allowed values are not shown (4.10)" in stdout
+    # one cause, one line: the four refusals
+    assert "WARNINGS: 1 cause, 4 checks\n  values refused while the same call with plain " \
+           "values succeeds (4.10): HTTP 500 -- SendMarkNotes, SendNotificationType x HTTP " \
+           "GET, HTTP POST (4 operation x binding pairs, 4 calls) [GAP-VALUES]\n" in stdout
+    gap = [f for f in data["findings"] if f["rule"] == "GAP-VALUES"]
+    assert all("A potentially dangerous Request." in f["actual"] for f in gap)
     assert data["exchanges"] >= 32  # every operation x binding, plus the probes
     # the features judge every rule, of the types School Mobile has (string and int; no
     # array or complex result, so no OP-RESULT-STRUCTURE)
@@ -103,6 +106,49 @@ def test_junit_and_allure_results(reference_run):
     assert request.startswith("POST http://127.0.0.1:") and "id=A10" in request
     assert "<string xmlns=\"http://tempuri.org/\">" in attached[
         "GetTokenDevice HTTP POST response"]
+
+
+def test_allure_results_hold_the_service_not_pytest(reference_run):
+    """No pytest internals (the example's dict, fixtures, <lambda> teardowns, host and thread
+    labels); labels from the contract; a warning is an accepted finding saying it; a step
+    whose rule did not apply is skipped with its cause, never green."""
+    where, _, _, _ = reference_run
+    results = where / "reports" / "allure-results"
+    files = list(results.glob("*.json"))
+    assert not [p for p in files if "_pytest_bdd" in p.read_text() or "<lambda>" in
+                p.read_text()]
+    tests = [json.loads(p.read_text(encoding="utf-8")) for p in results.glob("*-result.json")]
+    labels = {label["name"] for t in tests for label in t["labels"]}
+    assert not labels & {"host", "thread", "framework", "language", "package"}
+    token = next(t for t in tests if t["name"] == "GetTokenDevice over HTTP POST with plain values")
+    assert {(p["name"], p["value"]) for p in token["parameters"]} >= {
+        ("binding", "HTTP POST"), ("values", "plain")}
+    wsdl = [t for t in tests if {"name": "feature", "value": "WSDL"} in t["labels"]]
+    stories = {label["value"] for t in wsdl for label in t["labels"] if label["name"] == "story"}
+    assert len(wsdl) == 7 and stories == {"/AuthCodeSending.asmx", "/CenterlogOut.asmx",
+                                          "/GetStudentsAudit.asmx", "/GetTeacherGroups.asmx",
+                                          "/GetTeacherSubjects.asmx", "/NotificationNotes.asmx",
+                                          "/PushNotificationMobile.asmx"}
+    warned = [t for t in tests if t["status"] == "failed"]
+    assert len(warned) == 4 and all(t["statusDetails"]["known"] for t in warned)
+    assert all(t["statusDetails"]["message"].startswith("WARNING [GAP-VALUES] values refused")
+               for t in warned)
+    steps = {s["name"]: s for s in warned[0]["steps"]}
+    status = steps["And the call returns HTTP status 200 (R4-STATUS)"]
+    assert status["status"] == "skipped" and "refuses these values" in \
+        status["statusDetails"]["message"]
+    gap = next(s for name, s in steps.items() if "(GAP-VALUES)" in name)
+    assert gap["status"] == "broken" and "WARNING [GAP-VALUES]" in gap["statusDetails"]["message"]
+    env = (results / "environment.properties").read_text(encoding="utf-8")
+    assert "verdict = PASSED" in env and "warnings = 4 (1 cause(s)\\: values refused" in env
+    # JUnit: each warning a skipped case GitLab and Jenkins show, with rule, expected, actual
+    junit = parse_xml((where / "junit.xml").read_bytes())
+    skipped = [c.find("skipped") for c in junit.iter("testcase") if c.find("skipped") is not None]
+    assert len(skipped) == 4 and junit.get("skipped") == "4"
+    for element in skipped:
+        assert element.get("type") == "warning"
+        assert "[GAP-VALUES]" in element.text and "expected HTTP 200, actual HTTP 500" in \
+            element.text
 
 
 @pytest.mark.skipif(not HAS_ALLURE, reason="Allure 3 not installed (scripts/setup installs it)")
@@ -169,7 +215,8 @@ def test_a_call_that_fails_with_plain_values_too_fails_once_with_its_cause(tmp_p
     bad = {(f["rule"], f["operation"], f["binding"]) for f in failed(data)}
     assert bad == {("R4-STATUS", "SendMarkNotes", "HTTP GET")}  # one cause, one failure
     assert data["counts"]["failed"] == 2  # the plain call and the call with markup
-    assert "actual HTTP 500: Object reference not set to an instance of an object." in stdout
+    assert ("  HTTP 500: Object reference not set to an instance of an object. -- SendMarkNotes x "
+            "HTTP GET, every call (1 operation x binding pair, 2 calls) [R4-STATUS]") in stdout
 
 
 def test_version_segment_in_the_deployment_path_fails(tmp_path):

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from faulty import assert_markup_refusal_warnings
 
+from harness.contract.xmlsafe import parse_xml
 from harness.reference.server import running
 
 pytestmark = pytest.mark.interop
@@ -36,7 +37,8 @@ def harness(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 def test_stock_asmx_certifies_clean(request, tmp_path, variant):
     url = request.getfixturevalue(variant)
     done = harness("certify", "--target", url, "--no-html", "--json", str(tmp_path / "c.json"),
-                   "--report-dir", str(tmp_path / "reports"), cwd=tmp_path)
+                   "--junit", str(tmp_path / "c.xml"), "--report-dir", str(tmp_path / "reports"),
+                   cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     data = json.loads((tmp_path / "c.json").read_text(encoding="utf-8"))
     assert data["counts"]["failed"] == 0
@@ -44,10 +46,22 @@ def test_stock_asmx_certifies_clean(request, tmp_path, variant):
     # plain values succeed: GAP-VALUES warnings, R4 not applicable, nothing else
     assert_markup_refusal_warnings(data)
     assert data["rules"]["R4-STATUS"] == {"passed": 38, "not applicable": 4}
-    assert "[GAP-VALUES] SendMarkNotes x HTTP POST: expected HTTP 200, actual HTTP 500: " in (
-        done.stdout)
-    assert "A potentially dangerous Request.Form value" in done.stdout
+    # one cause, one line, with its reach; the details in the JSON and the JUnit
+    assert ("  values refused while the same call with plain values succeeds (4.10): HTTP 500 "
+            "-- SendMarkNotes, SendNotificationType x HTTP GET, HTTP POST (4 operation x binding "
+            "pairs, 4 calls) [GAP-VALUES]") in done.stdout
+    assert any("A potentially dangerous Request.Form value" in f["actual"]
+               for f in data["findings"])
     assert "certify: PASSED" in done.stdout
+    # the JUnit carries every warning's rule, expected and actual where CI shows them
+    junit = parse_xml((tmp_path / "c.xml").read_bytes())
+    shown = [c.find("skipped").text for c in junit.iter("testcase")
+             if c.find("skipped") is not None]
+    warnings = [f for f in data["findings"] if f["verdict"] == "warning"]
+    assert len(warnings) >= 4 and len(shown) >= 4  # GAP-VALUES, and SEC-LEAK on stock ASP.NET
+    for f in warnings:
+        assert any(f"[{f['rule']}]" in text and f"expected {f['expected']}, actual "
+                   f"{f['actual']}" in text for text in shown), f
 
 
 @pytest.fixture(scope="module")

@@ -151,7 +151,8 @@ def test_faulty_target_fails_naming_operation_and_binding_as_replay(
     assert data["rules"] == replay["rules"]
     assert _failed(data) == _failed(replay)
     assert (fault.rule, fault.operation, fault.binding) in _failed(data)
-    assert f"[{fault.rule}] {fault.operation} x {fault.binding}" in done.stdout
+    assert f" -- {fault.operation} x {fault.binding}" in done.stdout
+    assert f"[{fault.rule}" in done.stdout
 
 
 def test_a_worker_without_the_recording_ends_the_run_with_one_line(

@@ -231,3 +231,18 @@ def test_load_memory_is_bounded_at_300_in_flight(tmp_path: Path, kind: str) -> N
     assert run.returncode in (1, 2), run.out + run.err
     assert "Traceback" not in run.err and "PASSED" not in run.out
     assert run.peak_kb < 300 * 1024, f"{run.peak_kb / 1024:.0f} MB against the {kind} target"
+
+
+def test_load_streams_its_recording(reference_url: str, tmp_path: Path) -> None:
+    """The exchanges are read again from their lines when due, not all held: 240 lines with a
+    1 MB header each (240 MB) used to be held whole, twice (the exchanges and their requests
+    ready to send)."""
+    from test_broken_recordings import big_header_recording
+
+    path = big_header_recording(school_mobile(), tmp_path / "big.jsonl", 240)
+    run = measure([*HARNESS, "load", str(path), "--target", reference_url, "--quiet",
+                   "--rate", "80", "--concurrency", "10", "--namespace", "http://tempuri.org/"],
+                  tmp_path)
+    assert "Traceback" not in run.err, run.err
+    assert "240 requests" in run.out, run.out + run.err
+    assert run.peak_kb < 300 * 1024, f"{run.peak_kb / 1024:.0f} MB for a 240 MB recording"

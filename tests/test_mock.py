@@ -317,6 +317,28 @@ def test_several_recorded_answers_the_last_by_default_in_order_with_sequence(con
         assert _answers(contract, url, 4) == ["first", "second", "third", "third"]
 
 
+def test_worker_processes_keep_the_recorded_order(contract, tmp_path, monkeypatch):
+    """A recording indexed in many byte ranges by two processes: the answers to one call
+    recorded in every range come in recorded order."""
+    monkeypatch.setattr(mock_index, "RANGE_BYTES", 8 * 1024)
+    exchanges = []
+    for n in range(120):
+        exchanges.append(recorded(contract, "GetTokenDevice", {"id": "7"}, Binding.SOAP11,
+                                  f"answer-{n:03d}"))
+        exchanges.append(recorded(contract, "GetTokenDevice", {"id": f"other-{n}"},
+                                  Binding.HTTP_GET, "x"))
+    path = write(tmp_path / "r.jsonl", exchanges)
+    index = mock_index.load(contract, [path], workers=2)
+    assert index.calls == 240 and list(index.keys) == sorted(index.keys)
+    mock = Mock(contract, index, Options(sequence=True))
+    got = [read_response(contract.operation("GetTokenDevice"), Binding.HTTP_POST,
+                         mock.respond(contract, call(contract, "GetTokenDevice", {"id": "7"},
+                                                     Binding.HTTP_POST))).result
+           for _ in range(121)]
+    index.close()
+    assert got == [f"answer-{n:03d}" for n in range(120)] + ["answer-119"]
+
+
 def test_a_later_recording_is_more_recent(contract, tmp_path):
     early = write(tmp_path / "early.jsonl", [
         recorded(contract, "GetTokenDevice", {"id": "7"}, Binding.SOAP11, "early")])

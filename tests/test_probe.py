@@ -149,7 +149,17 @@ def test_the_reference_passes_the_probe(tmp_path: Path) -> None:
         assert data["rules"][rule].get("passed", 0) > 0, rule
     assert not (tmp_path / "failures.jsonl").exists()
     assert "probe: PASSED" in stdout
-    assert list((tmp_path / "allure").glob("*-result.json"))
+    results = [json.loads(p.read_text(encoding="utf-8"))
+               for p in (tmp_path / "allure").glob("*-result.json")]
+    assert results
+    # each test: its own request and response, and its own duration (not the whole run's)
+    run_ms = max(r["stop"] for r in results) - min(r["start"] for r in results)
+    for result in results:
+        names = [a["name"] for a in result["attachments"]]
+        assert len(names) == 2 and names[0].endswith(" request") and \
+            names[1].endswith(" response"), result["name"]
+    assert len({r["stop"] - r["start"] for r in results}) > 1
+    assert all(r["stop"] - r["start"] < run_ms for r in results)
 
 
 def test_entity_expansion_fails_sec_entity(tmp_path: Path) -> None:

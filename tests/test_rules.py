@@ -306,8 +306,29 @@ def test_an_error_page_on_a_soap_call_is_one_failure(contract):
     found = judge(Exchange(ex.request, HttpResponse(
         503, (("Content-Type", "text/html"),), page)), contract)
     (only,) = failures(found)
-    assert only.startswith("R4-STATUS: HTTP 200 / HTTP 503: <html><head><title>Runtime Error")
+    assert only == "R4-STATUS: HTTP 200 / HTTP 503: page 'Runtime Error'"
+    long_line = b"y" * 300
+    found = judge(Exchange(ex.request, HttpResponse(503, (), long_line)), contract)
+    (only,) = failures(found)
     assert only.endswith("...") and len(only.split(" / ", 1)[1]) == 120
+
+
+def test_a_failed_call_names_what_its_body_says_not_its_xml_declaration(contract):
+    """The cause of a 404 is the page's title or its first line that says something: never
+    the XML declaration or doctype the body starts with. Every finding of the call shares it
+    as its cause."""
+    ex = exchange(contract, "AuthCode", Binding.HTTP_GET)
+    page = (b'<?xml version="1.0" encoding="utf-8"?>\n<!DOCTYPE html>\n<html><head>'
+            b"<title>The resource cannot be found.</title></head><body>x</body></html>")
+    found = judge(Exchange(ex.request, HttpResponse(404, (), page)), contract)
+    (status,) = [f for f in found if f.verdict is Verdict.FAILED]
+    assert status.actual == "HTTP 404: page 'The resource cannot be found.'"
+    # a call not served is that, whatever the page says: one cause for a whole binding
+    assert status.cause == "HTTP 404: the call is not served"
+    plain = b'<?xml version="1.0" encoding="utf-8"?>\nNo such operation\n'
+    found = judge(Exchange(ex.request, HttpResponse(500, (), plain)), contract)
+    assert [f.cause for f in found if f.verdict is Verdict.FAILED] == [
+        "HTTP 500: No such operation"]
 
 
 def _refused(request: HttpRequest) -> HttpResponse:

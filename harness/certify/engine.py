@@ -19,13 +19,12 @@ import re
 import sys
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from harness import __version__
 from harness.certify.generate import WSDL_FEATURE, write_features
 from harness.contract.bindings import Binding, build_request
 from harness.contract.model import Contract, Operation, sample_arguments, school_mobile
@@ -33,9 +32,11 @@ from harness.contract.selection import Selection, Values
 from harness.contract.structure import Value
 from harness.errors import HarnessError, ResponseTooLarge, RunStopped, TargetUnreachable, UsageError
 from harness.judge import rules, sending, wsdl_rules
-from harness.judge.findings import Finding, Report, Verdict, example_text
+from harness.judge.findings import Finding, Report, Verdict, cause_of, example_text
 from harness.judge.profiles import Profile
 from harness.reference.server import target_or_reference
+from harness.reports.allure_bridge import WARNING_LABEL
+from harness.reports.allure_results import tidy, write_overview
 from harness.scenarios.outcome import SCENARIO, ScenarioRun, scenario_finding
 from harness.scenarios.outcome import TITLE as SCENARIO_TITLE
 from harness.traffic import send
@@ -115,6 +116,8 @@ class Call:
     findings: list[Finding] = field(default_factory=list)
     #: The same call with plain values, made when this one (with other values) failed.
     control: Exchange | None = None
+    #: The endpoint whose WSDL was fetched (``Service.wsdl``); None for an operation's call.
+    endpoint: str | None = None
 
 
 class Service:
@@ -215,7 +218,7 @@ class Service:
             found = wsdl_rules.judge_answer(self.contract, path, exchange.response, url,
                                             self.settings.selection)
         self._record(exchange, found)
-        return Call(ops[0], Binding.HTTP_GET, exchange, found)
+        return Call(ops[0], Binding.HTTP_GET, exchange, found, endpoint=path)
 
     def _endpoint(self, endpoint: str) -> tuple[str, tuple[Operation, ...]]:
         """The contract's path of ``endpoint`` as a feature spells it, and its operations;
@@ -250,7 +253,8 @@ class Service:
             return
         self.report.exchanges += 1
         sent = (exchange.request.method, exchange.request.url, exchange.request.body)
-        for f in findings:
+        number = self.report.exchanges  # the call's number in the run: its findings' index
+        for f in (replace(f, index=number) if f.index is None else f for f in findings):
             if f.verdict is Verdict.FAILED:
                 self.report.add_example(f, example_text(exchange.request, exchange.response))
             key = (sent, f.rule, f.operation, f.binding, f.verdict, f.expected, f.actual,
@@ -278,10 +282,20 @@ def expect(rule: str, calls: Sequence[Call], tagged: Iterable[str]) -> list[Find
         raise AssertionError(f"{rule} judged nothing: no call in this scenario")
     failures = [f for f in found if f.verdict is Verdict.FAILED]
     if failures:
-        raise AssertionError("\n".join(
-            f"[{f.rule}] {f.operation} x {f.binding}: expected {f.expected}, actual {f.actual}"
-            + (f" ({f.message})" if f.message else "") for f in failures))
+        raise AssertionError("\n".join(dict.fromkeys(_failure_line(f) for f in failures)))
     return found
+
+
+def _failure_line(f: Finding) -> str:
+    """``[R4-STATUS] <cause>: expected HTTP 200, actual HTTP 404 (at AuthCode x HTTP GET)``:
+    what happened, the difference itself and where."""
+    cause = cause_of(f)
+    text = f"expected {f.expected}, actual {f.actual}" + (f" ({f.message})" if f.message
+                                                          else "")
+    if not cause.startswith("expected ") and cause not in f.actual:
+        text = f"{cause}: {text}"
+    where = f.endpoint or f"{f.operation} x {f.binding}"
+    return f"[{f.rule}] {text} (at {where})"
 
 
 # ------------------------------------------------------------------------------ the command
@@ -440,7 +454,9 @@ def certify(target: str | None, contract: Contract | str | None, outputs: Output
         raise UsageError("--rule selected no scenario")
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
         raise HarnessError(f"the conformance features did not run (pytest exit {int(code)})")
-    write_environment(outputs.allure_results, shown, contract.namespace)
+    report.meta["scenarios"] = {k: n for k, n in plugin.scenarios.items() if n}
+    tidy(outputs.allure_results, warning_label=WARNING_LABEL)
+    write_overview(outputs.allure_results, report, namespace=contract.namespace)
     print(file=stream)
     report.print_console(stream)
     line = send.wrong_target_line(shown, settings.strange, settings.answered)
@@ -511,18 +527,6 @@ def _pytest_environment(features: tuple[Path, ...] = ()) -> Iterator[None]:
             del os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"]
         else:
             os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = autoload
-
-
-def write_environment(results: Path, target: str, namespace: str) -> None:
-    """Allure's environment.properties: what was certified, by which harness."""
-    results.mkdir(parents=True, exist_ok=True)
-    lines = {"target": target, "namespace": namespace, "harness.version": __version__}
-    text = "".join(f"{k} = {_properties_escape(v)}\n" for k, v in lines.items())
-    (results / "environment.properties").write_text(text, encoding="utf-8")
-
-
-def _properties_escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace(":", "\\:").replace("=", "\\=")
 
 
 def _render_html(outputs: Outputs, stream) -> None:

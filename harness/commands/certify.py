@@ -12,6 +12,7 @@ from harness.commands.options import (
     add_contract_options,
     add_send_options,
     check_outputs,
+    check_service,
     contract_for_target,
     positive,
     selection,
@@ -75,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
 
     check_outputs(args.json, args.junit)
     options = send_options(args)
+    check_service(args, args.target, options)
     contract = contract_for_target(args, args.target, options, sys.stdout, "certify")
     features = user_features(args.features) if args.features else ()
     if features:  # every step a sentence of the vocabulary, naming what exists: before a run

@@ -12,6 +12,7 @@ from harness.commands.options import (
     add_contract_options,
     add_send_options,
     check_outputs,
+    check_service,
     contract_for_target,
     positive,
     require,
@@ -85,6 +86,8 @@ def run(args: argparse.Namespace) -> int:
     options = send_options(args)
     for url in filter(None, (args.primary, args.candidate, args.secondary)):
         check_reachable(url, options=options)  # every target up before the ?WSDL line
+    for url in filter(None, (args.primary, args.candidate, args.secondary)):
+        check_service(args, url, options)
     contract = contract_for_target(args, args.primary, options, sys.stderr, "diff")
     cases = (recorded_cases(contract, args.recordings, on_broken=_warn_broken)
              if args.recordings else generated_cases(contract, errors=args.errors))

@@ -24,6 +24,7 @@ from harness.commands.options import (
     add_contract_options,
     add_send_options,
     check_outputs,
+    check_service,
     contract_for_target,
     contract_from,
     count,
@@ -130,6 +131,7 @@ def run(args: argparse.Namespace) -> int:
     sending = send_options(args)
     if args.dry_run:  # nothing is sent: no need to ask the target for its namespace
         return dry_run(args, contract_from(args))
+    check_service(args, args.target, sending)
     contract = contract_for_target(args, args.target, sending, sys.stderr, "load")
     selection(args, contract)  # names checked here, applied by each sending process
     # The options as plain data, the contract too: the child (and every worker, from the

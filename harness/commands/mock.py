@@ -9,7 +9,12 @@ import time
 from pathlib import Path
 
 from harness.commands import add_command
-from harness.commands.options import add_contract_options, check_outputs, contract_from
+from harness.commands.options import (
+    add_contract_options,
+    add_listen_options,
+    check_outputs,
+    contract_from,
+)
 from harness.errors import RecordingError, UsageError
 
 #: Seconds of reading the recordings after which the start suggests --index-cache.
@@ -29,9 +34,7 @@ def register(sub) -> None:
     p.add_argument("recordings", nargs="+", metavar="RECORDING",
                    help="native recordings (.jsonl) or HAR 1.2 files; a later one's answer to "
                         "the same call counts as more recent")
-    p.add_argument("--host", default="127.0.0.1",
-                   help="address to listen on (default 127.0.0.1; loopback unless you say so)")
-    p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks one)")
+    add_listen_options(p)
     add_contract_options(p)
     g = p.add_argument_group("answers")
     g.add_argument("--fallback", choices=("none", "reference"), default="none",

@@ -190,6 +190,21 @@ def resolve_namespace(given: str | None, url: str | None, options: SendOptions,
     return DEFAULT_NAMESPACE
 
 
+def check_service(args: argparse.Namespace, url: str | None, options: SendOptions) -> None:
+    """Before anything is said or judged: TargetUnreachable when ``url`` is down, and
+    NotTheService when it answers every call of the service with 404 or an HTML page (a wrong
+    base URL: a setup error, exit 2 and one line, not the product's failures)."""
+    if not url:
+        return
+    from harness.errors import NotTheService
+    from harness.judge.sending import not_the_service
+    from harness.traffic import send
+
+    send.check_reachable(url, options=options)
+    if (reason := not_the_service(url, contract_from(args), options)) is not None:
+        raise NotTheService(reason)
+
+
 def check_outputs(*paths: str | Path | None) -> None:
     """UsageError now, before anything is sent, for an output file that cannot be written."""
     for path in paths:
@@ -211,6 +226,13 @@ def require(args: argparse.Namespace, *names: str) -> None:
     missing = [f"--{n.replace('_', '-')}" for n in names if not getattr(args, n, None)]
     if missing:
         raise UsageError(f"{', '.join(missing)} required (as a flag or in the config file)")
+
+
+def add_listen_options(p: argparse.ArgumentParser) -> None:
+    """--host and --port of the commands that serve (serve, mock)."""
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1; loopback unless you say so)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks one)")
 
 
 def add_contract_options(p: argparse.ArgumentParser) -> None:

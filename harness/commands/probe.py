@@ -11,6 +11,7 @@ from harness.commands.options import (
     add_contract_options,
     add_send_options,
     check_outputs,
+    check_service,
     contract_for_target,
     rate_or_zero,
     seconds,
@@ -74,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
 
     check_outputs(args.json, args.junit, args.failures)
     options = send_options(args)
+    check_service(args, args.target, options)
     contract = contract_for_target(args, args.target, options, sys.stdout, "probe")
     budget = Budget(args.max_requests, args.max_time, args.rate)
     outputs = Outputs(args.json, args.junit, Path(args.allure_dir) if args.allure_dir else None,

@@ -13,6 +13,7 @@ from harness.commands.options import (
     add_contract_options,
     add_send_options,
     check_outputs,
+    check_service,
     contract_for_target,
     positive,
     rate,
@@ -53,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
     require(args, "target")
     check_outputs(args.json, args.junit)
     options = send_options(args)
+    check_service(args, args.target, options)
     contract = contract_for_target(args, args.target, options, sys.stderr, "replay")
     failing = 0
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from harness.commands import add_command
-from harness.commands.options import add_contract_options, contract_from
+from harness.commands.options import add_contract_options, add_listen_options, contract_from
 
 
 def register(sub) -> None:
@@ -15,9 +15,7 @@ def register(sub) -> None:
                     "at <endpoint>?WSDL.",
                     "harness serve --port 8000   # then curl "
                     "'http://127.0.0.1:8000/PushNotificationMobile.asmx/GetTokenDevice?id=7'")
-    p.add_argument("--host", default="127.0.0.1",
-                   help="address to listen on (default 127.0.0.1; loopback unless you say so)")
-    p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks one)")
+    add_listen_options(p)
     add_contract_options(p)
     p.set_defaults(run=run)
 

@@ -25,10 +25,11 @@ from harness.diff.consistency import RULE as CROSS_BINDING
 from harness.diff.consistency import Consistency, outcome
 from harness.diff.noise import Noise, noise_key
 from harness.errors import ResponseTooLarge, TargetUnreachable
+from harness.judge.causes import leak_cause, outcome_cause, words_of
 from harness.judge.compare import WSDL_NS, Difference, compare_responses, ignored_path
 from harness.judge.findings import Finding, Report, Verdict
 from harness.judge.profiles import Profile
-from harness.judge.request_validation import EXPLANATION, markup_refused
+from harness.judge.request_validation import EXPLANATION, markup_refused, not_served
 from harness.judge.security import judge_leaks
 from harness.judge.sending import RULE_TITLES, size_finding, transport_finding
 from harness.judge.wsdl_rules import unpublished
@@ -45,6 +46,9 @@ from harness.traffic.send import (
 )
 
 PRIMARY, SECONDARY, CANDIDATE = "primary", "secondary", "candidate"
+#: How a diff cause names the primary's answer ("Content-Type text/xml where the primary
+#: answers ...", when the comparison gives no words of its own).
+PRIMARY_ANSWERS = "the primary answers"
 WSDL_ROOT = f"{{{WSDL_NS}}}definitions"
 TITLES = {
     "DIFF-STATUS": "candidate answers with the primary's HTTP status",
@@ -245,7 +249,8 @@ class Diff:
                 self.report.add(Finding(
                     "SEC-LEAK", Verdict.WARNING if verdict is Verdict.FAILED else verdict,
                     *where, expected=expected, actual=f"{role}: {actual}", index=case.index,
-                    source=case.source, extra={"implementation": role}))
+                    source=case.source, extra={"implementation": role},
+                    cause=leak_cause(expected, actual, f"the {role}'s")))
         if case.operation and case.binding and case.arguments is not None:
             for role in (PRIMARY, CANDIDATE):
                 self.consistency.record(role, case.operation, case.arguments, case.binding,
@@ -282,6 +287,7 @@ class Diff:
 
         for finding in self.consistency.findings(
                 CANDIDATE, PRIMARY, lambda op: noisy_result.get(op.name, False), negligible):
+            finding = self._explained(finding)
             self.report.add(finding)
             if finding.verdict is Verdict.PASSED:
                 self.consistent.setdefault(finding.extra["implementation"], []).append(
@@ -289,48 +295,77 @@ class Diff:
         self.report.meta["noise"] = self.noise.summary()
 
     def _judge_case(self, record: dict[str, Any]) -> None:
+        """The case's differences that are not noise, as findings, each with its cause in
+        words: a result on one side and an error on the other is the one difference (the
+        rest is not applicable because of it); an erroneous request (``--errors``) is named
+        in its cause."""
         where = (record["op"], record["binding"])
         place = self.places[where]
+        at = {"index": record["index"], "source": record["source"]}
         if record.get("uncompared"):
             for rule in CASE_RULES:
                 self.report.add(Finding(rule, Verdict.NOT_APPLICABLE, *where,
-                                        message=record["uncompared"], index=record["index"],
-                                        source=record["source"]))
+                                        message=record["uncompared"],
+                                        cause=record["uncompared"], **at))
             return
-        failed: set[str] = set()
-        outcome = None  # a result on one side, an error on the other: the one difference
+        kept: list[Difference] = []
         for fields in record["diffs"]:
             difference = Difference(*fields)
-            kind, path, expected, actual, warning = fields[:5]
             if self.noise.covers(*where, difference):
                 place.suppressed += 1
-                continue
+            else:
+                kept.append(difference)
+        permitted = record.get("permitted")  # differences the spec leaves open: warnings
+        outcome = next((d for d in kept if d.kind == "outcome"), None)
+        sent = str(record["source"] or "")
+        what = f"{sent.removeprefix('error: ')}: " if sent.startswith("error: ") else ""
+        if outcome is not None:  # compared with an error, nothing else means anything
+            kept = [outcome]
+        def cause_of(difference: Difference) -> str:  # each difference its own cause
+            if permitted:
+                return EXPLANATION
+            return what + (outcome_cause(difference) if difference is outcome
+                           else words_of(difference, PRIMARY_ANSWERS))
+
+        failed: set[str] = set()
+        for difference in kept:
             rule = rule_of(difference)
             failed.add(rule)
-            if kind == "outcome":
-                outcome = difference
             place.rules[rule] += 1
-            permitted = record.get("permitted")
             shown_expected, shown_actual = difference.shown()
             self.report.add(Finding(
-                rule, Verdict.WARNING if warning or permitted else Verdict.FAILED, *where,
-                expected=shown_expected, actual=shown_actual,
+                rule, Verdict.WARNING if difference.warning or permitted else Verdict.FAILED,
+                *where, expected=shown_expected, actual=shown_actual,
                 message=permitted or difference.summary,
-                index=record["index"], source=record["source"],
-                extra={"primary": expected, "candidate": actual, "path": path, "kind": kind,
-                       "summary": difference.summary, "request": record["request"]}))
+                extra={"primary": difference.expected, "candidate": difference.actual,
+                       "path": difference.path, "kind": difference.kind,
+                       "summary": difference.summary, "request": record["request"]},
+                cause=cause_of(difference), **at))
         if failed - {"DIFF-FAULT-REASON"}:
             place.differing += 1
         for rule in CASE_RULES:
             if rule in failed:
                 continue
-            if outcome is not None:  # compared with an error, nothing else means anything
+            if outcome is not None:
                 self.report.add(Finding(rule, Verdict.NOT_APPLICABLE, *where,
                                         message=f"{outcome.summary} (see DIFF-STATUS)",
-                                        index=record["index"], source=record["source"]))
+                                        cause=cause_of(outcome), **at))
             else:
-                self.report.add(Finding(rule, Verdict.PASSED, *where, index=record["index"],
-                                        source=record["source"]))
+                self.report.add(Finding(rule, Verdict.PASSED, *where, **at))
+
+    def _explained(self, finding: Finding) -> Finding:
+        """A candidate answering an operation differently over some bindings, where each of
+        those bindings already differs from the primary: the same cause, said once (by the
+        DIFF-* findings); the cross-binding check is not applicable because of it."""
+        if finding.verdict is not Verdict.FAILED or not finding.operation:
+            return finding
+        bindings = (finding.binding or "").split(", ")
+        if not all(self.places.get((finding.operation, b), Place()).differing
+                   for b in bindings):
+            return finding
+        why = (f"not applicable: {finding.binding} already differ from the primary "
+               "(see DIFF-*)")
+        return replace(finding, verdict=Verdict.NOT_APPLICABLE, message=why, cause=why)
 
     def _result_is_noise(self, op_name: str, *result_names: str | None) -> bool:
         names = {name for name in result_names if name}
@@ -352,6 +387,8 @@ def _permitted(answered: Answered) -> str | None:
     """Why the case's differences are warnings only, when they are: one side's answer is
     ASP.NET's request validation refusing markup in a value, which the spec leaves open
     (4.10): the same verdict as certify's, lint's and replay's."""
+    if any(not_served(answered.responses[role]) for role in (PRIMARY, CANDIDATE)):
+        return None  # a side that does not serve the call did not refuse values: not 4.10
     refused = next((found for role in (PRIMARY, CANDIDATE)
                     if (found := markup_refused(answered.requests[role],
                                                 answered.responses[role]))), None)

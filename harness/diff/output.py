@@ -8,8 +8,15 @@ from pathlib import Path
 from typing import IO, Any
 
 from harness.diff.consistency import RULE as CROSS_BINDING
-from harness.diff.engine import CANDIDATE, PRIMARY, SECONDARY, TITLES, DiffResult
-from harness.reports.allure_results import AllureResults, Attach, exchange_attachments
+from harness.diff.engine import CANDIDATE, PRIMARY, SECONDARY, DiffResult
+from harness.reports.allure_results import (
+    AllureResults,
+    Attach,
+    exchange_attachments,
+    findings_by_place,
+    write_overview,
+)
+from harness.reports.junit import describe
 from harness.traffic.exchange import Exchange
 
 
@@ -46,9 +53,16 @@ def print_noise(result: DiffResult, stream: IO[str]) -> None:
 def write_allure(result: DiffResult, directory: str | Path) -> int:
     """One Allure test per operation x binding (feature = binding, story = operation, a tag per
     rule that differed), with both requests and responses of an example per rule attached;
-    one per implementation x operation for the cross-binding check. Returns results written."""
+    one per implementation x operation for the cross-binding check. A test's message is its
+    first difference (its cause, expected, actual and where), its details every cause with its
+    count; a test with warnings only is accepted. The overview (Metadata) names the primary,
+    candidate and secondary, the verdict and the counts. Returns results written."""
     allure = AllureResults(directory, suite="harness diff")
     report = result.report
+    roles = result.targets
+    write_overview(directory, report, primary=roles[PRIMARY], candidate=roles[CANDIDATE],
+                   secondary=roles.get(SECONDARY))
+    found = findings_by_place(report)
     examples: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for example in result.examples:
         examples[(example["operation"], example["binding"])].append(example)
@@ -57,19 +71,20 @@ def write_allure(result: DiffResult, directory: str | Path) -> int:
         noise[(entry["operation"], entry["binding"])].append(entry)
     for (op, binding), place in sorted(result.places.items()):
         rules = sorted(place.rules)
-        failed = any(r != "DIFF-FAULT-REASON" for r in rules)
+        listed = found.get((op, binding), [])
+        verdict = ("failed" if any(d["verdict"] == "failed" for d in listed)
+                   else "warning" if listed else "passed")
         attachments = [a for example in examples[(op, binding)] for a in _example_files(example)]
         if noise[(op, binding)]:
             attachments.append(Attach("noise (not held against the candidate)", "\n".join(
                 f"{n['kind']} at {n['path'] or '(HTTP)'}: suppressed {n['suppressed']}"
                 for n in noise[(op, binding)])))
-        allure.add(f"{op} [{binding}] candidate matches primary",
-                   "failed" if failed else "passed", full_name=f"diff.{op}.{binding}",
+        allure.add(f"{op} [{binding}] candidate matches primary", verdict,
+                   full_name=f"diff.{op}.{binding}",
                    labels={"feature": binding, "story": op, "tag": rules or ["DIFF"]},
-                   parameters={"cases": str(place.cases), "differing": str(place.differing),
+                   parameters={"calls": str(place.cases), "differing": str(place.differing),
                                "noise suppressed": str(place.suppressed)},
-                   message="; ".join(f"{r} x{n}: {TITLES[r]}" for r, n in
-                                     sorted(place.rules.items())) or None,
+                   message=_message(listed), details=_details(listed),
                    attachments=attachments, start=place.started,
                    stop=place.started + place.seconds)
     for finding in report.kept():
@@ -83,6 +98,16 @@ def write_allure(result: DiffResult, directory: str | Path) -> int:
                        labels={"feature": "cross-binding", "story": op, "tag": [CROSS_BINDING]},
                        start=start, stop=stop)
     return allure.written
+
+
+def _message(listed: list[dict[str, Any]]) -> str | None:
+    """The first difference: its rule, cause, expected, actual and where."""
+    return describe(listed[0]) if listed else None
+
+
+def _details(listed: list[dict[str, Any]]) -> str | None:
+    """Every cause of the test with its count, one line each."""
+    return "\n".join(f"{d['count']} x {describe(d)}" for d in listed) or None
 
 
 def _example_files(example: dict[str, Any]) -> list[Attach]:

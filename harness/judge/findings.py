@@ -1,9 +1,17 @@
-"""Findings and the one report path: console summary, JSON, JUnit XML.
+"""The one model of what a run found: Findings, the causes they share, and the Report.
 
-Every command that judges traffic (certify, lint, replay, diff) feeds Findings into a Report.
-A Report keeps counts per rule and verdict in memory and spills the failures and warnings to a
-temporary file, so a recording of a million exchanges is judged in flat memory and the JSON
-still lists every failure and warning.
+Every command that judges (certify, lint, replay, diff, load, probe) feeds Findings into a
+Report. A finding says what its check found (rule, operation, binding, expected, actual) and
+*why*: its ``cause``, in words, which the judges give ("HTTP 404 where the primary answers
+200"; a rule without one is explained by its expected and actual). Findings that share a cause
+are grouped under one ``Cause``: how many checks and calls, which rules, which operation x
+binding pairs, one example. A check that a cause makes meaningless is not applicable because
+of it, not one more failure.
+
+A Report keeps counts per rule and verdict and one ``Cause`` per distinct cause in memory
+(bounded: ``MAX_CAUSES``) and spills the failures and warnings to a temporary file, so a
+recording of a million exchanges is judged in flat memory and the JSON still lists every
+failure and warning. ``harness.reports`` renders it: console, JSON, JUnit, Allure.
 """
 
 from __future__ import annotations
@@ -19,9 +27,6 @@ from enum import StrEnum
 from pathlib import Path
 from typing import IO, Any
 
-from lxml import etree
-
-from harness import __version__
 from harness.errors import UsageError
 from harness.judge.profiles import Profile, Severity
 from harness.traffic.exchange import HttpRequest, HttpResponse
@@ -30,6 +35,11 @@ from harness.traffic.exchange import HttpRequest, HttpResponse
 #: page) reach a Report, which counts them by kind (the finding's ``actual``; in a tally key,
 #: the operation slot) apart from the findings.
 DESCRIPTION = "SERVICE-DESCRIPTION"
+#: Distinct causes a Report keeps apart; beyond them, a rule's further causes share one group
+#: (each finding keeps its own cause in the JSON).
+MAX_CAUSES = 1000
+#: Characters of a cause's text.
+CAUSE_CHARS = 200
 
 
 class Verdict(StrEnum):
@@ -50,21 +60,37 @@ class Finding:
     expected: str = ""
     actual: str = ""
     message: str = ""
-    #: Position of the exchange in its recording (1-based), when it came from one.
+    #: Position of the exchange in its recording (1-based), or the call's number in a run.
     index: int | None = None
     source: str | None = None
     #: The client as it names itself (User-Agent), for lint.
     client: str | None = None
     #: Command-specific values, e.g. diff's ``primary`` and ``candidate``.
     extra: dict[str, Any] = field(default_factory=dict)
+    #: What happened, in words, shared by the findings it explains ("HTTP 404 where the
+    #: primary answers 200"): reports group findings by it. Empty: ``cause_of`` makes one
+    #: from expected and actual. A not-applicable finding's cause is what made it so.
+    cause: str = ""
+    #: The endpoint an endpoint-level finding is about (its WSDL, e.g. "/Auth.asmx"): such
+    #: a finding is reported per endpoint, not per operation x binding.
+    endpoint: str | None = None
+
+    @property
+    def case(self) -> tuple[str, str, str]:
+        """The test case it belongs to: rule x operation x binding, or rule x endpoint for an
+        endpoint-level finding ("WSDL" in the binding's place)."""
+        if self.endpoint is not None:
+            return self.rule, self.endpoint, "WSDL"
+        return case_of(self.rule, self.operation, self.binding)
 
     def to_dict(self) -> dict[str, Any]:
         """The finding as JSON data; ``operation`` and ``binding`` always present (null when
-        truly unknown), other empty fields left out."""
+        truly unknown), other empty fields left out; ``cause`` always (``cause_of``)."""
         data = asdict(self)
         data["verdict"] = self.verdict.value
         extra = data.pop("extra")
         data.update(extra)
+        data["cause"] = cause_of(self)
         return {k: v for k, v in data.items()
                 if v is not None or k in ("operation", "binding")}
 
@@ -76,8 +102,109 @@ class Finding:
         return " x ".join(parts[:2]) + (f" {parts[2]}" if len(parts) > 2 else "")
 
 
+def cause_of(finding: Finding) -> str:
+    """The finding's cause as reports group it: its own, or "expected .., actual .." (and the
+    message) with the operation's name as ``<operation>``; on one line, quoted values
+    ('...') masked so that one cause over many operations and values stays one cause, at
+    most CAUSE_CHARS long."""
+    text = finding.cause
+    if not text:
+        text = f"expected {finding.expected}, actual {finding.actual}"
+        if finding.message and "expected " not in finding.message:
+            text += f" ({finding.message})"
+    if finding.operation and len(finding.operation) > 2:  # one cause over operations
+        text = text.replace(finding.operation, "<operation>")
+    return cause_text(text)
+
+
+_QUOTED = re.compile(r"'[^'\n]{2,}'")
+
+
+def cause_text(text: str) -> str:
+    """``text`` as a cause: one line, values in single quotes masked ('…'), shortened."""
+    line = _QUOTED.sub("'…'", " ".join(text.split()))
+    return line if len(line) <= CAUSE_CHARS else line[:CAUSE_CHARS - 1].rstrip() + "…"
+
+
+#: Rules whose findings are differences between two answers (diff, replay), not a rule of
+#: the spec broken: reports list them apart (failures first, then differences).
+def is_difference(rule: str) -> bool:
+    return rule.startswith(("DIFF-", "REPLAY-")) and rule not in _NOT_DIFFERENCES
+
+
+_NOT_DIFFERENCES = frozenset({"REPLAY-TRANSPORT", "DIFF-CROSS-BINDING"})
+
+
+@dataclass
+class Cause:
+    """Findings of one verdict that share a cause: what a report shows on one line."""
+
+    verdict: Verdict
+    text: str
+    #: Only differences between two answers (diff, replay): no rule of the spec failed (a
+    #: cause both a rule and a comparison find is a failure).
+    difference: bool = False
+    #: Findings (checks) under it, and the calls (exchanges) they were found on.
+    checks: int = 0
+    calls: int = 0
+    rules: Counter[str] = field(default_factory=Counter)
+    #: Calls per (operation, binding label) ("(unclassified)", "-" when unknown), or per
+    #: (endpoint, "WSDL") for endpoint-level findings.
+    pairs: Counter[tuple[str, str]] = field(default_factory=Counter)
+    #: The first finding under it, as JSON data (``Finding.to_dict``).
+    example: dict[str, Any] = field(default_factory=dict)
+    _last: tuple[Any, ...] | None = None
+
+    @property
+    def rule(self) -> str:
+        """The rule most of its findings come from (the first seen on a tie)."""
+        return self.rules.most_common(1)[0][0]
+
+    def add(self, finding: Finding, data: dict[str, Any]) -> None:
+        self.checks += 1
+        self.rules[finding.rule] += 1
+        call = (finding.source, finding.index, finding.extra.get("implementation"))
+        if finding.index is None or call != self._last:
+            self.calls += 1
+            self.pairs[finding.case[1:]] += 1
+            self._last = call
+        if not self.example:
+            self.example = data
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"verdict": self.verdict.value, "cause": self.text,
+                "difference": self.difference, "checks": self.checks, "calls": self.calls,
+                "rules": dict(self.rules.most_common()),
+                "pairs": [{"operation": op, "binding": b, "calls": n}
+                          for (op, b), n in sorted(self.pairs.items())],
+                "example": self.example}
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What a run covered, when it covered less than the whole contract: the parts judged
+    and the parts left out, by the user's choice (``--binding``, ``--operation``, ``--rule``).
+
+    Set ``Report.scope`` to one; every output says it: the console's verdict line ("PASSED
+    for SOAP 1.1, SOAP 1.2; HTTP GET, HTTP POST not certified"), the JSON's ``selection``,
+    JUnit ``properties`` and the Allure overview. ``covered`` and ``left_out`` are words a
+    person reads (binding labels, "WSDL", operation names); ``chosen`` is how (the flags)."""
+
+    covered: tuple[str, ...] = ()
+    left_out: tuple[str, ...] = ()
+    chosen: str = ""
+
+    @property
+    def partial(self) -> bool:
+        return bool(self.left_out)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"covered": list(self.covered), "left_out": list(self.left_out),
+                "chosen": self.chosen, "partial": self.partial}
+
+
 class Report:
-    """What a run found. ``add`` findings, then write it out."""
+    """What a run found. ``add`` findings, then render it (``harness.reports``)."""
 
     def __init__(self, command: str, target: str | None = None,
                  titles: dict[str, str] | None = None, *, profile: Profile | None = None,
@@ -99,7 +226,15 @@ class Report:
         self.counts: Counter[Verdict] = Counter()
         self.by_rule: dict[str, Counter[Verdict]] = {}
         self.by_case: dict[tuple[str, str, str], Counter[Verdict]] = {}
+        #: Exchanges judged: calls the run made, or recorded exchanges read (``unit``).
         self.exchanges = 0
+        #: What ``exchanges`` counts, in the words every output uses: "calls" (the run sent
+        #: them) or "exchanges" (read from recordings, nothing sent: lint).
+        self.unit = "exchanges" if command == "lint" else "calls"
+        #: Failures and warnings by (verdict, cause) (see ``Cause``), in the order first seen.
+        self.causes: dict[tuple[Verdict, str], Cause] = {}
+        #: What the run covered when it covered less than the whole contract (see ``Scope``).
+        self.scope: Scope | None = None
         #: Service description requests by kind ("WSDL": 7): traffic counted, not judged.
         self.descriptions: Counter[str] = Counter()
         #: What became of them, said beside their count (replay: not sent).
@@ -123,13 +258,31 @@ class Report:
             return
         self.counts[finding.verdict] += 1
         self.by_rule.setdefault(finding.rule, Counter())[finding.verdict] += 1
-        case = (finding.rule, finding.operation or "(unclassified)", finding.binding or "-")
-        self.by_case.setdefault(case, Counter())[finding.verdict] += 1
+        self.by_case.setdefault(finding.case, Counter())[finding.verdict] += 1
         if finding.verdict in (Verdict.FAILED, Verdict.WARNING):
             if self._spill is None:
                 self._spill = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 (lives as long as the report)
-            self._spill.write(json.dumps(finding.to_dict(), ensure_ascii=False) + "\n")
+            data = finding.to_dict()
+            self._spill.write(json.dumps(data, ensure_ascii=False) + "\n")
             self._kept += 1
+            self._group(finding, data)
+
+    def _group(self, finding: Finding, data: dict[str, Any]) -> None:
+        """Count ``finding`` under its cause (bounded: past MAX_CAUSES distinct causes, a
+        rule's further ones share one group)."""
+        difference = is_difference(finding.rule)
+        key = (finding.verdict, data["cause"])
+        cause = self.causes.get(key)
+        if cause is None:
+            if len(self.causes) >= MAX_CAUSES:
+                key = (finding.verdict,
+                       f"{finding.rule}: other causes (more than {MAX_CAUSES} distinct causes "
+                       "in this run; each finding is in the JSON with its own)")
+                cause = self.causes.get(key)
+            if cause is None:
+                cause = self.causes[key] = Cause(finding.verdict, key[1], difference)
+        cause.difference = cause.difference and difference  # a rule it fails: a failure
+        cause.add(finding, data)
 
     def _overridden(self, finding: Finding) -> Finding | None:
         """``finding`` under its rule's override: None when the rule is off; a failure or
@@ -154,7 +307,7 @@ class Report:
 
     def add_example(self, finding: Finding, text: str) -> None:
         """``text`` (``example_text``) shows the first failure of ``finding``'s test case."""
-        self.examples.setdefault(case_of(finding.rule, finding.operation, finding.binding), text)
+        self.examples.setdefault(finding.case, text)
 
     def use_baseline(self, path: str | Path) -> None:
         """Report only findings that are not in the JSON report at ``path`` (an earlier run):
@@ -199,6 +352,11 @@ class Report:
     def exit_code(self) -> int:
         return 0 if self.passed else 1
 
+    @property
+    def checks(self) -> int:
+        """Every check judged (every finding counted, whatever its verdict)."""
+        return sum(self.counts.values())
+
     def kept(self, verdict: Verdict | None = None) -> Iterator[dict[str, Any]]:
         """The failures and warnings, in the order found, as dicts."""
         if self._spill is None:
@@ -211,141 +369,35 @@ class Report:
                 yield data
         self._spill.seek(0, 2)
 
+    def ordered_causes(self) -> list[Cause]:
+        """Failures first, then differences, then warnings; each by reach (calls, checks)."""
+        def order(cause: Cause) -> tuple[int, int, int]:
+            section = 2 if cause.verdict is Verdict.WARNING else int(cause.difference)
+            return section, -cause.calls, -cause.checks
+        return sorted(self.causes.values(), key=order)
+
     # ------------------------------------------------------------------------------- outputs
+    # Rendered by harness.reports (one renderer per form, the same model for every command).
 
     def summary(self) -> dict[str, Any]:
-        return {
-            "verdict": self.verdict,
-            "command": self.command,
-            "target": self.target,
-            "harness_version": __version__,
-            "exchanges": self.exchanges,
-            "duration_s": round((self.finished or time.time()) - self.started, 3),
-            "profile": self.profile.name,
-            "overrides": {rule: s.value for rule, s in self.profile.overrides},
-            "counts": {v.value: self.counts[v] for v in Verdict},
-            **({"known_from_baseline": self.known} if "baseline" in self.meta else {}),
-            "service_descriptions": dict(sorted(self.descriptions.items())),
-            "rules": {rule: {v.value: c[v] for v in Verdict if c[v]}
-                      for rule, c in sorted(self.by_rule.items())},
-            **self.meta,
-        }
+        from harness.reports.json_report import summary
+
+        return summary(self)
 
     def write_json(self, path: str | Path) -> None:
-        """``{"verdict", "target", "counts", ..., "findings": [...]}``, streamed to disk."""
-        with _open_output(path) as out:
-            head = json.dumps(self.summary(), ensure_ascii=False, indent=1)
-            out.write(head[:-2] + ',\n "findings": [')
-            for i, data in enumerate(self.kept()):
-                out.write(("," if i else "") + "\n  " + json.dumps(data, ensure_ascii=False))
-            out.write("\n ]\n}\n")
+        from harness.reports.json_report import write_json
+
+        write_json(self, path)
 
     def write_junit(self, path: str | Path) -> None:
-        """JUnit XML: a suite per rule, a test case per rule x operation x binding, each with
-        the ``time`` its calls took; a failure's message holds the first failure's expected
-        and actual, its text up to 20 of them, and ``system-out`` the first failing exchange
-        (request and response, credential headers redacted)."""
-        duration = (self.finished or time.time()) - self.started
-        suites = etree.Element("testsuites", name=f"harness {self.command}",
-                               time=f"{duration:.3f}")
-        examples: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
-        for data in self.kept(Verdict.FAILED):
-            bucket = examples.setdefault(
-                case_of(data["rule"], data.get("operation"), data.get("binding")), [])
-            if len(bucket) < 20:
-                bucket.append(data)
-        totals = Counter[str]()
-        for rule in sorted(self.by_rule):
-            cases = sorted(c for c in self.by_case if c[0] == rule)
-            suite = etree.SubElement(suites, "testsuite", name=rule, tests=str(len(cases)))
-            counted = Counter[str]()
-            for case in cases:
-                counted.update(self._junit_case(suite, case, examples.get(case, [])))
-            suite.set("failures", str(counted["failures"]))
-            suite.set("skipped", str(counted["skipped"]))
-            suite.set("time", f"{counted['time'] / 1000:.3f}")
-            totals.update(counted, tests=len(cases))
-        suites.set("tests", str(totals["tests"]))
-        suites.set("failures", str(totals["failures"]))
-        with _open_output(path, binary=True) as out:
-            out.write(etree.tostring(suites, xml_declaration=True, encoding="utf-8",
-                                     pretty_print=True))
+        from harness.reports.junit import write_junit
 
-    def _junit_case(self, suite: etree._Element, case: tuple[str, str, str],
-                    failed: list[dict[str, Any]]) -> Counter[str]:
-        """One test case into ``suite``; what it counts (failures, skipped, time in ms)."""
-        rule, operation, binding = case
-        counts, title = self.by_case[case], self.titles.get(rule, "")
-        seconds = self.seconds.get((operation, binding), 0.0)
-        testcase = etree.SubElement(suite, "testcase", classname=f"{self.command}.{rule}",
-                                    name=f"{operation} [{binding}]" + (f" {title}" if title
-                                                                       else ""),
-                                    time=f"{seconds:.3f}")
-        counted = Counter(time=round(seconds * 1000))
-        out: list[str] = []
-        if counts[Verdict.FAILED]:
-            counted["failures"] += 1
-            first = failed[0] if failed else {}
-            lines = [_describe(d) for d in failed]
-            if (more := counts[Verdict.FAILED] - len(lines)) > 0:
-                lines.append(f"... and {more} more")
-            message = (f"{counts[Verdict.FAILED]} failed: expected {first.get('expected', '')}, "
-                       f"actual {first.get('actual', '')}")
-            failure = etree.SubElement(testcase, "failure", type=rule,
-                                       message=_xml_safe(message[:500]))
-            failure.text = _xml_safe("\n".join(lines))
-            if case in self.examples:
-                out.append(f"first failing exchange:\n{self.examples[case]}")
-        elif not counts[Verdict.PASSED] and not counts[Verdict.WARNING]:
-            counted["skipped"] += 1
-            etree.SubElement(testcase, "skipped", message="not applicable")
-        if counts[Verdict.WARNING]:
-            out.insert(0, f"{counts[Verdict.WARNING]} warning(s): permitted deviation")
-        if out:
-            etree.SubElement(testcase, "system-out").text = _xml_safe("\n\n".join(out))
-        return counted
+        write_junit(self, path)
 
-    def print_console(self, stream: IO[str], *, limit: int = 40) -> None:
-        """A summary per rule ID, then failures as operation x binding, expected and actual."""
-        width = max([len(r) for r in self.by_rule] + [4])
-        print(f"{'rule':<{width}}  passed  failed  warning  n/a   title", file=stream)
-        for rule, c in sorted(self.by_rule.items()):
-            print(f"{rule:<{width}}  {c[Verdict.PASSED]:>6}  {c[Verdict.FAILED]:>6}  "
-                  f"{c[Verdict.WARNING]:>7}  {c[Verdict.NOT_APPLICABLE]:>4}  "
-                  f"{self.titles.get(rule, '')}", file=stream)
-        for verdict, heading in ((Verdict.WARNING, "WARNINGS"), (Verdict.FAILED, "FAILURES")):
-            total = self.counts[verdict]
-            if not total:
-                continue
-            print(f"\n{heading} ({total}):", file=stream)
-            for i, data in enumerate(self.kept(verdict)):
-                if i == limit:
-                    print(f"  ... and {total - limit} more (see --json)", file=stream)
-                    break
-                print(f"  {_describe(data)}", file=stream)
-        if self.descriptions:
-            kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(self.descriptions.items()))
-            print(f"\nservice descriptions ({self.descriptions_note}): {kinds}", file=stream)
-        if "baseline" in self.meta:
-            print(f"\nbaseline {self.meta['baseline']}: {self.known} known finding(s) not "
-                  "shown", file=stream)
-        overrides = ", ".join(f"{r}={s.value}" for r, s in self.profile.overrides)
-        print(f"\nprofile {self.profile.name}" + (f", overrides {overrides}" if overrides else ""),
-              file=stream)
-        c = self.counts
-        print(f"\n{self.command}: {self.verdict.upper()} - {c[Verdict.PASSED]} passed, "
-              f"{c[Verdict.FAILED]} failed, {c[Verdict.WARNING]} warnings, "
-              f"{c[Verdict.NOT_APPLICABLE]} not applicable"
-              + (f" over {self.exchanges} exchanges" if self.exchanges else "")
-              + (f" ({self.target})" if self.target else ""), file=stream)
+    def print_console(self, stream: IO[str]) -> None:
+        from harness.reports.console import print_report
 
-
-_XML_UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
-
-
-def _xml_safe(text: str) -> str:
-    """``text`` without the characters XML 1.0 cannot hold (a recorded body may have any)."""
-    return _XML_UNSAFE.sub("\ufffd", text)
+        print_report(self, stream)
 
 
 def case_of(rule: str, operation: str | None, binding: str | None) -> tuple[str, str, str]:
@@ -393,36 +445,3 @@ def load_baseline(path: str | Path) -> frozenset[tuple[Any, ...]]:
                          "earlier run)")
     return frozenset(_baseline_key(f) for f in findings
                      if f.get("verdict") in (Verdict.FAILED.value, Verdict.WARNING.value))
-
-
-def _describe(data: dict[str, Any]) -> str:
-    where = f"{data.get('operation') or '(unclassified)'} x {data.get('binding') or '-'}"
-    if "index" in data:
-        where += f" #{data['index']}" + (f" in {data['source']}" if "source" in data else "")
-    text = f"[{data['rule']}] {where}: expected {data.get('expected', '')!s}, " \
-           f"actual {data.get('actual', '')!s}"
-    message = data.get("message")
-    if message and "expected " not in message:  # diff/replay messages restate expected/actual
-        text += f" ({message})"
-    if data.get("client"):
-        text += f" (client {data['client']})"
-    return text
-
-
-class _open_output:
-    """Open an output file, creating its folder; a bad path is a UsageError, not a traceback."""
-
-    def __init__(self, path: str | Path, binary: bool = False) -> None:
-        self.path, self.binary = Path(path), binary
-
-    def __enter__(self) -> IO[Any]:
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.handle = self.path.open("wb" if self.binary else "w",
-                                         **({} if self.binary else {"encoding": "utf-8"}))
-        except OSError as exc:
-            raise UsageError(f"cannot write {self.path}: {exc.strerror or exc}") from None
-        return self.handle
-
-    def __exit__(self, *exc: object) -> None:
-        self.handle.close()

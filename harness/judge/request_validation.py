@@ -54,6 +54,12 @@ def is_refusal(response: HttpResponse) -> bool:
     return response.status >= 400 and _REFUSAL.search(response.body[:_SCANNED]) is not None
 
 
+def not_served(response: HttpResponse) -> bool:
+    """The call is not served at all (no such path or method): whatever else differs from a
+    refusal of values, it is not one (a 404 never judged the values)."""
+    return response.status in (404, 405, 501)
+
+
 def markup_refused(request: HttpRequest, response: HttpResponse | None) -> str | None:
     """The field refused when ``response`` is ASP.NET refusing markup in ``request``'s values
     (``name='value'``), else None. A recording redacts sensitive values: a field ASP.NET's

@@ -40,6 +40,7 @@ from harness.contract.structure import signature
 from harness.contract.xmlsafe import element_children, local_name, namespace
 from harness.errors import ClassificationError, ServiceDescription
 from harness.judge import request_validation
+from harness.judge.causes import failed_call_cause, leak_cause
 from harness.judge.findings import DESCRIPTION, Finding, Verdict
 from harness.judge.profiles import Profile
 from harness.judge.request_validation import markup_refused
@@ -74,6 +75,9 @@ class Outcome(NamedTuple):  # a tuple: built ~20 times per exchange, cheaply
     #: A deviation the ASMX runtime accepts: failed under the spec profile, a warning under
     #: the asmx profile (``harness.judge.profiles``).
     tolerated: bool = False
+    #: What happened, in words shared by every finding it explains (``Finding.cause``);
+    #: empty: expected and actual say it.
+    cause: str = ""
 
 
 # The helpers build the tuple directly: NamedTuple's own __new__ is a Python-level layer more.
@@ -81,25 +85,27 @@ _new = tuple.__new__
 
 
 def passed(expected: str = "", actual: str = "", message: str = "") -> Outcome:
-    return _new(Outcome, (Verdict.PASSED, expected, actual, message, False))
+    return _new(Outcome, (Verdict.PASSED, expected, actual, message, False, ""))
 
 
-def failed(expected: str, actual: str, message: str = "") -> Outcome:
-    return _new(Outcome, (Verdict.FAILED, expected, actual, message, False))
+def failed(expected: str, actual: str, message: str = "", cause: str = "") -> Outcome:
+    return _new(Outcome, (Verdict.FAILED, expected, actual, message, False, cause))
 
 
-def warning(expected: str, actual: str, message: str = "") -> Outcome:
-    return _new(Outcome, (Verdict.WARNING, expected, actual, message, False))
+def warning(expected: str, actual: str, message: str = "", cause: str = "") -> Outcome:
+    return _new(Outcome, (Verdict.WARNING, expected, actual, message, False, cause))
 
 
 def tolerated(expected: str, actual: str, message: str) -> Outcome:
     """A deviation the spec forbids and the ASMX runtime accepts: a failure under the spec
     profile, a warning under the asmx profile."""
-    return _new(Outcome, (Verdict.FAILED, expected, actual, message, True))
+    return _new(Outcome, (Verdict.FAILED, expected, actual, message, True, ""))
 
 
 def not_applicable(message: str) -> Outcome:
-    return _new(Outcome, (Verdict.NOT_APPLICABLE, "", "", message, False))
+    """Not applicable; ``message`` says why (its cause, e.g. "the call failed with HTTP
+    500 (see R4-STATUS)")."""
+    return _new(Outcome, (Verdict.NOT_APPLICABLE, "", "", message, False, message))
 
 
 @dataclass(frozen=True)
@@ -324,17 +330,32 @@ def _fault_expected(case: Case) -> Outcome | None:
 def failure_cause(response: HttpResponse, reading: ResponseReading | None,
                   width: int = 120) -> str:
     """Why a call failed, in one line: the status, then the fault code and the first line of
-    its reason, or the first line of the body, shortened to ``width``."""
+    its reason, an HTML page's title, or the body's first line that says something (not an
+    XML declaration), shortened to ``width``."""
     head = f"HTTP {response.status}"
     if reading is not None and (reading.fault_code or reading.fault_reason):
         detail = f"{reading.fault_code or 'no code'} fault: {reading.fault_reason or ''}"
     else:
-        text = response.body[:4096].decode("utf-8", "replace")
-        detail = next((line.strip() for line in text.splitlines() if line.strip()), "")
+        detail = _first_words(response.body[:4096].decode("utf-8", "replace"))
         if not detail:
             return f"{head}, empty body"
     line = f"{head}: {detail.splitlines()[0].strip() if detail.strip() else detail}"
     return line if len(line) <= width else line[:width - 3].rstrip() + "..."
+
+
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.I | re.S)
+_MARKUP_ONLY = re.compile(r"^(<\?xml[^>]*\?>|<!DOCTYPE[^>]*>|<!--.*?-->|\s)*$", re.I)
+
+
+def _first_words(text: str) -> str:
+    """What an error body says first: an HTML page's title, else its first line that is not
+    only an XML declaration, a doctype or a comment."""
+    if (title := _TITLE.search(text)) is not None and title.group(1).strip():
+        return "page " + repr(" ".join(title.group(1).split()))
+    for line in text.splitlines():
+        if line.strip() and not _MARKUP_ONLY.match(line):
+            return line.strip()
+    return ""
 
 
 def _unreadable(reading: ResponseReading) -> str:
@@ -605,7 +626,8 @@ def status_ok(case: Case) -> Iterator[Outcome]:
     elif (na := _refusal_permitted(case)) is not None:
         yield na
     else:
-        yield failed("HTTP 200", failure_cause(response, case.reading))
+        line = failure_cause(response, case.reading)
+        yield failed("HTTP 200", line, cause=failed_call_cause(response.status, line))
 
 
 def allowed_values(case: Case) -> Iterator[Outcome]:
@@ -625,9 +647,12 @@ def allowed_values(case: Case) -> Iterator[Outcome]:
                       f"{request_validation.EXPLANATION}: "
                       f"{markup_refused(case.request, response)}")
     elif case.values_refused:
-        yield warning("HTTP 200", failure_cause(response, case.reading, width=100),
+        line = failure_cause(response, case.reading, width=100)
+        yield warning("HTTP 200", line,
                       "these values are refused while the same call with plain values succeeds;"
-                      " allowed values are not shown (4.10)")
+                      " allowed values are not shown (4.10)",
+                      cause="values refused while the same call with plain values succeeds "
+                            f"(4.10): HTTP {response.status}")
     elif case.control is None:
         yield not_applicable("no call with plain values to compare (see R4-STATUS)")
     else:
@@ -657,8 +682,9 @@ def _envelope_version(case: Case, want: Binding, whose: str) -> Iterator[Outcome
     got = reading.envelope_binding if reading else None
     if got is want:
         yield passed(expected, f"{got.label} envelope")
-    elif got is not None:
-        yield failed(expected, f"{got.label} envelope")
+    elif got is not None:  # in the comparison's words: one cause with replay's and diff's
+        yield failed(expected, f"{got.label} envelope",
+                     cause=f"{want.label} answered with a {got.label} envelope")
     elif reading is not None and reading.document is not None:
         yield failed(expected, f"root {_describe_element(reading.document)}")
     else:
@@ -849,7 +875,8 @@ def no_leak(case: Case) -> Iterator[Outcome]:
     if judged is None:
         yield not_applicable("not an error answer")
     else:
-        yield Outcome(*judged, "")  # (Outcome's own __new__ fills ``tolerated``)
+        verdict, expected, actual = judged
+        yield Outcome(verdict, expected, actual, "", False, leak_cause(expected, actual))
 
 
 # -------------------------------------------------------------------------------- catalogue
@@ -1114,7 +1141,7 @@ def _finding(exchange: Exchange, rule: str, op: Operation | None, binding: Bindi
     return Finding(rule=rule, verdict=outcome.verdict, operation=op.name if op else None,
                    binding=binding.label if binding else None, expected=outcome.expected,
                    actual=outcome.actual, message=outcome.message, index=exchange.index,
-                   source=exchange.source or None, client=client)
+                   source=exchange.source or None, client=client, cause=outcome.cause)
 
 
 def _md(text: str) -> str:

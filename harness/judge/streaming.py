@@ -26,7 +26,7 @@ import orjson
 
 from harness.contract.bindings import Binding
 from harness.errors import RecordingError, RunStopped
-from harness.judge.findings import Finding, Report, Verdict, case_of, example_text
+from harness.judge.findings import Finding, Report, Verdict, example_text
 from harness.traffic.exchange import Exchange
 from harness.traffic.recording import (
     FORMAT_VERSION,
@@ -172,7 +172,7 @@ def process(chunk: Chunk) -> ChunkResult:
                 kept.append(f)
                 if f.verdict is Verdict.FAILED:
                     failing = True
-                    if (case := case_of(f.rule, f.operation, f.binding)) not in examples:
+                    if (case := f.case) not in examples:
                         examples[case] = example_text(
                             exchange.request, exchange.meta.get(ANSWER, exchange.response))
             else:

@@ -70,7 +70,8 @@ def _finding(rule: str, verdict: Verdict, source: str, op: str | None = None,
              binding: str | None = None, expected: str = "", actual: str = "",
              message: str = "") -> Finding:
     return Finding(rule=rule, verdict=verdict, operation=op, binding=binding,
-                   expected=expected, actual=actual, message=message, source=source)
+                   expected=expected, actual=actual, message=message, source=source,
+                   endpoint=source.removesuffix("?WSDL"))
 
 
 NOT_PUBLISHED = "no WSDL published: Documentation protocol off?"

@@ -133,4 +133,4 @@ def _finding_data(f: Finding) -> dict[str, Any]:
     return {"rule": f.rule, "verdict": f.verdict.value, "operation": f.operation,
             "binding": f.binding, "expected": f.expected, "actual": f.actual,
             "message": f.message, "index": f.index, "source": f.source, "client": f.client,
-            "extra": f.extra}
+            "extra": f.extra, "cause": f.cause, "endpoint": f.endpoint}

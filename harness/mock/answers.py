@@ -25,10 +25,10 @@ from harness.contract.bindings import (
 from harness.contract.model import Contract, Operation
 from harness.contract.types import ParamType
 from harness.traffic.exchange import HttpResponse, media_type
+from harness.traffic.send import HOP_BY_HOP
 
 #: Headers that belong to the recorded connection, not to the answer.
-_CONNECTION_HEADERS = frozenset({"content-length", "transfer-encoding", "connection", "keep-alive",
-                                 "date", "proxy-connection", "upgrade", "te", "trailer"})
+_CONNECTION_HEADERS = HOP_BY_HOP | {"content-length", "date"}
 _CODES = {"client": FaultCode.CLIENT, "sender": FaultCode.CLIENT,
           "versionmismatch": FaultCode.VERSION_MISMATCH}
 

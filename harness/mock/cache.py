@@ -22,12 +22,11 @@ from typing import Any
 from harness import __version__
 from harness.contract.model import Contract, to_dict
 from harness.errors import HarnessError
-from harness.mock.index import Index, Part, Source, call_values
+from harness.mock.index import COLUMNS, Index, Part, Source, call_values
 from harness.reference.app import Refusal
 
 FORMAT = "asmx-harness-mock-index"
 VERSION = 1
-_ARRAYS = ("keys", "wheres", "lengths", "bindings")
 
 
 def fingerprint(contract: Contract, sources: list[Source]) -> dict[str, Any]:
@@ -52,7 +51,7 @@ def read(path: str | Path, contract: Contract, sources: list[Source]) -> Index |
             if not isinstance(header, dict) or header.get("fits") != expected:
                 return None
             found = Part()
-            for name in _ARRAYS:
+            for name in COLUMNS:
                 column = getattr(found, name)
                 column.frombytes(f.read(column.itemsize * header["calls"]))
                 if len(column) != header["calls"]:
@@ -64,7 +63,7 @@ def read(path: str | Path, contract: Contract, sources: list[Source]) -> Index |
     found.skipped.update(header["skipped"])
     found.broken, found.broken_count = header["broken"], header["broken_count"]
     found.exchanges = header["exchanges"]
-    index = Index(sources, found, in_key_order=True)
+    index = Index(sources, found)
     _candidates(index, contract, header["candidates_at"])
     return index
 
@@ -96,7 +95,7 @@ def write(path: str | Path, contract: Contract, index: Index) -> None:
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(json.dumps(header).encode() + b"\n")
-            for name in _ARRAYS:
+            for name in COLUMNS:
                 getattr(found, name).tofile(f)
         os.replace(partial, target)
     except BaseException:

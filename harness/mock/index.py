@@ -17,7 +17,9 @@ binding rules refuse are counted, not indexed: the mock refuses those as the ref
 from __future__ import annotations
 
 import bisect
+import heapq
 import multiprocessing
+import operator
 import os
 from array import array
 from collections import Counter
@@ -26,6 +28,8 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
+
+import orjson
 
 from harness.contract.bindings import Binding, Classification
 from harness.contract.model import Contract
@@ -133,27 +137,42 @@ class Part:
         if len(self.broken) < BROKEN_SHOWN:
             self.broken.append(reason(f"{path}:{_line_at(path, offset)}"))
 
-    def merge(self, later: Part) -> None:
-        """Add what ``later`` (recorded after this part) found."""
-        for mine, theirs in ((self.keys, later.keys), (self.wheres, later.wheres),
-                             (self.lengths, later.lengths), (self.bindings, later.bindings)):
-            mine.extend(theirs)
-        self.descriptions.update(later.descriptions)
-        for name, found in later.candidates.items():
-            for values, at in zip(found, later.candidates_at[name], strict=True):
-                self._candidate(name, values, at)
-        self.operations.update(later.operations)
-        self.skipped.update(later.skipped)
-        self.broken += later.broken[:BROKEN_SHOWN - len(self.broken)]
-        self.broken_count += later.broken_count
-        self.exchanges += later.exchanges
-
-    def sort(self) -> None:
-        """Order the calls by key (stable: equal keys stay in recorded order)."""
+    def sort(self) -> Part:
+        """The calls ordered by key (stable: equal keys stay in recorded order); each part is
+        sorted where it was made, so the Python integers of a sort never pile up in one
+        process."""
         order = sorted(range(len(self.keys)), key=self.keys.__getitem__)
-        for name in ("keys", "wheres", "lengths", "bindings"):
+        for name in COLUMNS:
             column = getattr(self, name)
             setattr(self, name, array(column.typecode, [column[i] for i in order]))
+        return self
+
+
+COLUMNS = ("keys", "wheres", "lengths", "bindings")
+
+
+def merged(parts: list[Part]) -> Part:
+    """One part of ``parts`` (each sorted, given in recorded order): the calls merged in key
+    order, equal keys in recorded order (heapq.merge takes the earlier part's first), the
+    rest in recorded order (a later description or candidate after an earlier one)."""
+    found = Part()
+    rows = heapq.merge(*(zip(*(getattr(p, c) for c in COLUMNS), strict=True) for p in parts),
+                       key=operator.itemgetter(0))
+    columns = [getattr(found, c) for c in COLUMNS]
+    for row in rows:
+        for column, value in zip(columns, row, strict=True):
+            column.append(value)
+    for part in parts:
+        found.descriptions.update(part.descriptions)
+        for name, values in part.candidates.items():
+            for one, at in zip(values, part.candidates_at[name], strict=True):
+                found._candidate(name, one, at)
+        found.operations.update(part.operations)
+        found.skipped.update(part.skipped)
+        found.broken += part.broken[:BROKEN_SHOWN - len(found.broken)]
+        found.broken_count += part.broken_count
+        found.exchanges += part.exchanges
+    return found
 
 
 @dataclass(frozen=True)
@@ -171,10 +190,8 @@ class Source:
 class Index:
     """Recorded calls by key, and the service descriptions; ``fetch`` reads one exchange."""
 
-    def __init__(self, sources: list[Source], found: Part, *, in_key_order: bool = False
-                 ) -> None:
-        if not in_key_order:
-            found.sort()
+    def __init__(self, sources: list[Source], found: Part) -> None:
+        """``found``: the calls in key order (``merged``)."""
         self.sources = sources
         self.found = found
         self.keys, self.wheres = found.keys, found.wheres
@@ -186,7 +203,14 @@ class Index:
         self.exchanges = found.exchanges
         #: How the index was made, when a cache file was asked for.
         self.note: str | None = None
-        self._files: dict[int, int] = {}
+        self._files: dict[int, int] = {}  # file number -> descriptor, opened once, up front
+        for number, source in enumerate(sources):
+            if source.native:
+                try:
+                    self._files[number] = os.open(source.path, os.O_RDONLY)
+                except OSError as exc:
+                    self.close()
+                    raise RecordingError(f"cannot read {source.path}: {exc.strerror}") from None
 
     @property
     def calls(self) -> int:
@@ -212,13 +236,13 @@ class Index:
             return source.har[offset]
         fd = self._files.get(number)
         if fd is None:
-            try:
-                fd = self._files[number] = os.open(source.path, os.O_RDONLY)
-            except OSError as exc:
-                raise RecordingError(f"cannot read {source.path}: {exc.strerror}") from None
-        line = os.pread(fd, length, offset)  # one call: safe from several threads at once
+            raise RecordingError(f"{source.path} is closed (the mock has stopped)")
         try:
-            return Exchange.from_dict(_loads(line), source=str(source.path))
+            line = os.pread(fd, length, offset)  # one call: safe from several threads at once
+        except OSError as exc:
+            raise RecordingError(f"cannot read {source.path}: {exc.strerror}") from None
+        try:
+            return Exchange.from_dict(_decoded(line), source=str(source.path))
         except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
             raise RecordingError(f"{source.path} changed since it was indexed (the exchange "
                                  f"at byte {offset} is no longer one)") from None
@@ -253,11 +277,12 @@ def load(contract: Contract, paths: Iterable[str | Path], *, workers: int | None
     total = sum(end - start for _, _, start, end in jobs)
     if workers is None:
         workers = 1 if total < SMALL_INPUT_BYTES else max(1, os.cpu_count() or 1)
-    found = Part()
+    parts = []
     for part in _parts(contract, sources, jobs, workers):
         on_progress(part.exchanges)
-        found.merge(part)
-    index = Index(sources, found)
+        parts.append(part)
+    index = Index(sources, merged(parts))
+    del parts
     if cache is not None:
         try:
             kept.write(cache, contract, index)
@@ -311,7 +336,8 @@ def _parts(contract: Contract, sources: list[Source], jobs: list[tuple[int, Path
             yield (_index_range(contract, number, path, start, end) if start >= 0
                    else _index_har(contract, number, sources[number]))
         return
-    context = multiprocessing.get_context("forkserver")
+    # spawn: the workers are gone once the index is made (a forkserver would stay, ~30 MB)
+    context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(min(workers, len(native)), mp_context=context) as pool:
         pending = {job: pool.submit(_index_range, contract, *job) for job in native}
         for job in jobs:  # in order: recorded order is kept
@@ -342,7 +368,7 @@ def _index_range(contract: Contract, number: int, path: Path, start: int, end: i
                 part.broken_line(path, where, too_long)
             elif line.strip():
                 try:
-                    exchange = Exchange.from_dict(_loads(line), source=str(path))
+                    exchange = Exchange.from_dict(_decoded(line), source=str(path))
                 except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
                     part.broken_line(path, where, _undecodable(type(exc).__name__))
                 else:
@@ -350,7 +376,16 @@ def _index_range(contract: Contract, number: int, path: Path, start: int, end: i
             where = after
             if where >= end:
                 break
-    return part
+    return part.sort()
+
+
+def _decoded(line: bytes):
+    """A recording line's JSON: by orjson alone (the mock reads no number that a float would
+    change: statuses and timings), else as every reader decodes it (``_loads``)."""
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return _loads(line)
 
 
 def _undecodable(kind: str) -> Callable[[str], str]:

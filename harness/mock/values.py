@@ -56,6 +56,8 @@ def normal(kind: ParamType, text: str, members: tuple[str, ...] = (), *,
     """``text`` (a value of ``kind`` as it travelled: ``http`` over GET/POST) in its normal
     form; the text itself when it is no value of the type (the binding rules refuse those
     before any lookup)."""
+    if kind is ParamType.STRING:  # the most common: exactly as sent, a pseudonym too
+        return text
     if is_pseudonym(text):
         return text.strip()
     if not text.strip() and kind in _DEFAULTS:

@@ -1,40 +1,49 @@
 """The probe's Allure results: one test per rule x operation x binding (feature = binding,
-story = operation, tag = rule), failed with its examples when a case failed it."""
+story = operation, tag = rule) with its own exchange (the first failing or warned one, else
+its first) as request and response attachments, its own duration (its operation x binding's
+calls), and as message its first failure's cause, expected, actual and where."""
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from harness.judge.findings import Report, Verdict
-from harness.reports.allure_results import AllureResults
+from harness.reports.allure_results import (
+    AllureResults,
+    Attach,
+    findings_by_place,
+    write_overview,
+)
+from harness.reports.console import applied
+from harness.reports.junit import describe
 
-#: Failing examples listed per test.
-EXAMPLES = 20
 
-
-def write_allure(report: Report, directory: str | Path) -> int:
-    """Write the results; returns how many."""
+def write_allure(report: Report, directory: str | Path,
+                 exchanges: Mapping[tuple[str, str, str], tuple[str, str]] | None = None,
+                 first_sent: Mapping[tuple[str, str], float] | None = None) -> int:
+    """Write the results (and the overview); returns how many. ``exchanges``: the request and
+    response each test shows, by (rule, operation, binding); ``first_sent``: when each
+    (operation, binding)'s first call went out."""
     allure = AllureResults(directory, suite="harness probe")
-    examples: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
-    for data in report.kept():
-        key = (data["rule"], data.get("operation", "-"), data.get("binding", "-"))
-        if len(examples[key]) < EXAMPLES:
-            examples[key].append(data)
+    write_overview(directory, report, namespace=report.meta.get("namespace"))
+    exchanges, first_sent = exchanges or {}, first_sent or {}
+    found = findings_by_place(report, by_rule=True)
     for (rule, op, binding), counts in sorted(report.by_case.items()):
-        if counts[Verdict.FAILED]:
-            verdict = "failed"
-        elif counts[Verdict.PASSED] or counts[Verdict.WARNING]:
-            verdict = "passed"
-        else:
-            verdict = "not applicable"
-        shown = examples[(rule, op, binding)]
+        if not applied(counts):
+            continue  # judged nothing: not a test (the JSON counts it)
+        listed = found.get((rule, op, binding), [])
+        verdict = ("failed" if counts[Verdict.FAILED]
+                   else "warning" if counts[Verdict.WARNING] else "passed")
+        start = first_sent.get((op, binding), report.started)
+        attachments = [Attach(f"{rule} request", text) if i == 0 else
+                       Attach(f"{rule} response", text)
+                       for i, text in enumerate(exchanges.get((rule, op, binding), ()))]
         allure.add(f"{rule} {op} [{binding}]", verdict, full_name=f"probe.{rule}.{op}.{binding}",
                    labels={"feature": binding, "story": op, "tag": rule},
                    parameters={v.value: str(counts[v]) for v in Verdict if counts[v]},
-                   message=report.titles.get(rule),
-                   details="\n".join(f"[{d['verdict']}] expected {d.get('expected', '')}, "
-                                     f"actual {d.get('actual', '')}" for d in shown) or None,
-                   start=report.started, stop=report.finished)
+                   message=describe(listed[0]) if listed else report.titles.get(rule),
+                   details="\n".join(f"{d['count']} x {describe(d)}" for d in listed) or None,
+                   attachments=attachments, start=start,
+                   stop=start + report.seconds.get((op, binding), 0.0))
     return allure.written

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from harness.contract.bindings import Binding, read_response
+from harness.judge.causes import leak_cause
 from harness.judge.findings import Verdict
 from harness.judge.rules import Outcome, failed, not_applicable, passed
 from harness.judge.security import judge_leaks, shorten
@@ -72,7 +73,8 @@ def sec_leak(case: ProbeCase, answer: Answer, bound: float) -> Outcome:
     judged = judge_leaks(answer.response)
     if judged is None:
         return not_applicable("not an error answer")
-    return Outcome(*judged)
+    verdict, expected, actual = judged
+    return Outcome(verdict, expected, actual, "", False, leak_cause(expected, actual))
 
 
 def no_crash(case: ProbeCase, answer: Answer, bound: float) -> Outcome:

@@ -28,6 +28,7 @@ from harness.probe.cases import ProbeCase, plain_request
 from harness.probe.checks import Answer
 from harness.probe.http_level import http_cases
 from harness.reference.server import target_or_reference
+from harness.reports.allure_results import http_text
 from harness.traffic import send
 from harness.traffic.exchange import HttpRequest
 
@@ -49,6 +50,29 @@ class Outputs:
 
 #: Plain calls after a failed one, a second apart, before the target is declared down.
 RETRIES = 3
+#: Characters of a body kept to show a test's exchange (the JSON has every finding).
+SHOWN_BODY = 4000
+
+
+@dataclass(frozen=True)
+class Sent:
+    """One case as sent: when, how long its answer took, and its exchange as text (bodies
+    shortened: a test shows it; the run never holds whole answers)."""
+
+    at: float
+    seconds: float
+    texts: tuple[str, str]
+
+    @classmethod
+    def of(cls, case: ProbeCase, answer: Answer) -> Sent:
+        response = (http_text(answer.response) if answer.response is not None
+                    else f"(no answer: {answer.error})")
+        return cls(time.time() - answer.seconds, answer.seconds,
+                   (_short(http_text(case.request)), _short(response)))
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= SHOWN_BODY else text[:SHOWN_BODY] + "\n[...]"
 
 
 class Prober:
@@ -67,6 +91,12 @@ class Prober:
         self._last = 0.0
         self.stopped: str | None = None  # why the run ended early
         self._warned: set[tuple[str, str]] = set()
+        #: Per (rule, operation, binding): the request and response a test shows (as text,
+        #: bodies shortened), and whether it is a failing or warned one.
+        self.exchanges: dict[tuple[str, str, str], tuple[str, str]] = {}
+        self.telling: set[tuple[str, str, str]] = set()
+        #: When the first call of each (operation, binding) was sent (epoch seconds).
+        self.first_sent: dict[tuple[str, str], float] = {}
         self.plain = self._find_plain_call()
 
     def close(self) -> None:
@@ -110,21 +140,37 @@ class Prober:
         answer, outcomes = self.try_case(case)
         if health or answer.response is None:
             outcomes.append(("ROB-NO-CRASH", self.still_answers(case)))
-        return self.record(case, outcomes)
+        return self.record(case, outcomes, Sent.of(case, answer))
 
-    def record(self, case: ProbeCase, outcomes: list[tuple[str, Outcome]]) -> bool:
+    def record(self, case: ProbeCase, outcomes: list[tuple[str, Outcome]],
+               sent: Sent | None = None) -> bool:
         self.report.exchanges += 1
+        pair = (case.operation.name, case.binding.label)
+        if sent is not None:  # a test's time (Allure, JUnit) is that of its own calls
+            self.report.add_seconds({pair: sent.seconds})
+            self.first_sent.setdefault(pair, sent.at)
         for rule, outcome in outcomes:
             outcome = self._once(outcome)
             self.report.add(Finding(
                 rule, outcome.verdict, case.operation.name, case.binding.label,
                 expected=outcome.expected,
                 actual=f"{case.name}: {outcome.actual}" if outcome.actual else case.name,
-                message=case.what, source=self.base, extra={"case": case.name}))
+                message=case.what, source=self.base, extra={"case": case.name},
+                index=self.report.exchanges, cause=_cause(outcome)))
+            if sent is not None:
+                self._keep_exchange((rule, *pair), outcome.verdict, sent)
         failing = checks.failing(outcomes)
         if failing and self.cases_out is not None:
             self.cases_out.save(case, failing)
         return bool(failing)
+
+    def _keep_exchange(self, key: tuple[str, str, str], verdict: Verdict, sent: Sent) -> None:
+        """The exchange a test shows: its first failing or warned one, else its first."""
+        telling = verdict in (Verdict.FAILED, Verdict.WARNING)
+        if key not in self.exchanges or (telling and key not in self.telling):
+            self.exchanges[key] = sent.texts
+            if telling:
+                self.telling.add(key)
 
     def _once(self, outcome: Outcome) -> Outcome:
         """A warning repeated word for word (the same version header on every error answer)
@@ -176,6 +222,12 @@ class Prober:
                                 f"({'; '.join(seen)})")
 
 
+def _cause(outcome: Outcome) -> str:
+    """A probe finding's cause: what the check found, without the case's name (many cases
+    share one cause: "expected the plain call answered with 200 ..., actual no answer")."""
+    return outcome.cause or f"expected {outcome.expected}, actual {outcome.actual}"
+
+
 # ---------------------------------------------------------------------------------- phases
 
 
@@ -206,7 +258,7 @@ def run_values(prober: Prober, seed: int | None = None, chosen: Selection | None
 
 
 def _search(prober: Prober, target: values.Target, examples: int, seed: int | None) -> None:
-    results: dict[values.Generated, tuple[ProbeCase, list[tuple[str, Outcome]]]] = {}
+    results: dict[values.Generated, tuple[ProbeCase, list[tuple[str, Outcome]], Sent]] = {}
     allowance = examples * 2  # generation plus shrinking, in requests
 
     def try_case(given: values.Generated) -> bool:
@@ -217,15 +269,15 @@ def _search(prober: Prober, target: values.Target, examples: int, seed: int | No
         answer, outcomes = prober.try_case(case)
         if answer.response is None:  # a reset or a timeout: is the target still there?
             outcomes.append(("ROB-NO-CRASH", prober.still_answers(case)))
-        results[given] = (case, outcomes)
+        results[given] = (case, outcomes, Sent.of(case, answer))
         return bool(checks.failing(outcomes))
 
     minimal = values.search(target, try_case, examples, seed)
-    for given, (case, outcomes) in results.items():
+    for given, (case, outcomes, sent) in results.items():
         if given == minimal:
-            prober.record(case, outcomes)
+            prober.record(case, outcomes, sent)
         elif not checks.failing(outcomes):
-            prober.record(case, outcomes)  # the passes count; failures other than the
+            prober.record(case, outcomes, sent)  # the passes count; failures other than the
             # minimal one are the shrinker's steps towards it
 
 
@@ -302,6 +354,6 @@ def _write(report: Report, prober: Prober, cases_out: CaseFile | None, outputs: 
     if outputs.allure_dir:
         from harness.probe.allure import write_allure
 
-        write_allure(report, outputs.allure_dir)
+        write_allure(report, outputs.allure_dir, prober.exchanges, prober.first_sent)
         print(f"probe: Allure results in {outputs.allure_dir}", file=stream)
     return report.exit_code

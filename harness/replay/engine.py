@@ -29,12 +29,13 @@ from harness.errors import (
     TargetUnreachable,
     UsageError,
 )
+from harness.judge.causes import outcome_cause, words_of
 from harness.judge.compare import Difference, compare_responses
 from harness.judge.findings import Finding, Report, Verdict
 from harness.judge.profiles import Profile
-from harness.judge.request_validation import EXPLANATION, markup_refused
+from harness.judge.request_validation import EXPLANATION, markup_refused, not_served
 from harness.judge.rules import SPEC, Side, described, judge, judge_case, read_case, titles
-from harness.judge.sending import RULE_TITLES, size_finding
+from harness.judge.sending import RULE_TITLES, no_answer_cause, size_finding
 from harness.judge.streaming import ANSWER, ANSWERED_IN, ChunkResult, Tally, run
 from harness.traffic.exchange import Exchange, HttpResponse
 from harness.traffic.send import (
@@ -274,7 +275,7 @@ def transport_failure(exchange: Exchange, exc: TargetUnreachable,
     ``contract`` classifies the request."""
     operation, binding = _names(exchange, contract) if contract else (None, None)
     return _finding(exchange, _TRANSPORT, Verdict.FAILED, operation, binding, "a response",
-                    str(exc))
+                    str(exc), cause=no_answer_cause(exc))
 
 
 _RESPONSE_SIDE = frozenset((Side.RESPONSE,))
@@ -331,10 +332,18 @@ def _failed_call(judged: Sequence[Finding]) -> Finding | None:
                 None)
 
 
+#: How a replay cause names the recorded answer ("Content-Type text/xml where the
+#: recording has ...", when the comparison gives no words of its own).
+RECORDED = "the recording has"
+
+
 def _permitted(exchange: Exchange, response: HttpResponse) -> str | None:
     """Why the differences of ``response`` from the recorded one are permitted, when they
     are: one of them is ASP.NET's request validation refusing markup in a value (4.10), a
     warning in every command."""
+    if not_served(response) or (exchange.response is not None
+                                and not_served(exchange.response)):
+        return None  # a side that does not serve the call did not refuse values: not 4.10
     refused = (markup_refused(exchange.request, response)
                or markup_refused(exchange.request, exchange.response))
     return f"{EXPLANATION}: {refused}" if refused else None
@@ -343,12 +352,14 @@ def _permitted(exchange: Exchange, response: HttpResponse) -> str | None:
 def comparison_findings(exchange: Exchange, operation: str | None, binding: str | None,
                         diffs: Sequence[Difference], failed_call: Finding | None = None,
                         permitted: str | None = None) -> list[Finding]:
-    """One finding per difference; a passed finding for each compared aspect without one.
+    """One finding per difference, each with its cause in words; a passed finding for each
+    compared aspect without one.
 
     A result become an error (or an error become a result) is the one difference: the other
     aspects are not applicable then, and when R4-STATUS already failed the call with its
     cause (``failed_call``), the comparison is not applicable at all (one cause, one
-    failure). ``permitted``: why the differences are warnings only (``_permitted``)."""
+    failure). ``permitted``: why the differences are warnings only (``_permitted``), then
+    their cause."""
     outcome = next((d for d in diffs if d.kind == "outcome"), None)
     if outcome is not None:
         return _outcome_findings(exchange, operation, binding, outcome, failed_call,
@@ -357,7 +368,9 @@ def comparison_findings(exchange: Exchange, operation: str | None, binding: str 
     differing = set()
     for diff in diffs:
         differing.add(replay_rule(diff))
-        findings.append(_difference_finding(exchange, diff, operation, binding, permitted))
+        findings.append(_difference_finding(
+            exchange, diff, operation, binding, permitted,
+            EXPLANATION if permitted else words_of(diff, RECORDED)))
     findings += [_finding(exchange, rule, Verdict.PASSED, operation, binding, "as recorded",
                           "as recorded") for rule in _COMPARED if rule not in differing]
     return findings
@@ -369,29 +382,32 @@ def _outcome_findings(exchange: Exchange, operation: str | None, binding: str | 
     if failed_call is not None:
         return [_finding(exchange, rule, Verdict.NOT_APPLICABLE, operation, binding,
                          message="the call failed where the recording succeeded (see "
-                                 "R4-STATUS)") for rule in _COMPARED]
-    return [_difference_finding(exchange, outcome, operation, binding, permitted)] + [
+                                 "R4-STATUS)", cause=failed_call.cause)
+                for rule in _COMPARED]
+    cause = EXPLANATION if permitted else outcome_cause(outcome)
+    return [_difference_finding(exchange, outcome, operation, binding, permitted, cause)] + [
         _finding(exchange, rule, Verdict.NOT_APPLICABLE, operation, binding,
-                 message=f"{outcome.summary} (see REPLAY-STATUS)")
+                 message=f"{outcome.summary} (see REPLAY-STATUS)", cause=cause)
         for rule in _COMPARED if rule != "REPLAY-STATUS"]
 
 
 def _difference_finding(exchange: Exchange, diff: Difference, operation: str | None,
-                        binding: str | None, permitted: str | None = None) -> Finding:
+                        binding: str | None, permitted: str | None = None,
+                        cause: str = "") -> Finding:
     expected, actual = diff.shown()
     extra = {"difference": diff.kind, "summary": diff.summary}
     return _finding(exchange, replay_rule(diff), Verdict.WARNING if diff.warning or permitted
                     else Verdict.FAILED, operation, binding, expected, actual,
-                    permitted or diff.summary, **extra,
+                    permitted or diff.summary, cause=cause, **extra,
                     **({"path": diff.path} if diff.path else {}))
 
 
 def _finding(exchange: Exchange, rule: str, verdict: Verdict, operation: str | None,
              binding: str | None, expected: str = "", actual: str = "", message: str = "",
-             **extra: str) -> Finding:
+             cause: str = "", **extra: str) -> Finding:
     # no client: the response is the server's doing (lint names the client of a request)
     return Finding(rule, verdict, operation, binding, expected, actual, message,
-                   exchange.index, exchange.source or None, None, extra)
+                   exchange.index, exchange.source or None, None, extra, cause)
 
 
 def replay(paths: Sequence[str | Path], contract: Contract, target: str, *,

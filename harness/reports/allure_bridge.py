@@ -4,8 +4,13 @@ allure-pytest records pytest tests but not pytest-bdd's steps, and allure-pytest
 beside it (both claim ``--alluredir``). These hooks, imported by
 ``steps/conftest.py``, open an
 Allure step when pytest-bdd starts a step and close it when the step ends or fails, through
-allure_commons (a no-op when no Allure listener is active). ``attach_call`` attaches the HTTP
-request and response of a call, and labels the test: feature = binding, story = operation.
+allure_commons (a no-op when no Allure listener is active). A rule's step says what its rule
+found (``step_verdict``): passed, failed, a warning (broken, with the warning) or not
+applicable (skipped, with its cause): never green for a check that did not apply.
+``attach_call`` attaches the HTTP request and response of a call, and labels the test from
+the contract: feature = binding, story = operation (a WSDL: feature WSDL, story its endpoint).
+A scenario with warnings and no failure is marked for ``allure_results.tidy`` (run after
+pytest), which makes it an accepted finding with its warnings as the message.
 """
 
 from __future__ import annotations
@@ -16,12 +21,55 @@ import allure
 import pytest
 
 from harness.judge import rules, wsdl_rules
+from harness.judge.findings import Finding, Verdict, cause_of
 from harness.reports.allure_results import http_text
 
 if TYPE_CHECKING:
     from harness.certify.engine import Call
 
 _OPEN_STEP = pytest.StashKey[Any]()
+#: What the step under way found, when it judged a rule (``step_verdict``).
+_STEP_VERDICT = pytest.StashKey[BaseException | None]()
+#: The label ``tidy`` turns into a scenario's warning message (then drops).
+WARNING_LABEL = "harness.warning"
+
+
+class PermittedDeviation(Exception):
+    """A rule's step that found only permitted deviations: Allure shows the step broken
+    (yellow) with its warnings, and the scenario passes."""
+
+
+class NotApplicable(pytest.skip.Exception):
+    """A rule's step whose rule applied to no call of the scenario: Allure shows it skipped
+    with the cause."""
+
+
+# Allure writes an exception as "module.Name: message": the name alone says it here.
+PermittedDeviation.__module__ = NotApplicable.__module__ = "builtins"
+
+
+def step_verdict(request: pytest.FixtureRequest, found: list[Finding]) -> None:
+    """Record what a rule's step found, for the Allure step that closes after it: warnings
+    make it a broken step, not-applicable-only a skipped step (with the cause); else the
+    step's own outcome stands (passed, or failed by its AssertionError)."""
+    warned = [f for f in found if f.verdict is Verdict.WARNING]
+    applied = [f for f in found if f.verdict is not Verdict.NOT_APPLICABLE]
+    outcome: BaseException | None = None
+    if warned:
+        outcome = PermittedDeviation("\n".join(warning_line(f) for f in warned))
+    elif found and not applied:
+        outcome = NotApplicable("; ".join(
+            dict.fromkeys(f.message or f.cause or "no call to judge" for f in found)))
+    request.node.stash[_STEP_VERDICT] = outcome
+
+
+def warning_line(f: Finding) -> str:
+    """``WARNING [GAP-VALUES] <cause>: expected .., actual .. (at SendMarkNotes x HTTP GET)``."""
+    cause = cause_of(f)
+    text = f"expected {f.expected}, actual {f.actual}"
+    if not cause.startswith("expected "):
+        text = f"{cause}: {text}"
+    return f"WARNING [{f.rule}] {text} (at {f.where})"
 
 
 def pytest_bdd_apply_tag(tag: str, function: Any) -> bool | None:
@@ -50,7 +98,17 @@ def pytest_bdd_before_step(request: pytest.FixtureRequest, feature: Any, scenari
 
 
 def pytest_bdd_after_step(request: pytest.FixtureRequest, **_: Any) -> None:
-    _close(request, None)
+    _close(request, request.node.stash.get(_STEP_VERDICT, None))
+
+
+def pytest_bdd_after_scenario(request: pytest.FixtureRequest, **_: Any) -> None:
+    """A scenario whose calls found warnings: marked for ``tidy``, which makes the passed
+    test an accepted finding (Allure 3's "accepted" resolution) saying its warnings."""
+    calls = request.getfixturevalue("calls") if "calls" in request.fixturenames else []
+    warned = [f for call in calls for f in call.findings if f.verdict is Verdict.WARNING]
+    if warned:
+        allure.dynamic.label(WARNING_LABEL, "\n".join(
+            dict.fromkeys(warning_line(f) for f in warned)))
 
 
 def pytest_bdd_step_error(request: pytest.FixtureRequest, exception: BaseException,
@@ -60,6 +118,7 @@ def pytest_bdd_step_error(request: pytest.FixtureRequest, exception: BaseExcepti
 
 def _close(request: pytest.FixtureRequest, exception: BaseException | None) -> None:
     context = request.node.stash.get(_OPEN_STEP, None)
+    request.node.stash[_STEP_VERDICT] = None
     if context is None:
         return
     del request.node.stash[_OPEN_STEP]
@@ -70,10 +129,16 @@ def _close(request: pytest.FixtureRequest, exception: BaseException | None) -> N
 
 
 def attach_call(call: Call) -> None:
-    """The request and response as text attachments of the current step; labels of the test."""
-    label = f"{call.operation.name} {call.binding.label}"
-    allure.dynamic.feature(call.binding.label)
-    allure.dynamic.story(call.operation.name)
+    """The request and response as text attachments of the current step; labels of the test
+    from the contract: feature = binding, story = operation; a WSDL's: WSDL, its endpoint."""
+    if call.endpoint is not None:
+        label = f"{call.endpoint} WSDL"
+        allure.dynamic.feature("WSDL")
+        allure.dynamic.story(call.endpoint)
+    else:
+        label = f"{call.operation.name} {call.binding.label}"
+        allure.dynamic.feature(call.binding.label)
+        allure.dynamic.story(call.operation.name)
     allure.attach(http_text(call.exchange.request), name=f"{label} request",
                   attachment_type=allure.attachment_type.TEXT)
     response = call.exchange.response

@@ -8,9 +8,11 @@ none is left.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 from harness.errors import HarnessError, UsageError
@@ -22,6 +24,17 @@ ALLURE = ROOT / "tools" / "node_modules" / ".bin" / "allure"
 _ANALYTICS = re.compile(r"gtag\(|dataLayer|googletagmanager|google-analytics|\bga\(", re.I)
 _SCRIPT_OPEN = re.compile(r"<script\b[^>]*>", re.I)
 _EXTERNAL_SRC = re.compile(r"""\bsrc\s*=\s*["']?\s*(?:https?:)?//""", re.I)
+
+
+#: The report's categories (its Categories tab), first match wins: warnings apart from the
+#: failures. A warning is a failed result marked known (Allure 3 shows it "accepted", out of
+#: the success rate and the quality gates) whose message starts with WARNING.
+CATEGORIES = [
+    {"name": "Warnings (permitted deviations: the run passes)",
+     "matchers": {"statuses": ["failed", "broken", "passed"], "message": "^WARNING"}},
+    {"name": "Failures", "matchers": {"statuses": ["failed"]}},
+    {"name": "Not judged (errors of the run)", "matchers": {"statuses": ["broken"]}},
+]
 
 
 class AllureMissing(HarnessError):
@@ -46,13 +59,17 @@ def render(results: str | Path, out_dir: str | Path, *, name: str = "harness") -
     results, out_dir = Path(results), Path(out_dir)
     if not results.is_dir() or not any(results.glob("*-result.json")):
         raise UsageError(f"{results} holds no Allure results (run harness certify first)")
-    command = [str(allure_command()), "awesome", str(results), "--output", str(out_dir),
-               "--single-file", "--report-name", name]
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=300,
-                              check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise HarnessError(f"allure did not run: {exc}") from None
+    with tempfile.TemporaryDirectory(prefix="harness-allurerc-") as work:
+        config = Path(work) / "allurerc.json"
+        config.write_text(json.dumps({"name": name, "categories": CATEGORIES}),
+                          encoding="utf-8")
+        command = [str(allure_command()), "awesome", str(results), "--output", str(out_dir),
+                   "--single-file", "--report-name", name, "--config", str(config)]
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=300,
+                                  check=False, cwd=work)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise HarnessError(f"allure did not run: {exc}") from None
     html = out_dir / "index.html"
     if done.returncode != 0 or not html.is_file():
         detail = " ".join((done.stderr or done.stdout).split())[-300:]

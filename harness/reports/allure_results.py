@@ -7,12 +7,16 @@ Files follow the Allure result schema through allure_commons' own model and file
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import hashlib
+import json
 import time
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from allure_commons.logger import AllureFileLogger
 from allure_commons.model2 import (
@@ -24,14 +28,25 @@ from allure_commons.model2 import (
     TestResult,
 )
 
+from harness import __version__
 from harness.errors import UsageError
 from harness.traffic.exchange import HttpRequest, HttpResponse
 from harness.traffic.redaction import redact_credentials
 
+if TYPE_CHECKING:
+    from harness.judge.findings import Report
+
 DEFAULT_DIR = "reports/allure-results"
-#: Allure statuses a harness verdict maps to.
-STATUSES = {"passed": "passed", "failed": "failed", "warning": "passed",
+#: Allure statuses a harness verdict maps to. A warning is a failed result marked known,
+#: which Allure 3 shows as "accepted" (its Resolutions tab, an icon), out of the success
+#: rate and the quality gates: see ``AllureResults.add``.
+STATUSES = {"passed": "passed", "failed": "failed", "warning": "failed",
             "not applicable": "skipped"}
+#: How a warning's message starts (render's category of warnings matches it).
+WARNING_PREFIX = "WARNING"
+#: Labels allure-pytest adds that say nothing of the service (the machine, the thread, the
+#: test framework): left out by ``tidy``.
+_NOISE_LABELS = frozenset({"host", "thread", "framework", "language", "package"})
 
 
 @dataclass(frozen=True)
@@ -64,7 +79,8 @@ class AllureResults:
             attachments: Iterable[Attach] = (), start: float | None = None,
             stop: float | None = None) -> None:
         """One test result. ``verdict`` is a harness verdict (passed, failed, warning, not
-        applicable) or an Allure status; ``labels`` values may be lists (e.g. several tags)."""
+        applicable) or an Allure status; ``labels`` values may be lists (e.g. several tags).
+        A warning is written failed and known, its message led by WARNING_PREFIX."""
         full_name = full_name or f"{self.suite}.{name}"
         now = int(time.time() * 1000)
         result = TestResult(
@@ -75,7 +91,11 @@ class AllureResults:
             labels=[Label(name="suite", value=self.suite), *_labels(labels or {})],
             parameters=[Parameter(name=k, value=v) for k, v in (parameters or {}).items()],
             attachments=[self._attach(a) for a in attachments])
-        if message or details:
+        if verdict == "warning":  # accepted: shown, not counted as a failure
+            message = message if (message or "").startswith(WARNING_PREFIX) else \
+                f"{WARNING_PREFIX}: {message or 'a permitted deviation'}"
+            result.statusDetails = StatusDetails(message=message, trace=details, known=True)
+        elif message or details:
             result.statusDetails = StatusDetails(message=message, trace=details)
         self._logger.report_result(result)
         self.written += 1
@@ -115,3 +135,104 @@ def exchange_attachments(label: str, request: HttpRequest,
     if response is not None:
         out.append(Attach(f"{label} response", http_text(response)))
     return out
+
+
+def tidy(directory: str | Path, *, warning_label: str = "harness.warning") -> int:
+    """Allure results written by allure-pytest (certify's run) made to read as the service's:
+    pytest-bdd's ``_pytest_bdd_example`` parameter becomes the example's own columns, the
+    machine and framework labels go, fixture set-up and teardown (``<lambda>`` steps) go, and
+    a passed scenario marked with ``warning_label`` becomes a failed result marked known (an
+    accepted finding in Allure 3) whose message lists its warnings. Returns results tidied."""
+    directory = Path(directory)
+    done = 0
+    for path in directory.glob("*-container.json"):  # fixtures: pytest's plumbing
+        with contextlib.suppress(OSError):
+            path.unlink()
+    for path in directory.glob("*-result.json"):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        data["parameters"] = _parameters(data.get("parameters", []))
+        labels = data.get("labels", [])
+        warnings = [label["value"] for label in labels if label.get("name") == warning_label]
+        data["labels"] = [label for label in labels if label.get("name") not in _NOISE_LABELS
+                          and label.get("name") != warning_label]
+        if warnings and data.get("status") == "passed":
+            data["status"] = "failed"
+            data["statusDetails"] = {"message": "\n".join(warnings), "known": True}
+        path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        done += 1
+    return done
+
+
+def _parameters(parameters: list[dict]) -> list[dict]:
+    """pytest-bdd's example (one parameter holding a dict's repr) as one parameter per
+    column of the Examples table."""
+    out = []
+    for parameter in parameters:
+        if parameter.get("name") != "_pytest_bdd_example":
+            out.append(parameter)
+            continue
+        try:
+            example = ast.literal_eval(parameter.get("value", "{}"))
+        except (ValueError, SyntaxError):
+            continue
+        if isinstance(example, dict):
+            out += [{"name": str(k), "value": str(v)} for k, v in example.items()]
+    return out
+
+
+def write_overview(directory: str | Path, report: Report, **facts: str | None) -> None:
+    """Allure's ``environment.properties``, which Allure 3 shows on the overview (Metadata):
+    what was judged (the target and ``facts``: namespace, primary, candidate...), the verdict
+    and the counts in the words every output uses, the warnings and failures with their first
+    causes, and what a partial run left out."""
+    from harness.judge.findings import Verdict
+
+    directory = Path(directory)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot write Allure results to {directory}: "
+                         f"{exc.strerror or exc}") from None
+    facts = {k: v for k, v in facts.items() if v}
+    lines = {**({} if report.target in facts.values() else {"target": report.target or ""}),
+             **facts,
+             "verdict": report.verdict.upper(),
+             "checks": f"{report.checks} over {report.exchanges} {report.unit}"}
+    for verdict, name in ((Verdict.FAILED, "failures"), (Verdict.WARNING, "warnings")):
+        causes = [c for c in report.ordered_causes() if c.verdict is verdict]
+        count = report.counts[verdict]
+        lines[name] = str(count) + (f" ({len(causes)} cause(s): {causes[0].text}"
+                                    + ("; ..." if len(causes) > 1 else "") + ")"
+                                    if causes else "")
+    if report.scope is not None and report.scope.partial:
+        lines["not judged"] = ", ".join(report.scope.left_out)
+    lines["harness.version"] = __version__
+    text = "".join(f"{k.replace(' ', '.')} = {_properties_escape(v)}\n"
+                   for k, v in lines.items())
+    (directory / "environment.properties").write_text(text, encoding="utf-8")
+
+
+def _properties_escape(value: str) -> str:
+    value = " ".join(str(value).split())
+    return value.replace("\\", "\\\\").replace(":", "\\:").replace("=", "\\=")
+
+
+def findings_by_place(report: Report, *, by_rule: bool = False
+                      ) -> dict[tuple[str, ...], list[dict[str, Any]]]:
+    """The failures and warnings of each operation x binding (or rule x operation x binding),
+    as the first finding of each cause with how many share it (``count``), failures first;
+    bounded: at most 50 causes a place."""
+    found: dict[tuple[str, ...], dict[tuple[str, str], dict[str, Any]]] = {}
+    for data in report.kept():
+        where = (data.get("operation") or "(unclassified)", data.get("binding") or "-")
+        place = found.setdefault((data["rule"], *where) if by_rule else where, {})
+        key = (data["verdict"], data.get("cause", ""))
+        if key in place:
+            place[key]["count"] += 1
+        elif len(place) < 50:
+            place[key] = {**data, "count": 1}
+    return {where: sorted(causes.values(), key=lambda d: d["verdict"] != "failed")
+            for where, causes in found.items()}

@@ -49,16 +49,16 @@ def scenario_finding(run: ScenarioRun, outcome: str, reason: str = "") -> Findin
     actual what the step found."""
     verdict = _VERDICTS.get(outcome, Verdict.FAILED)
     where = f"{run.feature_file}:{run.scenario.line_number}"
-    expected, actual = "every step holds", "every step held"
+    expected, actual, cause = "every step holds", "every step held", ""
     if verdict is Verdict.FAILED:
         step = run.failed_step
         if step is not None:
             expected = f"{step.keyword.strip()} {step.name} (line {step.line_number})"
-        actual = _said(run.error) or reason or "failed"
+        actual = cause = _said(run.error) or reason or "failed"
     elif verdict is Verdict.NOT_APPLICABLE:
-        actual = reason or "skipped"
+        actual = cause = reason or "skipped"
     return Finding(SCENARIO, verdict, run.name, run.feature_file, expected=expected,
-                   actual=actual, source=where)
+                   actual=actual, source=where, cause=cause)
 
 
 def _said(error: BaseException | None) -> str:

@@ -1,0 +1,80 @@
+"""Causes of the differences between two answers (diff: primary and candidate; replay: the
+recording and the new answer), in words a person acts on.
+
+A result on one side and an error on the other is the one cause of a call
+(``outcome_cause``), and what else differs in that call is not applicable because of it;
+otherwise each difference is a cause in its own words (``words_of``: the comparison's
+``Difference.summary``, "SOAP 1.2 answered with a SOAP 1.1 envelope"), shared by every call
+it is found on.
+"""
+
+from __future__ import annotations
+
+import re
+
+from harness.judge.compare import Difference
+
+#: Statuses that say a call is not served at all (no such path or method).
+NOT_SERVED = frozenset({404, 405, 501})
+_STATUS = re.compile(r"HTTP (\d{3})")
+
+
+def failed_call_cause(status: int, line: str) -> str:
+    """A failed call's cause (R4-STATUS): its status and what its body says first
+    (``line``); a call not served is that, whatever its body says (a 404 page names the very
+    path it did not find), so that every call of a binding a target does not serve is one
+    cause, in the words diff and replay use too."""
+    return f"HTTP {status}: the call is not served" if status in NOT_SERVED else line
+
+
+def outcome_cause(outcome: Difference) -> str:
+    """The cause of a result on one side and an error on the other (or two errors of other
+    kinds): the comparison's words, except that a call not served (404, 405, 501) is that,
+    whatever the other side answered (``HTTP 404: the call is not served``): one cause
+    however the primary (or the recording) answered each call."""
+    expected, actual = (_status(v) for v in (outcome.expected, outcome.actual))
+    if actual in NOT_SERVED and expected not in NOT_SERVED:
+        return f"HTTP {actual}: the call is not served"
+    return outcome.summary or f"HTTP status {expected} expected, {actual} given"
+
+
+def _status(value: str | None) -> int | None:
+    found = _STATUS.match(value or "")
+    return int(found.group(1)) if found else None
+
+
+def words_of(d: Difference, whose: str) -> str:
+    """One difference in words: the comparison's own summary, else its kind and place
+    (values stay in the finding's expected and actual: a cause is shared by many calls)."""
+    summary = getattr(d, "summary", "")
+    if summary:
+        return summary
+    where = d.path or "the body"
+    if d.kind == "content-type":
+        return f"Content-Type {d.actual or '(none)'} where {whose} {d.expected or '(none)'}"
+    if d.kind == "element":
+        return f"{where}: element {d.actual} where {whose} {d.expected}"
+    if d.kind == "missing":
+        return f"{where} missing"
+    if d.kind == "extra":
+        return f"{where} not expected"
+    if d.kind == "attribute":
+        return f"attributes of {where} differ"
+    if d.kind == "text":
+        return f"text of {where} differs"
+    if not d.path:
+        return f"{d.kind} differs"
+    return f"{d.kind} of {where} differs"
+
+
+_LEAK_KIND = re.compile(r"(?:^|; )([A-Za-z][\w .-]*?): ['\"]")
+
+
+def leak_cause(expected: str, actual: str, whose: str = "") -> str:
+    """SEC-LEAK's cause: the kinds of detail an error answer shows, not their quotes (the
+    same leak on every call is one cause): ``error answers leak stack frame, source path``;
+    ``the primary's error answers name the platform: framework version header``."""
+    kinds = ", ".join(dict.fromkeys(_LEAK_KIND.findall(actual))) or actual
+    verb = "leak" if "implementation" in expected else "name the platform:"
+    who = f"{whose} error answers" if whose else "error answers"
+    return f"{who} {verb} {kinds}"

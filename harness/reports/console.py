@@ -1,0 +1,199 @@
+"""The console form of a Report, the same for every command: a table per rule, then one line
+per cause (failures, then differences, then warnings, each by reach), then the verdict line.
+
+Nothing is hidden behind "... and N more": every cause gets its line, and the details of each
+finding are in the JSON (``--json``). A cause line says what happened, where (operations x
+bindings, counted), the rules it failed and, for recorded traffic, one example exchange:
+
+    HTTP GET and HTTP POST not served: 404 on every call (16 operation x binding pairs,
+    48 calls) [DIFF-STATUS]
+
+(one line on the console).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from typing import IO
+
+from harness.judge.findings import Cause, Report, Verdict
+
+#: The binding slot of an endpoint-level finding (its WSDL): the operation slot holds the
+#: endpoint.
+WSDL = "WSDL"
+#: Statuses that say a binding or operation is not served at all, when every call gets one.
+_NOT_SERVED = re.compile(r"HTTP (404|405|501)\b")
+_HEADINGS = {(Verdict.FAILED, False): "FAILURES", (Verdict.FAILED, True): "DIFFERENCES",
+             (Verdict.WARNING, False): "WARNINGS", (Verdict.WARNING, True): "WARNINGS"}
+
+
+def print_report(report: Report, stream: IO[str]) -> None:
+    """The whole console report of ``report`` onto ``stream``."""
+    print_rules(report, stream)
+    print_causes(report, stream)
+    if report.descriptions:
+        kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(report.descriptions.items()))
+        print(f"\nservice descriptions ({report.descriptions_note}): {kinds}", file=stream)
+    if "baseline" in report.meta:
+        print(f"\nbaseline {report.meta['baseline']}: {report.known} known finding(s) not "
+              "shown", file=stream)
+    overrides = ", ".join(f"{r}={s.value}" for r, s in report.profile.overrides)
+    print(f"\nprofile {report.profile.name}" + (f", overrides {overrides}" if overrides else ""),
+          file=stream)
+    print(f"\n{verdict_line(report)}", file=stream)
+
+
+def print_rules(report: Report, stream: IO[str]) -> None:
+    """One row per rule that judged something; the rules that applied to no call are left
+    out, with one line naming them."""
+    shown = {rule: c for rule, c in report.by_rule.items() if applied(c)}
+    idle = sorted(set(report.by_rule) - set(shown))
+    width = max([len(r) for r in shown] + [4])
+    print(f"{'rule':<{width}}  passed  failed  warning  n/a   title", file=stream)
+    for rule, c in sorted(shown.items()):
+        print(f"{rule:<{width}}  {c[Verdict.PASSED]:>6}  {c[Verdict.FAILED]:>6}  "
+              f"{c[Verdict.WARNING]:>7}  {c[Verdict.NOT_APPLICABLE]:>4}  "
+              f"{report.titles.get(rule, '')}", file=stream)
+    if idle:
+        print(f"({len(idle)} rule(s) applied to no {_singular(report.unit)} of this run, left "
+              f"out: {', '.join(idle)})", file=stream)
+
+
+def applied(counts) -> bool:
+    """Whether a rule (or test case) judged anything: passed, failed or warned at least once."""
+    return bool(counts[Verdict.PASSED] or counts[Verdict.FAILED] or counts[Verdict.WARNING])
+
+
+def print_causes(report: Report, stream: IO[str]) -> None:
+    """Every cause on one line, under FAILURES, DIFFERENCES and WARNINGS."""
+    sections: dict[str, list[Cause]] = defaultdict(list)
+    for cause in report.ordered_causes():
+        sections[_HEADINGS[cause.verdict, cause.difference]].append(cause)
+    for heading, causes in sections.items():
+        checks = sum(c.checks for c in causes)
+        print(f"\n{heading}: {_count(len(causes), 'cause')}, {_count(checks, 'check')}",
+              file=stream)
+        for cause in causes:
+            print(f"  {cause_line(report, cause)}", file=stream)
+
+
+def cause_line(report: Report, cause: Cause) -> str:
+    """What happened -- where, how often, which rules; e.g. ``envelope namespace: SOAP 1.2
+    expected, SOAP 1.1 given -- all 8 operations x SOAP 1.2 (8 operation x binding pairs, 24
+    calls) [DIFF-BODY, DIFF-CONTENT-TYPE]``."""
+    rules = ", ".join(rule for rule, _ in cause.rules.most_common())
+    every = every_call(report, cause)
+    status = _NOT_SERVED.match(cause.text)
+    text = cause.text
+    if len(operations := {op for op, _ in cause.pairs}) == 1:  # said with its own name
+        text = text.replace("<operation>", operations.pop())
+    spread = by_binding(report, cause)
+    if status and every and all(ops is None for _, ops in spread):
+        bindings = " and ".join(b for names, _ in spread for b in names)
+        text = f"{bindings} not served: {status.group(1)} on every {_singular(report.unit)}"
+        return f"{text} ({_reach(report, cause)}) [{rules}]"
+    where = "; ".join(f"{_ops(ops, report, names)} x {', '.join(names)}"
+                      for names, ops in spread)
+    if cause.calls == 1:
+        return f"{text} -- {where}{_example(cause)}{_client(cause)} [{rules}]"
+    if len(cause.pairs) == 1:
+        where += _example(cause, "e.g. ")
+    where += _client(cause)
+    if every and cause.text.startswith(("HTTP ", "no answer")):  # never once served
+        where += f", every {_singular(report.unit)}"
+    return f"{text} -- {where} ({_reach(report, cause)}) [{rules}]"
+
+
+def every_call(report: Report, cause: Cause) -> bool:
+    """Whether the cause's main rule found it on every call of each pair it touches."""
+    rule = cause.rule
+    return all(n >= sum(report.by_case.get((rule, op, b), {}).values())
+               for (op, b), n in cause.pairs.items())
+
+
+def by_binding(report: Report, cause: Cause) -> list[tuple[list[str], list[str] | None]]:
+    """The cause's pairs as (bindings, operations) rows, bindings with the same operations
+    together; operations None when they are every operation seen on those bindings (2+)."""
+    ops_of: dict[str, set[str]] = defaultdict(set)
+    for op, binding in cause.pairs:
+        ops_of[binding].add(op)
+    rows: dict[tuple[str, ...], list[str]] = {}
+    for binding, ops in sorted(ops_of.items()):
+        rows.setdefault(tuple(sorted(ops)), []).append(binding)
+    seen = _operations_seen(report)
+    out: list[tuple[list[str], list[str] | None]] = []
+    for ops, bindings in rows.items():
+        everywhere = len(ops) > 1 and all(set(ops) >= seen.get(b, set()) for b in bindings)
+        out.append((bindings, None if everywhere else list(ops)))
+    return out
+
+
+def _operations_seen(report: Report) -> dict[str, set[str]]:
+    seen: dict[str, set[str]] = defaultdict(set)
+    for _, op, binding in report.by_case:
+        if op != "(unclassified)":
+            seen[binding].add(op)
+    return seen
+
+
+def _ops(ops: list[str] | None, report: Report, bindings: list[str]) -> str:
+    if ops is None:
+        count = len(_operations_seen(report)[bindings[0]])
+        return f"all {count} {'endpoints' if bindings == [WSDL] else 'operations'}"
+    return ", ".join(ops)
+
+
+def _reach(report: Report, cause: Cause) -> str:
+    pairs = len(cause.pairs)
+    what = "endpoint" if all(b == WSDL for _, b in cause.pairs) else "operation x binding pair"
+    return f"{_count(pairs, what)}, {_count(cause.calls, _singular(report.unit))}"
+
+
+def _client(cause: Cause) -> str:
+    """The client that sent the request, for a cause of request-side rules only (lint: which
+    app build misbehaves); a server's failure is not the client's."""
+    from harness.judge.rules import RULES, Side
+
+    client = cause.example.get("client")
+    if not client or any(RULES[r].side is not Side.REQUEST if r in RULES else True
+                         for r in cause.rules):
+        return ""
+    return f" ({'e.g. ' if cause.calls > 1 else ''}sent by {client})"
+
+
+def _example(cause: Cause, lead: str = "") -> str:
+    """Where to find the example in a recording (" #12 in day.jsonl"); nothing for a URL."""
+    example = cause.example
+    index, source = example.get("index"), example.get("source") or ""
+    if index is None or not source or "://" in source or " " in source:
+        return ""  # a URL (certify, probe) or a generated case's name: no place to look
+    return f" {lead}#{index} in {source}"
+
+
+def verdict_line(report: Report) -> str:
+    """``lint: FAILED - 861 checks over 69 exchanges: 700 passed, 3 failed, ...``; a partial
+    run says what it covered and left out."""
+    c = report.counts
+    head = f"{report.command}: {report.verdict.upper()}"
+    scope = report.scope
+    if scope is not None and scope.partial:
+        verb = "certified" if report.command == "certify" else "judged"
+        head += (f" for {', '.join(scope.covered) or 'nothing'}; "
+                 f"{', '.join(scope.left_out)} not {verb}")
+    tail = f" ({report.target})" if report.target else ""
+    scenarios = sum(report.meta.get("scenarios", {}).values())  # certify: Gherkin scenarios
+    within = f" in {_count(scenarios, 'scenario')}" if scenarios else ""
+    return (f"{head} - {_count(report.checks, 'check')} over "
+            f"{_count(report.exchanges, _singular(report.unit))}{within}: "
+            f"{c[Verdict.PASSED]} passed, "
+            f"{c[Verdict.FAILED]} failed, {_count(c[Verdict.WARNING], 'warning')}, "
+            f"{c[Verdict.NOT_APPLICABLE]} not applicable{tail}")
+
+
+def _singular(unit: str) -> str:
+    return unit[:-1] if unit.endswith("s") else unit
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
