@@ -435,9 +435,13 @@ def test_each_sentence_fails_where_it_should_saying_why(school_mobile_run: Run) 
              if failing[name][0] != "failed" or said not in failing[name][1]}
     assert not wrong, wrong
     assert run.code == 1 and "certify: FAILED" in run.stdout
-    # the console names each failing scenario and its feature file, with the step that failed
-    assert "[SCENARIO] fails: the result's text x vocabulary.feature: expected Then the " \
-           'result is "token-for-dev-77" (line ' in run.stdout
+    # the console names each failing scenario and its feature file, with what was found
+    line = next(x for x in run.stdout.splitlines() if "fails: the result's text x" in x)
+    assert 'GetTokenDevice over SOAP 1.1: expected the result "token-for-dev-77", actual "' \
+           in line and line.endswith("-- fails: the result's text x vocabulary.feature "
+                                     "[SCENARIO]"), line
+    failed = next(f for f in run.data["findings"] if f["operation"] == "fails: the result's text")
+    assert failed["expected"].startswith('Then the result is "token-for-dev-77" (line ')
 
 
 def test_each_scenario_is_one_finding_one_junit_case_and_one_allure_test(
