@@ -18,8 +18,9 @@ def harness(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 def report(tmp_path: Path, command: str, *args: str) -> tuple[int, dict, str]:
     out = tmp_path / f"{command}.json"
-    extra = (["--no-html", "--report-dir", str(tmp_path / "reports")] if command == "certify"
-             else ["--allure-dir", "", "--failures", str(tmp_path / "failures.jsonl")])
+    extra = {"certify": ["--no-html", "--report-dir", str(tmp_path / "reports")],
+             "probe": ["--allure-dir", "", "--failures", str(tmp_path / "failures.jsonl")],
+             }.get(command, ["--allure-dir", ""])
     done = harness(command, *args, "--json", str(out), *extra, cwd=tmp_path)
     data = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {}
     return done.returncode, data, done.stdout + done.stderr
@@ -51,3 +52,39 @@ def test_spyne_probe_finds_no_leak_in_its_dotted_fault_codes(spyne_url, tmp_path
     assert data["rules"]["SEC-LEAK"].get("failed", 0) == 0, out
     leaks = [f["actual"] for f in data["findings"] if f["rule"] == "SEC-LEAK"]
     assert not any("ValidationError" in actual for actual in leaks), leaks
+
+
+# ------------------------------------------------------------ findings that proved false
+
+
+def test_diff_reads_a_dotted_soap11_fault_code_as_its_class(asmx_url, spyne_url, tmp_path):
+    """spyne refuses a non-integer id_row_central with ``Client.SchemaValidationError``, ASMX
+    with ``Client``: the same class of fault (SOAP 1.1 section 4.4.1 refines codes with dots:
+    "Client.Authentication"), only spelled more precisely. Was a DIFF-BODY failure
+    ("faultcode Client vs Client.SchemaValidationError"); now a warning, while a fault of
+    another class (VersionMismatch vs Client.SoapError) still fails."""
+    _, data, out = report(tmp_path, "diff", "--primary", asmx_url, "--candidate", spyne_url,
+                          "--errors", "--operation", "LogoutFromSchool", "--binding", "soap11")
+    codes = {(f["verdict"], f["summary"]) for f in data["findings"]
+             if f.get("summary", "").startswith("faultcode ")}
+    assert ("failed", "faultcode Client vs Client.SchemaValidationError") not in codes, out
+    assert ("warning", "faultcode Client refined as Client.SchemaValidationError") in codes
+    assert ("failed", "faultcode VersionMismatch vs Client.SoapError, Upgrade header missing"
+            ) in codes
+
+
+def test_diff_of_a_candidate_without_wsdl_is_one_warning_per_endpoint(
+        asmx_url, asmx_hardened_url, tmp_path):
+    """The hardened ASMX publishes no WSDL (Documentation removed): certify says so with one
+    WSDL-PUBLISHED warning per endpoint. diff said 'HTTP 500 instead of a result', a
+    DIFF-STATUS failure per endpoint: the same behaviour, now the same verdict (a warning in
+    WSDL-PUBLISHED's words); the calls themselves are compared as before."""
+    code, data, out = report(tmp_path, "diff", "--primary", asmx_url,
+                             "--candidate", asmx_hardened_url)
+    wsdl = [f for f in data["findings"] if f["binding"] == "WSDL"
+            and f["rule"].startswith("DIFF-")]
+    assert {f["verdict"] for f in wsdl} == {"warning"}, out
+    assert len(wsdl) == 7
+    assert {f["cause"] for f in wsdl} == {
+        "the candidate publishes no WSDL (HTTP 500, text/html): Documentation protocol off?"}
+    assert code == 0, out
