@@ -1,7 +1,7 @@
 """The harness's verdicts on the third-party stacks of tests/services (spyne, Node's soap) and on
 the hardened ASMX: calibrated, each one checked by hand with curl against the real ASMX runtime
-(/work/coord/stack-findings.md). A finding that proved false is pinned here as not given.
-"""
+(docs/third-party-stacks.md: every finding, true or false, with its curl evidence). A true
+finding is pinned here as given, one that proved false as not given (its test came first)."""
 
 from __future__ import annotations
 
