@@ -9,8 +9,9 @@ Kinds: ``silent`` (accepts, never answers), ``trickle`` (headers, then one body 
 second), ``huge`` (Content-Length 2 GB, streamed from one reused block), ``endless`` (chunked,
 never ends), ``gzip-bomb`` (Content-Encoding gzip: ~10 GB decoded from a few MB; each chunk is
 one gzip member of zeros), ``html`` (a plain web server: 404 text/html to everything, with a
-Set-Cookie credential),
-``tls`` (``serve("tls", cert=...)``: HTTPS with a self-signed certificate, answers 404),
+Set-Cookie credential: not the service), ``broken`` (a plain-text 500 to everything, the same
+cookie: judged as a failing service),
+``tls`` (``serve("tls", cert=...)``: HTTPS with a self-signed certificate, answers as ``broken``),
 ``large`` (a body of 8 MiB, sent as ``huge`` is), ``hangup`` (headers announcing 100,000
 bytes, 1,000 of them, then the connection closes).
 """
@@ -29,11 +30,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 BLOCK = b"x" * (1 << 20)
-KINDS = ("silent", "trickle", "huge", "large", "endless", "gzip-bomb", "html", "tls",
+KINDS = ("silent", "trickle", "huge", "large", "endless", "gzip-bomb", "html", "broken", "tls",
          "hangup")
 #: Heads of the requests the servers read (this process), to check what was sent.
 SEEN: list[bytes] = []
-#: The cookie the ``html`` server sets: a credential that must never reach a report.
+#: The cookie the ``html`` and ``broken`` servers set: a credential that must never reach a report.
 COOKIE_SECRET = "session=s3cr3t-cookie-value"
 
 
@@ -116,6 +117,16 @@ def _html(conn: socket.socket, stop: threading.Event) -> None:
                      % (COOKIE_SECRET.encode(), len(page), page))
 
 
+def _broken(conn: socket.socket, stop: threading.Event) -> None:
+    """A server of something that fails every call with a plain-text 500 (not 404, not HTML:
+    judged as the service), setting the same cookie."""
+    text = b"Server Error"
+    while _read_request(conn):
+        conn.sendall(b"HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/plain\r\n"
+                     b"Set-Cookie: %s\r\nContent-Length: %d\r\n\r\n%s"
+                     % (COOKIE_SECRET.encode(), len(text), text))
+
+
 def _large(conn: socket.socket, stop: threading.Event) -> None:
     _huge(conn, stop, 8 << 20)
 
@@ -128,7 +139,7 @@ def _hangup(conn: socket.socket, stop: threading.Event) -> None:
 
 HANDLERS: dict[str, Callable[[socket.socket, threading.Event], None]] = {
     "silent": _silent, "trickle": _trickle, "huge": _huge, "endless": _endless,
-    "gzip-bomb": _gzip_bomb, "html": _html, "tls": _html, "hangup": _hangup,
+    "gzip-bomb": _gzip_bomb, "html": _html, "broken": _broken, "tls": _broken, "hangup": _hangup,
     "large": _large}
 
 

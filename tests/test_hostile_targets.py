@@ -7,7 +7,6 @@ duration except the subprocess timeout that stands for "it did not hang"."""
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -118,27 +117,25 @@ def test_cacert_or_insecure_reach_a_self_signed_target(trust, tmp_path, recordin
     with serve("tls", cert=certificate) as url:
         done, data = run("certify", url, tmp_path, recording, *NS, *trusted,
                          "--operation", "AuthCode")
-    # it is a plain web server behind TLS: findings, not a TLS error
+    # it is a failing server behind TLS: findings, not a TLS error
     assert done.returncode == 1 and data["exchanges"] > 0, done.stdout + done.stderr
 
 
-def test_a_plain_web_server_gets_one_line_saying_so(tmp_path, recording):
+@pytest.mark.parametrize("command", ["certify", "replay", "diff"])
+def test_a_plain_web_server_gets_one_line_saying_so(command, tmp_path, recording):
+    """404 and an HTML page to everything: a wrong base URL, exit 2 before anything is
+    judged (tests/test_wrong_target.py has the hint's wording)."""
     with serve("html") as url:
-        done, data = run("certify", url, tmp_path, recording, *NS)
-        diffed, _ = run("diff", url, tmp_path, recording, *NS)
-        replayed, _ = run("replay", url, tmp_path, recording, *NS)
-    assert done.returncode == 1
-    assert "12 of 12 calls got 404/HTML answers" in replayed.stdout, replayed.stdout
-    said = re.search(r"(\d+) of (\d+) calls got 404/HTML answers", done.stdout)
-    assert said and said[1] == said[2] and int(said[1]) >= data["exchanges"], done.stdout
-    assert "calls got 404/HTML answers" in diffed.stdout
+        done, data = run(command, url, tmp_path, recording, *NS)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"{url} is not the service" in one_line(done) and data == {}
 
 
 def test_credentials_never_reach_reports(tmp_path, recording):
     """A Set-Cookie from the target and an -H Authorization: none in JSON, JUnit, Allure."""
     SEEN.clear()
     token = "Bearer t0ken-never-in-reports"
-    with serve("html") as url, running() as reference:
+    with serve("broken") as url, running() as reference:
         done, _ = run("certify", url, tmp_path, recording, *NS, "--operation", "AuthCode",
                       "-H", f"Authorization: {token}", "--junit", tmp_path / "c.xml")
         diffed = harness("diff", "--primary", url, "--candidate", reference, *NS,
@@ -185,7 +182,7 @@ def test_selection_values_rule_and_maxfail(tmp_path, recording):
         assert replayed.returncode == 0
         assert data["exchanges"] == 3 and data["not_selected"] == 9  # 3 operations x 4
         assert {f.get("binding") for f in data["findings"]} <= {"SOAP 1.2"}
-    with serve("html") as url:
+    with serve("broken") as url:
         stopped, _ = run("certify", url, tmp_path, recording, *NS, "--maxfail", "1")
     assert stopped.returncode == 1 and "stopping after 1 failures" in stopped.stdout
 

@@ -1,7 +1,7 @@
 """The harness's verdicts on the third-party stacks of tests/services (spyne, Node's soap) and on
 the hardened ASMX: calibrated, each one checked by hand with curl against the real ASMX runtime
-(/work/coord/stack-findings.md). A finding that proved false is pinned here as not given.
-"""
+(docs/third-party-stacks.md: every finding, true or false, with its curl evidence). A true
+finding is pinned here as given, one that proved false as not given (its test came first)."""
 
 from __future__ import annotations
 
@@ -18,8 +18,9 @@ def harness(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 def report(tmp_path: Path, command: str, *args: str) -> tuple[int, dict, str]:
     out = tmp_path / f"{command}.json"
-    extra = (["--no-html", "--report-dir", str(tmp_path / "reports")] if command == "certify"
-             else ["--allure-dir", "", "--failures", str(tmp_path / "failures.jsonl")])
+    extra = {"certify": ["--no-html", "--report-dir", str(tmp_path / "reports")],
+             "probe": ["--allure-dir", "", "--failures", str(tmp_path / "failures.jsonl")],
+             }.get(command, ["--allure-dir", ""])
     done = harness(command, *args, "--json", str(out), *extra, cwd=tmp_path)
     data = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {}
     return done.returncode, data, done.stdout + done.stderr
@@ -51,3 +52,148 @@ def test_spyne_probe_finds_no_leak_in_its_dotted_fault_codes(spyne_url, tmp_path
     assert data["rules"]["SEC-LEAK"].get("failed", 0) == 0, out
     leaks = [f["actual"] for f in data["findings"] if f["rule"] == "SEC-LEAK"]
     assert not any("ValidationError" in actual for actual in leaks), leaks
+
+
+def kinds(data: dict, verdict: str = "failed") -> set[tuple[str, str, str]]:
+    """(rule, binding, what probe sent: the first word of its actual) of the findings."""
+    return {(f["rule"], f["binding"], f["actual"].split(":", 1)[0]) for f in data["findings"]
+            if f["verdict"] == verdict}
+
+
+# ------------------------------------------------- true findings (docs/third-party-stacks.md)
+
+
+def test_spyne_certify_over_every_binding(spyne_url, tmp_path):
+    """Over all four bindings spyne fails only what differs from ASMX: GetTokenDevice over
+    GET/POST answers text/plain 'token-for-7', not a text/xml <string> document (curl)."""
+    code, data, out = report(tmp_path, "certify", "--target", spyne_url)
+    assert code == 1, out
+    assert failed(data) == {"WSDL-SOAPACTION": 8, "OP-RESULT": 6}, out
+    assert {(f["operation"], f["binding"]) for f in data["findings"]
+            if f["rule"] == "OP-RESULT" and f["verdict"] == "failed"} == {
+        ("GetTokenDevice", "HTTP GET"), ("GetTokenDevice", "HTTP POST")}
+    assert data["rules"]["WSDL-BINDINGS"]["warning"] == 21  # soap12, HttpGet, HttpPost x 7
+
+
+def test_node_soap_certify(node_soap_url, tmp_path):
+    """Node's soap serves no GET/POST (404) and answers SOAP 1.2 in a SOAP 1.1 envelope."""
+    code, data, out = report(tmp_path, "certify", "--target", node_soap_url)
+    assert code == 1, out
+    assert failed(data) == {"R4-STATUS": 21, "R5-ENVELOPE": 8,
+                            "V1-VERSION-BY-CONTENT-TYPE": 8}, out
+    assert {c["cause"] for c in data["causes"] if c["verdict"] == "failed"} == {
+        "HTTP 404: the call is not served", "SOAP 1.2 answered with a SOAP 1.1 envelope"}
+
+
+def test_spyne_probe_failures(spyne_url, tmp_path):
+    """What spyne accepts and ASMX refuses (each checked with curl): a GET/POST call missing
+    a parameter (ASMX: 500 'Missing parameter'), a DOCTYPE (ASMX: 400), PUT/PATCH on an
+    operation's path (ASMX: 500 HTML), a SOAPAction naming no operation (ASMX: Client fault);
+    a Python class it names in a 400 is a warning."""
+    code, data, out = report(tmp_path, "probe", "--target", spyne_url, "--max-requests", "300")
+    assert code == 1, out
+    assert set(failed(data)) == {"ROB-REJECT", "SEC-ENTITY", "ROB-FAULT-SHAPE"}, out
+    found = kinds(data)
+    assert {k[2].rsplit("/", 1)[-1] for k in found if k[0] == "ROB-REJECT"} == {"missing"}
+    assert {k[1] for k in found if k[0] == "ROB-REJECT"} == {"HTTP GET", "HTTP POST"}
+    assert {k[2] for k in found if k[0] == "SEC-ENTITY"} == {"xml/doctype/parameter"}
+    # a DOCTYPE without entities has nothing to expand: accepted, not "processed"
+    assert {c["cause"] for c in data["causes"] if "SEC-ENTITY" in c["rules"]} == {
+        "expected the document refused (an error answer), actual HTTP 200: a document with a "
+        "DTD or XInclude was accepted (SOAP messages carry none)"}
+    assert {k[2] for k in found if k[0] == "ROB-FAULT-SHAPE"} == {
+        "xml/doctype/parameter", "http/method-put-operation", "http/method-patch-operation",
+        "envelope/wrong-soapaction"}
+    assert kinds(data, "warning") == {("SEC-LEAK", "HTTP GET", "http/duplicated-parameters")}
+
+
+def test_node_soap_probe_failures(node_soap_url, tmp_path):
+    """Node's soap: SOAP 1.2 faults in a SOAP 1.1 envelope, SOAP 1.1 faults coded '500', a
+    DOCTYPE and an out-of-range int accepted, and an unknown operation answered with a
+    JavaScript stack trace naming its source files (a SEC-LEAK failure; curl shows it)."""
+    code, data, out = report(tmp_path, "probe", "--target", node_soap_url,
+                             "--max-requests", "300")
+    assert code == 1, out
+    assert set(failed(data)) == {"ROB-FAULT-SHAPE", "SEC-ENTITY", "ROB-REJECT", "SEC-LEAK"}
+    assert {c["cause"] for c in data["causes"] if "SEC-LEAK" in c["rules"]} == {
+        "error answers leak stack frame, source path"}
+    assert kinds(data) >= {("SEC-LEAK", "SOAP 1.1", "http/unknown-operation-soap"),
+                           ("ROB-REJECT", "SOAP 1.1", "value/id_row_central/value"),
+                           ("SEC-ENTITY", "SOAP 1.2", "xml/doctype/parameter")}
+    shapes = {c["cause"] for c in data["causes"] if "ROB-FAULT-SHAPE" in c["rules"]}
+    assert "expected a SOAP 1.2 fault, actual SOAP 1.1 fault '…', application/soap+xml; " \
+           "charset=utf-8" in shapes
+
+
+def test_hardened_asmx_probe_passes_with_platform_warnings(asmx_hardened_url, tmp_path):
+    """customErrors On: no stack trace reaches the client; the X-AspNet-Version header and
+    the Mono version on its HTML error pages only name the platform (warnings)."""
+    code, data, out = report(tmp_path, "probe", "--target", asmx_hardened_url,
+                             "--max-requests", "300")
+    assert code == 0, out
+    assert failed(data) == {}
+    assert {r for r, c in data["rules"].items() if c.get("warning")} == {"SEC-LEAK"}
+
+
+def test_diff_errors_against_spyne(asmx_url, spyne_url, tmp_path):
+    """The erroneous requests of diff --errors, each difference checked with curl."""
+    code, data, out = report(tmp_path, "diff", "--primary", asmx_url, "--candidate", spyne_url,
+                             "--errors")
+    assert code == 1, out
+    causes = {c["cause"] for c in data["causes"] if c["verdict"] == "failed"}
+    assert {"malformed XML: HTTP status 400 expected, 500 given",
+            "missing parameters: a result instead of HTTP 500",
+            "SOAP 1.1 envelope as application/soap+xml: HTTP status 415 expected, 500 given",
+            "wrong envelope namespace: faultcode VersionMismatch vs Client.SoapError, "
+            "Upgrade header missing",
+            "non-integer int parameter (x): HTTP status 500 expected, 400 given"} <= causes
+    assert not [c for c in causes if "vs Client.SchemaValidationError" in c]
+
+
+def test_diff_errors_against_node_soap(asmx_url, node_soap_url, tmp_path):
+    code, data, out = report(tmp_path, "diff", "--primary", asmx_url,
+                             "--candidate", node_soap_url, "--errors")
+    assert code == 1, out
+    causes = {c["cause"] for c in data["causes"] if c["verdict"] == "failed"}
+    assert {"malformed XML: HTTP status 400 expected, 500 given",
+            "SOAP 1.1 envelope as application/soap+xml: a result instead of HTTP 415",
+            "SOAP 1.2 answered with a SOAP 1.1 envelope",
+            "HTTP 404: the call is not served"} <= causes
+    assert any(c.startswith("wrong envelope namespace: a result instead of VersionMismatch")
+               for c in causes)
+
+
+# ------------------------------------------------------------ findings that proved false
+
+
+def test_diff_reads_a_dotted_soap11_fault_code_as_its_class(asmx_url, spyne_url, tmp_path):
+    """spyne refuses a non-integer id_row_central with ``Client.SchemaValidationError``, ASMX
+    with ``Client``: the same class of fault (SOAP 1.1 section 4.4.1 refines codes with dots:
+    "Client.Authentication"), only spelled more precisely. Was a DIFF-BODY failure
+    ("faultcode Client vs Client.SchemaValidationError"); now a warning, while a fault of
+    another class (VersionMismatch vs Client.SoapError) still fails."""
+    _, data, out = report(tmp_path, "diff", "--primary", asmx_url, "--candidate", spyne_url,
+                          "--errors", "--operation", "LogoutFromSchool", "--binding", "soap11")
+    codes = {(f["verdict"], f["summary"]) for f in data["findings"]
+             if f.get("summary", "").startswith("faultcode ")}
+    assert ("failed", "faultcode Client vs Client.SchemaValidationError") not in codes, out
+    assert ("warning", "faultcode Client refined as Client.SchemaValidationError") in codes
+    assert ("failed", "faultcode VersionMismatch vs Client.SoapError, Upgrade header missing"
+            ) in codes
+
+
+def test_diff_of_a_candidate_without_wsdl_is_one_warning_per_endpoint(
+        asmx_url, asmx_hardened_url, tmp_path):
+    """The hardened ASMX publishes no WSDL (Documentation removed): certify says so with one
+    WSDL-PUBLISHED warning per endpoint. diff said 'HTTP 500 instead of a result', a
+    DIFF-STATUS failure per endpoint: the same behaviour, now the same verdict (a warning in
+    WSDL-PUBLISHED's words); the calls themselves are compared as before."""
+    code, data, out = report(tmp_path, "diff", "--primary", asmx_url,
+                             "--candidate", asmx_hardened_url)
+    wsdl = [f for f in data["findings"] if f["binding"] == "WSDL"
+            and f["rule"].startswith("DIFF-")]
+    assert {f["verdict"] for f in wsdl} == {"warning"}, out
+    assert len(wsdl) == 7
+    assert {f["cause"] for f in wsdl} == {
+        "the candidate publishes no WSDL (HTTP 500, text/html): Documentation protocol off?"}
+    assert code == 0, out

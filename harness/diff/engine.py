@@ -32,7 +32,7 @@ from harness.judge.profiles import Profile
 from harness.judge.request_validation import EXPLANATION, markup_refused, not_served
 from harness.judge.security import judge_leaks
 from harness.judge.sending import RULE_TITLES, size_finding, transport_finding
-from harness.judge.wsdl_rules import unpublished
+from harness.judge.wsdl_rules import NOT_PUBLISHED, unpublished
 from harness.traffic.exchange import Exchange, HttpRequest, HttpResponse
 from harness.traffic.redaction import redact_credentials
 from harness.traffic.send import (
@@ -203,6 +203,14 @@ class Diff:
             # to hold the candidate's against
             return Answered(case, requests, responses, [], [], [], started, seconds,
                             f"the primary publishes no WSDL at {case.described} ({why})")
+        if case.described and (why := unpublished(own[CANDIDATE])):
+            # publishing a WSDL is optional (issue 21): the one verdict certify gives it,
+            # WSDL-PUBLISHED's warning, in place of "HTTP 500 instead of a result"
+            unpublished_wsdl = Difference(
+                "outcome", "", "a WSDL", why, True,
+                f"the candidate publishes no WSDL ({why}): {NOT_PUBLISHED.split(': ', 1)[1]}")
+            return Answered(case, requests, responses, [unpublished_wsdl], [], [], started,
+                            seconds)
         differences = self._compare(own[PRIMARY], own[CANDIDATE])
         noise = self._compare(own[PRIMARY], own[SECONDARY]) if SECONDARY in own else []
         return Answered(case, requests, responses, differences, noise, [], started, seconds)
@@ -324,7 +332,8 @@ class Diff:
         def cause_of(difference: Difference) -> str:  # each difference its own cause
             if permitted:
                 return EXPLANATION
-            return what + (outcome_cause(difference) if difference is outcome
+            return what + (outcome_cause(difference)
+                           if difference is outcome and not difference.warning
                            else words_of(difference, PRIMARY_ANSWERS))
 
         failed: set[str] = set()

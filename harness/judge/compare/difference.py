@@ -40,7 +40,9 @@ class Difference:
     @property
     def prose(self) -> bool:
         """A difference of human prose (a fault's reason or detail, an error message): never
-        more than a warning."""
+        more than a warning. A fault code is no prose, even refined (a warning too)."""
+        if self.path.endswith(("/Fault/faultcode", "/Fault/Code")):
+            return False
         return self.warning and ("/Fault/" in self.path or self.kind == "body")
 
     def describe(self) -> str:

@@ -88,9 +88,10 @@ def _operations(exp: Description, act: Description) -> Iterator[Difference]:
         for finding in _judge_operation(op, got, ""):
             if finding.verdict is Verdict.FAILED:
                 actual = finding.actual + (f" ({finding.message})" if finding.message else "")
-                place = _PLACES[finding.rule]
                 if finding.rule == "WSDL-TYPES":  # "name: type": the parameter's own place
                     place = f"{finding.expected.split(':', 1)[0]}/type"
+                else:
+                    place = _PLACES[finding.rule]
                 yield _diff(f"{_ROOT}/{op.name}/{place}", finding.expected, actual,
                             _SUMMARIES[finding.rule])
     known = {op.name for op in exp.operations}

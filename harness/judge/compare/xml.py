@@ -192,12 +192,19 @@ class _Walk:
         detail and actor as prose (warnings)."""
         exp_code, act_code = fault_code(exp), fault_code(act)
         code_path = f"{path}/{'faultcode' if child(exp, 'faultcode') is not None else 'Code'}"
-        if (_neutral(exp, exp_code) != _neutral(act, act_code)
-                and not ignored_path(code_path, self.ignore)):
-            self.out.append(Difference(
-                "text", code_path, exp_code, act_code,
-                summary=f"faultcode {local_code(exp_code) or '(none)'} vs "
-                        f"{local_code(act_code) or '(none)'}"))
+        exp_neutral, act_neutral = _neutral(exp, exp_code), _neutral(act, act_code)
+        if exp_neutral != act_neutral and not ignored_path(code_path, self.ignore):
+            if _fault_class(exp_neutral) == _fault_class(act_neutral):
+                # SOAP 1.1 4.4.1: "Client.Authentication" is a Client fault said more
+                # precisely (spyne's Client.SchemaValidationError): the same class
+                self.out.append(Difference(
+                    "text", code_path, exp_code, act_code, True,
+                    f"faultcode {local_code(exp_code)} refined as {local_code(act_code)}"))
+            else:
+                self.out.append(Difference(
+                    "text", code_path, exp_code, act_code,
+                    summary=f"faultcode {local_code(exp_code) or '(none)'} vs "
+                            f"{local_code(act_code) or '(none)'}"))
         exp_reason, act_reason = fault_reason(exp, whole=True), fault_reason(act, whole=True)
         spelled = "faultstring" if child(exp, "faultstring") is not None else "Reason"
         reason_path = f"{path}/{spelled}"
@@ -337,6 +344,16 @@ def _neutral(fault: etree._Element, code: str | None) -> str | None:
         else:
             parts.append(f"{{{ns}}}{local}" if ns else part)
     return "/".join(parts)
+
+
+def _fault_class(neutral: str | None) -> str | None:
+    """The class of a neutral code (``_neutral``): a SOAP 1.1 dotted code of the envelope's
+    namespace ("Client.SchemaValidationError", read as "Sender.SchemaValidationError") is
+    the code before its first dot (SOAP 1.1 section 4.4.1); any other code is itself."""
+    if neutral is None or "/" in neutral or neutral.startswith("{"):
+        return neutral
+    head = neutral.split(".", 1)[0]
+    return _SOAP12_CODES.get(head, head)
 
 
 def local_code(code: str | None) -> str | None:
