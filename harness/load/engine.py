@@ -26,13 +26,17 @@ import gevent.event
 from locust import stats as locust_stats
 from locust.env import Environment
 from locust.html import get_html_report
+from locust.shape import LoadTestShape
 
 from harness.contract.model import Contract, from_dict
 from harness.contract.selection import Selection
 from harness.errors import HarnessError, TargetUnreachable, UsageError
 from harness.judge.findings import Report
 from harness.load.schedule import Schedule, Timing
+from harness.load.shape import Shape, parse_shape
 from harness.load.slicing import Recordings, read_slice
+from harness.load.trend import ALL, Limits, compare, split_name, stats_line
+from harness.load.trend import TITLES as TREND_TITLES
 from harness.load.user import Feed, ReplayUser
 from harness.load.verdict import Merged
 from harness.traffic.send import SendOptions, check_reachable
@@ -90,6 +94,9 @@ class Outputs:
     fail_ratio: float | None = None
     p95_ms: float | None = None
     web_port: int | None = None
+    #: harness.load.trend: the previous run read (``read_baseline``) and the limits.
+    baseline: dict[str, Any] | None = None
+    limits: dict[str, Any] | None = None
 
 
 # ------------------------------------------------------------------------------------ local
@@ -103,10 +110,11 @@ def run_local(paths: list[str], settings: Settings, outputs: Outputs) -> int:
     runner = env.create_local_runner()
     done = gevent.event.Event()
     feed = _feed(recordings, schedule, settings, done.set)
+    env.events.test_stop.add_listener(lambda **kw: feed.finish())  # a shape's end
     extras = _start_outputs(env, outputs, schedule.total)
     started = time.time()
     feed.start(started + 0.05)
-    runner.start(settings.users(), spawn_rate=10 * settings.users())
+    _start_users(runner, settings, 1)
     with interruptions(feed.stop, done.set) as stop:
         done.wait()
     runner.quit()
@@ -171,7 +179,7 @@ def run_master(paths: list[str], settings: Settings, outputs: Outputs, *, worker
     extras = _start_outputs(env, outputs, schedule.total)
     started, cpu0 = time.time(), time.process_time()
     runner.send_message("harness_go", {"t0": started + START_DELAY})
-    runner.start(settings.users(workers), spawn_rate=10 * settings.users(workers))
+    _start_users(runner, settings, workers)
     with interruptions(lambda: None, finished.set) as stop:
         _watch(runner, finished, workers, state["errors"])
     merged.report.meta["master_cpu_s"] = round(time.process_time() - cpu0, 3)
@@ -312,7 +320,41 @@ def _report_done(runner, feed: Feed) -> None:
 def _environment(settings: Settings | None) -> Environment:
     if settings is not None:
         _configure(settings)
-    return Environment(user_classes=[ReplayUser], host=settings.target if settings else None)
+    shape = settings.timing.shape if settings is not None else None
+    if not shape:
+        return Environment(user_classes=[ReplayUser],
+                           host=settings.target if settings else None)
+    # A user the shape lets go ends after its answer (its request is not cut off).
+    return Environment(user_classes=[ReplayUser], host=settings.target,
+                       shape_class=Shaped(parse_shape(shape)),
+                       stop_timeout=settings.options.timeout + 1.0)
+
+
+class Shaped(LoadTestShape):
+    """Locust's load shape for ``--shape`` (harness.load.shape): the user count each second,
+    and the count the runner had then (the report's ``users_over_time``)."""
+
+    def __init__(self, shape: Shape) -> None:
+        super().__init__()
+        self.shape = shape
+        self.timeline: list[list[float | int]] = []
+
+    def tick(self) -> tuple[int, float] | None:
+        t = self.get_run_time()
+        users = self.shape.users_at(t)
+        if self.runner is not None and len(self.timeline) < 100_000:
+            self.timeline.append([round(t, 1), users,
+                                  self.get_current_user_count()])
+        if users is None:
+            return None
+        return users, float(max(self.shape.peak, 1))  # each change within about a second
+
+
+def _start_users(runner, settings: Settings, workers: int) -> None:
+    if settings.timing.shape:
+        runner.start_shape()
+    else:
+        runner.start(settings.users(workers), spawn_rate=10 * settings.users(workers))
 
 
 def _configure(settings: Settings) -> None:
@@ -345,6 +387,7 @@ def _merged(settings: Settings, paths: list[str], schedule: Schedule, *, workers
     t = settings.timing
     return Merged(settings.target, recordings=list(paths), mode=t.mode, speed=t.speed,
                   loops=t.loops, max_wait=t.max_wait, rate=t.rate, users=t.users,
+                  shape=t.shape,
                   workers=workers, check_ratio=settings.check_ratio,
                   scheduled_duration_s=schedule.duration, broken_lines=broken)
 
@@ -463,6 +506,7 @@ def _finish(env: Environment, merged: Merged, outputs: Outputs, extras: dict[str
         p50_ms=total.get_response_time_percentile(0.5),
         p95_ms=total.get_response_time_percentile(0.95),
         p99_ms=total.get_response_time_percentile(0.99))
+    _add_trends(env, report, outputs, time.time() - started)
     if "csv" in extras:
         _write_csv(extras["csv"], outputs.csv)
     if outputs.html:
@@ -486,6 +530,38 @@ def _finish(env: Environment, merged: Merged, outputs: Outputs, extras: dict[str
     if errors:
         return 2
     return 1 if code or breaches else 0
+
+
+def _add_trends(env: Environment, report: Report, outputs: Outputs, seconds: float) -> None:
+    """Locust's stats per operation x binding and in all (``stats``: what a later
+    --baseline compares with), the user count a shape asked for and had
+    (``users_over_time``), and the comparison with the --baseline as findings."""
+    lines: dict[tuple[str, str], list] = {}
+    for entry in env.stats.entries.values():
+        key = split_name(entry.name)
+        line = lines.setdefault(key, [0, 0, entry])
+        line[0] += entry.num_requests
+        line[1] += entry.num_failures
+        if entry.num_requests > line[2].num_requests:
+            line[2] = entry
+
+    def percentiles(entry) -> tuple[Any, ...]:
+        return tuple(entry.get_response_time_percentile(p) if entry.num_requests else None
+                     for p in (0.5, 0.95, 0.99))
+
+    stats = [stats_line(op, b, n, failed, seconds, *percentiles(entry))
+             for (op, b), (n, failed, entry) in sorted(lines.items())]
+    total = env.stats.total
+    stats.append(stats_line(ALL, ALL, total.num_requests, total.num_failures, seconds,
+                            *percentiles(total)))
+    report.meta["stats"] = stats
+    if isinstance(env.shape_class, Shaped):
+        report.meta["users_over_time"] = env.shape_class.timeline
+    if outputs.baseline is not None:
+        report.titles.update(TREND_TITLES)
+        report.meta["baseline_run"] = outputs.baseline["path"]
+        report.extend(compare(outputs.baseline, stats, report.meta,
+                              Limits(**(outputs.limits or {}))))
 
 
 def _write_csv(writer, prefix: str) -> None:
@@ -539,14 +615,15 @@ def run_from_options(o: dict[str, Any]) -> int:
     quiet_locust_logs()
     if o["worker"]:
         return run_worker(o["recordings"], master_host=o["master_host"], port=o["master_port"])
-    timing = Timing(o["speed"], o["loop"], o["max_wait"], o["rate"], o["users"])
+    timing = Timing(o["speed"], o["loop"], o["max_wait"], o["rate"], o["users"],
+                    o.get("shape"))
     sending = {"timeout": o["timeout"], "max_response_mb": o["max_response_mb"],
                "insecure": o["insecure"], "cacert": o["cacert"], "headers": o["header"]}
     settings = Settings(o["target"], o["contract"], timing, o["check_ratio"],
                         tuple(o["ignore"]), o["concurrency"], sending,
                         tuple(o["operation"]), tuple(o["binding"]))
     outputs = Outputs(o["json"], o["junit"], o["csv"], o["html"], o["quiet"], o["fail_ratio"],
-                      o["p95_ms"], o["web_port"])
+                      o["p95_ms"], o["web_port"], o.get("baseline_run"), o.get("limits"))
     if o["master"]:
         return run_master(o["recordings"], settings, outputs, workers=o["expect_workers"],
                           bind_host=o["master_bind_host"], port=o["master_port"],
