@@ -154,6 +154,8 @@ def run(args: argparse.Namespace) -> int:
     from harness.contract.model import to_dict
 
     check_outputs(args.json, args.junit, args.html)
+    if args.shape and (args.master or args.worker):
+        raise UsageError("--shape runs on one machine for now (not with --master/--worker)")
     if args.shape:
         from harness.load.shape import parse_shape
 
@@ -240,7 +242,7 @@ def dry_run(args: argparse.Namespace, contract) -> int:
     from harness.load.slicing import read_slice
 
     recordings = read_slice(args.recordings, contract, keep=False)
-    timing = Timing(args.speed, args.loop, args.max_wait, args.rate, args.users)
+    timing = Timing(args.speed, args.loop, args.max_wait, args.rate, args.users, args.shape)
     print(f"load: {Schedule(recordings.started, timing).describe()}")
     return 0
 

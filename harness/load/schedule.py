@@ -109,7 +109,8 @@ class Schedule:
         if t.shape:
             from harness.load.shape import parse_shape
 
-            return f"{head}: {parse_shape(t.shape).describe()}"
+            return (f"{self.count} recorded requests, sent over and over until the shape ends"
+                    f", mode shape: {parse_shape(t.shape).describe()}")
         if t.users:
             return f"{head}: {t.users} users, each sends as soon as its answer came back"
         duration = self.duration or 0.0
