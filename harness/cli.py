@@ -5,7 +5,9 @@ HarnessError into one line on stderr and exit status 2."""
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
+import re
 import sys
 from collections.abc import Sequence
 
@@ -28,8 +30,45 @@ Exit status: 0 all good, 1 findings (a mandatory rule failed or a difference was
 
 
 class _Parser(argparse.ArgumentParser):
+    def parse_known_args(self, args=None, namespace=None):
+        self._given = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
+
     def error(self, message: str) -> None:  # one line, exit 2, as for every usage error
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        hint = did_you_mean(self, getattr(self, "_given", []), message)
+        self.exit(2, f"{self.prog}: error: {message}{hint}\n")
+
+
+def _close(word: str, candidates: Sequence[str]) -> str | None:
+    found = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def did_you_mean(parser: argparse.ArgumentParser, given: Sequence[str], message: str) -> str:
+    """`` (did you mean X?)`` for the mistyped command or flag behind an argparse error
+    (``certfy`` -> certify, ``--taget`` -> --target), else ''. Flags are looked up in the
+    command the words name (``harness certify --taget``: certify's flags)."""
+    choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+    if choice:
+        meant = _close(choice.group(1), re.findall(r"'([^']*)'", choice.group(2)))
+        return f" (did you mean {meant}?)" if meant else ""
+    scope = parser
+    for word in given:
+        if word == "--":
+            break
+        if word.startswith("--") and len(word) > 2:
+            flag = word.split("=", 1)[0]
+            known = [o for o in scope._option_string_actions if o.startswith("--")]
+            if any(o.startswith(flag) for o in known):  # the flag, or a prefix argparse takes
+                continue
+            meant = _close(flag, known)
+            if meant:
+                return f" (did you mean {meant}?)"
+            continue
+        commands = [a for a in scope._actions if isinstance(a, argparse._SubParsersAction)]
+        if commands and word in commands[0].choices:
+            scope = commands[0].choices[word]
+    return ""
 
 
 def build_parser() -> argparse.ArgumentParser:

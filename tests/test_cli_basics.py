@@ -148,3 +148,23 @@ def test_commands_that_send_nothing_start_without_the_http_client(command: str) 
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120, check=False)
     assert done.stdout.strip().splitlines()[-1] == "False", done.stdout[-500:] + done.stderr
+
+
+@pytest.mark.parametrize(("args", "meant"), [
+    (["certfy"], "certify"),
+    (["certify", "--taget", "http://127.0.0.1:9"], "--target"),
+    (["load", "--taget=http://127.0.0.1:9", "x.jsonl"], "--target"),
+    (["replay", "--concurency", "2"], "--concurrency"),  # also misses RECORDING: still said
+    (["certify", "--profile", "spc"], "spec"),
+], ids=" ".join)
+def test_a_mistyped_command_or_flag_says_what_was_meant(args: list[str], meant: str) -> None:
+    result = run(*args)
+    assert_one_line_error(result)
+    assert result.stderr.rstrip().endswith(f"(did you mean {meant}?)"), result.stderr
+
+
+@pytest.mark.parametrize("args", [["zzzzzz"], ["certify", "--zzzzzz"]], ids=" ".join)
+def test_nothing_close_suggests_nothing(args: list[str]) -> None:
+    result = run(*args)
+    assert_one_line_error(result)
+    assert "did you mean" not in result.stderr

@@ -55,7 +55,8 @@ def sec_entity(case: ProbeCase, answer: Answer, bound: float) -> Outcome:
                       f"{shorten(seen[max(0, at - 40):at + 60])!r}")
     if response.status < 400:
         return failed("the document refused (an error answer)",
-                      f"HTTP {response.status}: the DTD or XInclude was processed")
+                      f"HTTP {response.status}: a document with a DTD or XInclude was "
+                      "accepted (SOAP messages carry none)")
     return passed("no entity expanded", f"HTTP {response.status}, no canary")
 
 
