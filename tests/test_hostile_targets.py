@@ -173,15 +173,27 @@ def test_selection_values_rule_and_maxfail(tmp_path, recording):
         done, data = run("certify", url, tmp_path, recording, "--operation",
                          "GetTeacherSubjectsByID", "--binding", "get", "--values", values)
         assert done.returncode == 0, done.stdout + done.stderr
-        assert sent(tmp_path / "reports") == {"GetTeacherSubjectsByID HTTP GET"}
+        # the WSDL checks of what is selected still run (WSDL-SOAPACTION: no SOAP binding)
+        assert sent(tmp_path / "reports") == {"GetTeacherSubjectsByID HTTP GET",
+                                              "/GetTeacherSubjects.asmx WSDL"}
         assert "Tid=4242" in attachments(tmp_path / "reports")
+        assert data["selection"] == {
+            "covered": ["HTTP GET", "GetTeacherSubjectsByID"],
+            "left_out": ["SOAP 1.1", "SOAP 1.2", "HTTP POST", "7 other operations"],
+            "chosen": "--binding get --operation GetTeacherSubjectsByID", "partial": True}
         ruled, data = run("certify", url, tmp_path, recording, "--rule", "R1-SOAPACTION")
         assert ruled.returncode == 0 and set(data["rules"]) >= {"R1-SOAPACTION"}
         assert {name.split()[1] for name in sent(tmp_path / "reports")} == {"SOAP"}
+        assert data["selection"]["covered"] == ["rule R1-SOAPACTION"]
+        assert "PASSED for rule R1-SOAPACTION; the " in ruled.stdout
         replayed, data = run("replay", url, tmp_path, recording, "--binding", "soap12")
         assert replayed.returncode == 0
         assert data["exchanges"] == 3 and data["not_selected"] == 9  # 3 operations x 4
         assert {f.get("binding") for f in data["findings"]} <= {"SOAP 1.2"}
+        assert "replay: PASSED for SOAP 1.2; SOAP 1.1, HTTP GET, HTTP POST not judged" \
+            in replayed.stdout
+        diffed, data = run("diff", url, tmp_path, recording, "--operation", "AuthCode")
+        assert diffed.returncode == 0 and data["selection"]["covered"] == ["AuthCode"]
     with serve("broken") as url:
         stopped, _ = run("certify", url, tmp_path, recording, *NS, "--maxfail", "1")
     assert stopped.returncode == 1 and "stopping after 1 failures" in stopped.stdout
@@ -197,11 +209,12 @@ def test_config_file_and_flags_override_it(tmp_path, recording):
         env = {**__import__("os").environ, "GATEWAY_KEY": "k"}
         done = harness("certify", "--no-html", "--report-dir", "a", cwd=tmp_path, env=env)
         assert done.returncode == 0, done.stdout + done.stderr
-        assert sent(tmp_path / "a") == {"AuthCode SOAP 1.1"}
+        assert sent(tmp_path / "a") == {"AuthCode SOAP 1.1", "/AuthCodeSending.asmx WSDL"}
         assert "FROM-FILE" in attachments(tmp_path / "a")
         flagged = harness("certify", "--no-html", "--report-dir", "b", "--binding", "post",
                           cwd=tmp_path, env=env)
-        assert sent(tmp_path / "b") == {"AuthCode HTTP POST"}, flagged.stdout
+        assert sent(tmp_path / "b") == {"AuthCode HTTP POST", "/AuthCodeSending.asmx WSDL"}, \
+            flagged.stdout
         missing = harness("certify", "--no-html", cwd=tmp_path)  # ${GATEWAY_KEY} unset
         assert missing.returncode == 2 and "GATEWAY_KEY" in one_line(missing)
         (tmp_path / "harness.toml").write_text("timeot = 3\n", encoding="utf-8")

@@ -303,8 +303,17 @@ def test_a_published_wsdl_is_judged_for_the_bindings_certified(tmp_path: Path) -
     contract = school_mobile()
     with running(app=create_app(contract, respond=_wrong_soapaction)) as url:
         code, data, out = certify(tmp_path, "--target", url, "--binding", "soap11",
-                                  "--binding", "soap12")
+                                  "--binding", "soap12", "--junit", "certify.xml")
     assert code == 1, out
+    # a partial run says so: console, JSON, JUnit and the Allure overview
+    assert "certify: FAILED for SOAP 1.1, SOAP 1.2; HTTP GET, HTTP POST not certified - " in out
+    assert data["selection"] == {"covered": ["SOAP 1.1", "SOAP 1.2"],
+                                 "left_out": ["HTTP GET", "HTTP POST"],
+                                 "chosen": "--binding soap11 --binding soap12", "partial": True}
+    junit = (tmp_path / "certify.xml").read_text(encoding="utf-8")
+    assert '<property name="selection.left_out" value="HTTP GET, HTTP POST"/>' in junit
+    overview = (tmp_path / "reports" / "allure-results" / "environment.properties").read_text()
+    assert "not.judged = HTTP GET, HTTP POST" in overview
     assert failed_rules(data) == {"WSDL-SOAPACTION"}
     failed = [f for f in data["findings"] if f["verdict"] == "failed"]
     assert len(failed) == 2 * len(contract.operations)  # each operation, in soap and soap12

@@ -32,7 +32,14 @@ from harness.contract.selection import Selection, Values
 from harness.contract.structure import Value
 from harness.errors import HarnessError, ResponseTooLarge, RunStopped, TargetUnreachable, UsageError
 from harness.judge import rules, sending, wsdl_rules
-from harness.judge.findings import Finding, Report, Verdict, cause_of, example_text
+from harness.judge.findings import (
+    Finding,
+    Report,
+    Verdict,
+    cause_of,
+    example_text,
+    selection_scope,
+)
 from harness.judge.profiles import Profile
 from harness.reference.server import target_or_reference
 from harness.reports.allure_bridge import WARNING_LABEL
@@ -434,6 +441,8 @@ def certify(target: str | None, contract: Contract | str | None, outputs: Output
         report = Report("certify", shown, titles=rules.titles() | sending.RULE_TITLES
                         | {SCENARIO: SCENARIO_TITLE},
                         profile=profile, namespace=contract.namespace)
+        report.scope = selection_scope(contract, settings.selection, settings.rules,
+                                       len(set(rules.RULES) | set(wsdl_rules.RULES)))
         plugin = CertifyPlugin(report, settings, contract)
         args = [str(CONFORMANCE_TESTS), "-c", str(PYTEST_INI), "--rootdir", str(STEPS.parent),
                 *(a for name in PLUGINS for a in ("-p", name)), "-q", "--tb=no", "-rN",

@@ -27,7 +27,7 @@ from harness.diff.noise import Noise, noise_key
 from harness.errors import ResponseTooLarge, TargetUnreachable
 from harness.judge.causes import leak_cause, outcome_cause, words_of
 from harness.judge.compare import WSDL_NS, Difference, compare_responses, ignored_path
-from harness.judge.findings import Finding, Report, Verdict
+from harness.judge.findings import Finding, Report, Verdict, selection_scope
 from harness.judge.profiles import Profile
 from harness.judge.request_validation import EXPLANATION, markup_refused, not_served
 from harness.judge.security import judge_leaks
@@ -144,6 +144,7 @@ class Diff:
         self.selection = selection or Selection()
         self.report = Report("diff", self.roles[CANDIDATE], TITLES | RULE_TITLES,
                              profile=profile, **self._meta())
+        self.report.scope = selection_scope(contract, self.selection)
         #: Per role: answers, and those that were 404/HTML (a wrong target's signs).
         self._answered: Counter[str] = Counter()
         self._strange: Counter[str] = Counter()

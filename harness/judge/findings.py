@@ -25,11 +25,15 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from harness.errors import UsageError
 from harness.judge.profiles import Profile, Severity
 from harness.traffic.exchange import HttpRequest, HttpResponse
+
+if TYPE_CHECKING:
+    from harness.contract.model import Contract
+    from harness.contract.selection import Selection
 
 #: Not a rule: the pseudo-rule under which service description requests (WSDL, disco, help
 #: page) reach a Report, which counts them by kind (the finding's ``actual``; in a tally key,
@@ -201,6 +205,45 @@ class Scope:
     def to_dict(self) -> dict[str, Any]:
         return {"covered": list(self.covered), "left_out": list(self.left_out),
                 "chosen": self.chosen, "partial": self.partial}
+
+
+#: Names of left-out operations listed in a Scope; beyond them, "N other operations".
+SCOPE_NAMES = 3
+
+
+def selection_scope(contract: Contract, selection: Selection, rules: Iterable[str] = (),
+                    catalogue: int = 0) -> Scope | None:
+    """What a run chosen with ``--binding``/``--operation``/``--rule`` covered and left out
+    (None when it covers the whole contract): binding labels, operation names ("4 other
+    operations" past SCOPE_NAMES), "rule R1-SOAPACTION" and "the N other rules" (``catalogue``:
+    how many rules the command has)."""
+    from harness.contract.bindings import Binding
+
+    covered: list[str] = []
+    left_out: list[str] = []
+    chosen: list[str] = []
+    if selection.bindings:
+        labels = [Binding(b).label for b in contract.bindings]
+        covered += [label for label in labels if label in selection.bindings]
+        left_out += [label for label in labels if label not in selection.bindings]
+        chosen += [f"--binding {Binding.parse(label).value}" for label in labels
+                   if label in selection.bindings]
+    if selection.operations:
+        names = [op.name for op in contract.operations]
+        covered += [name for name in names if name in selection.operations]
+        others = [name for name in names if name not in selection.operations]
+        left_out += others if len(others) <= SCOPE_NAMES else [f"{len(others)} other operations"]
+        chosen += [f"--operation {name}" for name in names if name in selection.operations]
+    rules = sorted(set(rules))
+    if rules:
+        covered += [f"rule {rule}" for rule in rules]
+        others = max(catalogue - len(rules), 0)
+        if others:
+            left_out.append(f"the {others} other rule" + ("" if others == 1 else "s"))
+        chosen += [f"--rule {rule}" for rule in rules]
+    if not left_out:
+        return None
+    return Scope(tuple(covered), tuple(left_out), " ".join(chosen))
 
 
 class Report:

@@ -19,7 +19,7 @@ Certify runs them from ``features/wsdl.feature``; ``harness contract --check`` p
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from harness.contract.bindings import Binding
 from harness.contract.model import Contract, Operation, Parameter, ParamType
@@ -224,6 +224,10 @@ def _judge_ports(contract: Contract, ops: tuple[Operation, ...], d: Description,
     ok, bad = Verdict.PASSED, Verdict.FAILED
     if not ops:
         return
+    if not any(selection.allows(None, Binding(b).label) for b in contract.bindings
+               if b in ("soap11", "soap12")):
+        yield replace(_finding("WSDL-SOAPACTION", Verdict.NOT_APPLICABLE, source),
+                      cause="no SOAP binding selected (--binding)")
     for binding in contract.bindings:
         if not selection.allows(None, Binding(binding).label):
             continue

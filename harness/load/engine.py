@@ -31,7 +31,7 @@ from locust.shape import LoadTestShape
 from harness.contract.model import Contract, from_dict
 from harness.contract.selection import Selection
 from harness.errors import HarnessError, TargetUnreachable, UsageError
-from harness.judge.findings import Report
+from harness.judge.findings import Report, selection_scope
 from harness.load.schedule import Schedule, Timing
 from harness.load.shape import Shape, parse_shape
 from harness.load.slicing import Recordings, read_slice
@@ -385,11 +385,13 @@ def _feed(recordings: Recordings, schedule: Schedule, settings: Settings,
 def _merged(settings: Settings, paths: list[str], schedule: Schedule, *, workers: int,
             broken: int) -> Merged:
     t = settings.timing
-    return Merged(settings.target, recordings=list(paths), mode=t.mode, speed=t.speed,
-                  loops=t.loops, max_wait=t.max_wait, rate=t.rate, users=t.users,
-                  shape=t.shape,
-                  workers=workers, check_ratio=settings.check_ratio,
-                  scheduled_duration_s=schedule.duration, broken_lines=broken)
+    merged = Merged(settings.target, recordings=list(paths), mode=t.mode, speed=t.speed,
+                    loops=t.loops, max_wait=t.max_wait, rate=t.rate, users=t.users, shape=t.shape,
+                    workers=workers, check_ratio=settings.check_ratio,
+                    scheduled_duration_s=schedule.duration, broken_lines=broken)
+    contract = from_dict(settings.contract)
+    merged.report.scope = selection_scope(contract, settings.selection(contract))
+    return merged
 
 
 def _wait_for(found: Callable[[], list], count: int, timeout: float, message: str,

@@ -19,7 +19,7 @@ from harness.contract.bindings import Binding
 from harness.contract.model import Contract, ParamType
 from harness.contract.selection import Selection
 from harness.errors import ResponseTooLarge, TargetUnreachable, UsageError
-from harness.judge.findings import Finding, Report, Verdict
+from harness.judge.findings import Finding, Report, Verdict, selection_scope
 from harness.judge.rules import Outcome, failed, passed
 from harness.probe import checks, values
 from harness.probe.attacks import attacked_operations, malformed_envelopes, xml_attacks
@@ -302,6 +302,7 @@ def probe(target: str | None, contract: Contract, budget: Budget, outputs: Outpu
               file=stream, flush=True)
         prober = Prober(contract, url, budget, report, cases_out, options)
         chosen = chosen or Selection()
+        report.scope = selection_scope(contract, chosen)
 
         def picked(cases: Iterable[ProbeCase]) -> Iterator[ProbeCase]:
             return (c for c in cases if chosen.allows(c.operation.name, c.binding.label))

@@ -31,7 +31,7 @@ from harness.errors import (
 )
 from harness.judge.causes import outcome_cause, words_of
 from harness.judge.compare import Difference, compare_responses
-from harness.judge.findings import Finding, Report, Verdict
+from harness.judge.findings import Finding, Report, Verdict, selection_scope
 from harness.judge.profiles import Profile
 from harness.judge.request_validation import EXPLANATION, markup_refused, not_served
 from harness.judge.rules import SPEC, Side, described, judge, judge_case, read_case, titles
@@ -437,6 +437,7 @@ def replay(paths: Sequence[str | Path], contract: Contract, target: str, *,
                     recordings=[str(p) for p in paths], concurrency=concurrency, rate=rate,
                     processes=layout.processes, threads=layout.threads)
     report.descriptions_note = "skipped: not sent"
+    report.scope = selection_scope(contract, job.selection)
     # Big chunks: a chunk's answers are checked in one run, and a longer run keeps caches warm.
     size = chunk_size or max(16, 32 * layout.threads)
     report.meta["broken_lines"] = run(job, paths, report, workers=layout.processes,
