@@ -4,10 +4,9 @@ command.
 ``harness.cli`` installs the handlers once (``handled``). The first signal asks the run to
 stop: work that can stop at a boundary (a chunk of a recording, a call, a case) checks
 ``requested()`` and winds down, keeping what it finished; elsewhere KeyboardInterrupt is
-raised (inside
-``cooperative()`` it is not: the code there checks the flag). The command then writes what it
-has (console, JSON, JUnit, Allure) marked interrupted and exits 130 (SIGINT) or 143 (SIGTERM):
-``exit_code()``. A second signal stops at once (the children first).
+raised (inside ``cooperative()`` it is not: the code there checks the flag). The command then
+writes what it has (console, JSON, JUnit, Allure) marked interrupted and exits 130 (SIGINT)
+or 143 (SIGTERM): ``exit_code()``. A second signal stops at once (the children first).
 
 Worker processes (``harness.judge.streaming``) ignore the signals and follow the parent's
 flag (``shared_event``): a Ctrl-C reaches the whole process group, and the parent decides.
