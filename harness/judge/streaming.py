@@ -162,8 +162,6 @@ def process(chunk: Chunk) -> ChunkResult:
     """Decode, judge and tally one chunk (in whichever process holds the job)."""
     assert _job is not None, "the job is not set up in this process"
     result = ChunkResult(chunk.source, broken=list(chunk.broken))
-    if stopping.requested():  # queued before the stop: left undone, not counted
-        return result
     decoded = _decode(chunk, result)
     chosen = getattr(_job, "chosen", None)  # a job may leave exchanges out (--operation...)
     exchanges = decoded if chosen is None else [e for e in decoded if chosen(e)]
