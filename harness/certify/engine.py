@@ -376,6 +376,8 @@ class Outputs:
     junit: Path | None = None
     report_dir: Path = DEFAULT_REPORT_DIR
     html: bool = True
+    #: Allure's history file (or a folder holding one) the HTML report shows and extends.
+    history: Path | None = None
 
     @property
     def allure_results(self) -> Path:
@@ -543,7 +545,7 @@ def _render_html(outputs: Outputs, stream) -> None:
 
     try:
         html = allure_report.render(outputs.allure_results, outputs.allure_report,
-                                    name="harness certify")
+                                    name="harness certify", history=outputs.history)
     except allure_report.AllureMissing as exc:
         print(f"certify: no HTML report: {exc}", file=stream)
         return
