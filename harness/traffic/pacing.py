@@ -19,6 +19,8 @@ import multiprocessing
 import time
 from typing import Any
 
+from harness import stopping
+
 #: Seconds of slots a late schedule may still make up (at most this much of a burst).
 CATCH_UP = 1.0
 
@@ -46,10 +48,13 @@ class Pace:
             self._next.value = slot + self.interval
         return slot
 
-    def wait(self) -> None:
-        """Return when the next slot is due."""
+    def wait(self) -> bool:
+        """Return when the next slot is due, or sooner when the run is asked to stop
+        (``harness.stopping``); whether it was."""
         if not self.interval:
-            return
+            return False
         slot = self.slot()
         while (left := slot - time.monotonic()) > 0:
-            time.sleep(left)
+            if stopping.wait(left):  # a stop cuts the wait short
+                return True
+        return False
