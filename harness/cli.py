@@ -11,7 +11,7 @@ import re
 import sys
 from collections.abc import Sequence
 
-from harness import __version__
+from harness import __version__, stopping
 from harness.errors import HarnessError
 
 #: Subcommand modules, in the order ``--help`` lists them.
@@ -108,14 +108,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"harness: error: {exc}", file=sys.stderr)
         return exc.exit_code
     args = parser.parse_args(argv)
-    try:
-        fill(args)
-        return int(args.run(args) or 0)
-    except HarnessError as exc:
-        print(f"harness {args.command}: error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        return 130
+    with stopping.handled(f"harness {args.command}"):
+        try:
+            fill(args)
+            return int(args.run(args) or 0)
+        except HarnessError as exc:
+            if stopping.requested():  # an error the stop caused (a call cut short)
+                stopping.interrupted_line(args.command)
+                return stopping.exit_code()
+            print(f"harness {args.command}: error: {exc}", file=sys.stderr)
+            return exc.exit_code
+        except KeyboardInterrupt:  # stopped where nothing could be kept
+            stopping.interrupted_line(args.command)
+            return stopping.exit_code()
 
 
 if __name__ == "__main__":

@@ -346,3 +346,29 @@ def test_the_writer_remembers_which_urls_are_the_services_within_bounds(tmp_path
     transcriber.close()
     counts = transcriber.console.counts
     assert counts["recorded"] == 4 and counts["foreign left out"] == 5003
+
+
+def test_credential_looking_headers_never_reach_the_file(contract, reference_url, tmp_path):
+    """curl through capture with the headers gateways and APIs use: none in clear on disk,
+    without naming them (--redact adds one more); other headers stay as sent."""
+    if shutil.which("curl") is None:
+        pytest.skip("curl is not installed")
+    op = next(o for o in contract.operations if o.result_sensitive)
+    secrets = {"X-Gateway-Key": "gw-s3cret-1", "X-Api-Key": "api-s3cret-2",
+               "X-Auth-Token": "tok-s3cret-3", "Api-Key": "plain-s3cret-4",
+               "Authorization": "Bearer auth-s3cret-5", "Proxy-Authorization": "Basic px-s3cret-6",
+               "Cookie": "sid=cookie-s3cret-7", "X-Tenant": "named-s3cret-8"}
+    out = tmp_path / "keys.jsonl"
+    with CaptureProcess(reference_url, out, "--redact", "X-Tenant") as capture:
+        headers = [a for k, v in secrets.items() for a in ("-H", f"{k}: {v}")]
+        subprocess.run(["curl", "-s", "-o", "/dev/null", *headers, "-H", "X-Trace: visible-9",
+                        f"{capture.url}{op.endpoint}/{op.name}?id=q"], check=True)
+        code, _, stderr = capture.stop()
+    assert code == 0, stderr
+    data = out.read_bytes()
+    for value in secrets.values():
+        assert value.split("-s3cret-")[0].encode() + b"-s3cret" not in data, value
+    [exchange] = list(read_exchanges([out]))
+    for name in secrets:
+        assert is_pseudonym(exchange.request.header(name)), name
+    assert exchange.request.header("X-Trace") == "visible-9"

@@ -200,3 +200,20 @@ def test_key_file_is_private_and_stable(tmp_path):
     assert load_or_create_key(path) == key
     assert key_id(key) != key_id(b"other" * 8)
     assert key.hex() not in key_id(key)
+
+
+def test_credential_looking_headers_are_redacted_without_naming_them(contract):
+    from harness.traffic.redaction import REPORT_REDACTED, redact_credentials
+
+    headers = (("X-Gateway-Key", "gw1"), ("x-api-key", "ak2"), ("X-Auth-Token", "tk3"),
+               ("Api-Key", "k4"), ("ApiKey", "k5"), ("X-CSRF-Token", "c6"),
+               ("Accept", "*/*"), ("X-Keyboard", "kb"), ("Tokenizer", "t"), ("X-Tenant", "t7"))
+    recorded = Redactor.for_contract(contract, KEY).request(
+        HttpRequest("GET", "http://x/", headers))
+    secret = {"gw1", "ak2", "tk3", "k4", "k5", "c6"}
+    assert {v for _, v in recorded.headers} & secret == set()
+    assert recorded.header("X-Keyboard") == "kb" and recorded.header("Tokenizer") == "t"
+    reported = dict(redact_credentials(headers, extra=["x-tenant"]))
+    assert {k for k, v in reported.items() if v == REPORT_REDACTED} == {
+        "X-Gateway-Key", "x-api-key", "X-Auth-Token", "Api-Key", "ApiKey", "X-CSRF-Token",
+        "X-Tenant"}

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import httpx
 
+from harness import stopping
 from harness.contract.bindings import classify, service_description
 from harness.contract.model import Contract
 from harness.contract.selection import Selection
@@ -36,7 +37,7 @@ from harness.judge.profiles import Profile
 from harness.judge.request_validation import EXPLANATION, markup_refused, not_served
 from harness.judge.rules import SPEC, Side, described, judge, judge_case, read_case, titles
 from harness.judge.sending import RULE_TITLES, no_answer_cause, size_finding
-from harness.judge.streaming import ANSWER, ANSWERED_IN, ChunkResult, Tally, run
+from harness.judge.streaming import ANSWER, ANSWERED_IN, STOPPED, ChunkResult, Tally, run
 from harness.traffic.exchange import Exchange, HttpResponse
 from harness.traffic.send import (
     DEFAULT_TIMEOUT,
@@ -97,7 +98,7 @@ class Pace:
             slot = max(self.next, now)
             self.next = slot + self.interval
         if slot > now:
-            time.sleep(slot - now)
+            stopping.wait(slot - now)  # a stop cuts the wait short
 
 
 @dataclass
@@ -156,7 +157,9 @@ class ReplayJob:
         overflow. RunStopped propagates: it ends the run."""
         if (kind := skipped_description(self.contract, exchange)) is not None:
             return kind
-        self._state["pace"].wait()
+        if stopping.requested() or (self._state["pace"].wait() or stopping.requested()):
+            exchange.meta[STOPPED] = True  # not sent: the run is stopping
+            return None
         started = time.monotonic()
         try:
             answer = self._state["sender"].send(retarget(exchange.request, self.target))

@@ -13,7 +13,8 @@ within a recording (so replays stay consistent) and cannot be looked up without 
   replaced in the raw text; when the raw text cannot be matched span for span against the parsed
   tree (CDATA, mixed content, a non-UTF-8 encoding) the tree itself is rewritten and re-serialised.
 - query strings and form bodies: the value of every sensitive field, other fields untouched.
-- headers named in ``headers`` (Authorization, Cookie, Set-Cookie... by default): whole value.
+- headers named in ``headers`` (Authorization, Cookie, Set-Cookie... by default) and every
+  credential-looking header (``X-...-Key``, ``...-Token``, ``Api-Key``): whole value.
 
 Content-Length follows the rewritten body; a body in a content coding (gzip, deflate, br,
 zstd) is decoded, rewritten and re-encoded; one that cannot be decoded is dropped (never
@@ -48,20 +49,36 @@ PSEUDONYM_PREFIX = "redacted-"
 _PSEUDONYM = re.compile(r"redacted-[0-9a-f]{16}")
 #: Headers whose whole value is personal or a credential.
 DEFAULT_HEADERS = ("Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie")
+#: Header names that look like credentials, whatever the service calls them: any ``X-...-Key``
+#: (X-Api-Key, X-Gateway-Key), any ``...-Token`` (X-Auth-Token, X-CSRF-Token), ``Api-Key`` and
+#: ``ApiKey``. Redacted by default, with DEFAULT_HEADERS.
+CREDENTIAL_HEADER_PATTERN = re.compile(r"x-.+-key|.+-token|x?-?api-?key", re.IGNORECASE)
 KEY_BYTES = 32
 #: What a credential header's value becomes in a report (Allure, JSON, JUnit, console).
 REPORT_REDACTED = "[redacted]"
 _credential_names = frozenset(name.lower() for name in DEFAULT_HEADERS)
 
 
-def redact_credentials(headers: Headers) -> Headers:
-    """``headers`` with every credential header's value (DEFAULT_HEADERS) replaced: what
-    reports print (-H headers go on the wire only, never into a report). Recordings use
-    ``Redactor`` (pseudonyms) instead."""
-    if not any(k.lower() in _credential_names for k, _ in headers):
+def is_credential_header(name: str, extra: Iterable[str] = ()) -> bool:
+    """True for a header whose whole value is a credential or personal: DEFAULT_HEADERS, a
+    name matching CREDENTIAL_HEADER_PATTERN, or one of ``extra`` (lower-case names: what
+    ``-H``, the config or ``--redact`` name)."""
+    low = name.lower()
+    return (low in _credential_names or low in extra
+            or CREDENTIAL_HEADER_PATTERN.fullmatch(low) is not None)
+
+
+def redact_credentials(headers: Headers, extra: Iterable[str] = ()) -> Headers:
+    """``headers`` with every credential header's value (``is_credential_header``; ``extra``
+    names too, any case) replaced: what reports print (-H headers go on the wire only, and are
+    redacted here should the target echo them). Recordings use ``Redactor`` (pseudonyms)."""
+    names = frozenset(e.lower() for e in extra)
+    if not any(is_credential_header(k, names) for k, _ in headers):
         return headers
-    return tuple((k, REPORT_REDACTED if k.lower() in _credential_names else v)
+    return tuple((k, REPORT_REDACTED if v and is_credential_header(k, names) else v)
                  for k, v in headers)
+
+
 _FORM = "application/x-www-form-urlencoded"
 
 
@@ -117,6 +134,8 @@ class Redactor:
     #: Header names (any case) whose whole value is replaced.
     headers: frozenset[str] = field(default_factory=lambda: frozenset(
         h.lower() for h in DEFAULT_HEADERS))
+    #: Also replace every header whose name looks like a credential (CREDENTIAL_HEADER_PATTERN).
+    credential_patterns: bool = True
 
     @classmethod
     def for_contract(cls, contract: Contract, key: bytes, extra: Iterable[str] = ()) -> Redactor:
@@ -131,7 +150,10 @@ class Redactor:
     def settings(self) -> dict[str, Any]:
         """What the recording's header says about redaction (never the key)."""
         return {"names": sorted(self.names), "result_roots": sorted(self.roots),
-                "headers": sorted(self.headers), "key_id": key_id(self.key)}
+                "headers": sorted(self.headers),
+                "header_patterns": ([CREDENTIAL_HEADER_PATTERN.pattern]
+                                    if self.credential_patterns else []),
+                "key_id": key_id(self.key)}
 
     def value(self, name: str, value: str) -> str:
         """``value`` as recorded under field ``name``: a pseudonym when the name is sensitive."""
@@ -176,7 +198,8 @@ class Redactor:
         out: list[tuple[str, str]] | None = None
         for at, (name, value) in enumerate(headers):
             low = name.lower()
-            if low in self.headers and value:
+            if value and (low in self.headers or (
+                    self.credential_patterns and CREDENTIAL_HEADER_PATTERN.fullmatch(low))):
                 value = pseudonym(value, self.key)
             elif low == "content-length" and length is not None:
                 value = str(length)
