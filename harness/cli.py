@@ -12,7 +12,7 @@ import re
 import sys
 from collections.abc import Sequence
 
-from harness import __version__
+from harness import __version__, stopping
 from harness.errors import HarnessError
 
 #: Subcommand modules, in the order ``--help`` lists them.
@@ -118,13 +118,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     # only (files 0600, folders 0700), unless HARNESS_FOLLOW_UMASK=1 (docs/security.md).
     umask = None if os.environ.get(FOLLOW_UMASK) == "1" else os.umask(PRIVATE_UMASK)
     try:
-        fill(args)
-        return int(args.run(args) or 0)
-    except HarnessError as exc:
-        print(f"harness {args.command}: error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        return 130
+        with stopping.handled(f"harness {args.command}"):
+            try:
+                fill(args)
+                return int(args.run(args) or 0)
+            except HarnessError as exc:
+                if stopping.requested():  # an error the stop caused (a call cut short)
+                    stopping.interrupted_line(args.command)
+                    return stopping.exit_code()
+                print(f"harness {args.command}: error: {exc}", file=sys.stderr)
+                return exc.exit_code
+            except KeyboardInterrupt:  # stopped where nothing could be kept
+                stopping.interrupted_line(args.command)
+                return stopping.exit_code()
     finally:
         if umask is not None:
             os.umask(umask)

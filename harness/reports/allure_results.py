@@ -210,6 +210,10 @@ def write_overview(directory: str | Path, report: Report, **facts: str | None) -
         lines[name] = str(count) + (f" ({len(causes)} cause(s): {causes[0].text}"
                                     + ("; ..." if len(causes) > 1 else "") + ")"
                                     if causes else "")
+    if report.interrupted:
+        of = f" of {report.planned}" if report.planned is not None else ""
+        lines["interrupted"] = (f"by {report.interrupted} after {report.exchanges}{of} "
+                                f"{report.unit}: the counts are those of the part that ran")
     if report.scope is not None and report.scope.partial:
         lines["not judged"] = ", ".join(report.scope.left_out)
     lines["harness.version"] = __version__
