@@ -5,6 +5,7 @@ server, passing when nothing changed, refusing a file that is not a load run."""
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 from dataclasses import replace
@@ -59,6 +60,37 @@ def test_the_user_count_follows_a_ramp_then_holds(recording: Path, tmp_path: Pat
     # Locust starts each tick's count before the next tick: the runner had what was asked.
     running = [users for _, _, users in timeline]
     assert running[1:] == asked[:-1], timeline
+
+
+def test_a_shape_on_a_master_and_two_workers(recording: Path, tmp_path: Path) -> None:
+    """The master's shape deals the users to the workers; each worker reports its end when
+    the shape ends and exits 0; every request Locust counted is judged."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = str(s.getsockname()[1])
+    workers = [subprocess.Popen([*HARNESS, "load", "--worker", "--master-port", port,
+                                 str(recording)], stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True) for _ in range(2)]
+    try:
+        with serve_fault(slowed(0.02)) as url:
+            done = load(recording, "--target", url, "--master", "--expect-workers", "2",
+                        "--master-port", port, "--shape", "step:2/2s,step:4/2s",
+                        "--json", tmp_path / "m.json")
+        outs = [w.communicate(timeout=90)[0] for w in workers]
+    finally:
+        for worker in workers:
+            if worker.poll() is None:
+                worker.kill()
+                worker.wait()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [w.returncode for w in workers] == [0, 0], outs
+    data = json.loads((tmp_path / "m.json").read_text(encoding="utf-8"))
+    assert data["verdict"] == "passed" and data["workers"] == 2
+    assert data["sent"] == data["requests"] > 32 and all(n > 0 for n in data["sent_by_worker"])
+    timeline = data["users_over_time"]  # the master's count comes from the workers' reports
+    asked = [users for _, users, _ in timeline]
+    assert asked[0] == 2 and 4 in asked and asked[-1] is None
+    assert max(users for _, _, users in timeline) == 4
 
 
 def test_a_shape_and_its_dry_run(recording: Path) -> None:

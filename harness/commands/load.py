@@ -154,8 +154,8 @@ def run(args: argparse.Namespace) -> int:
     from harness.contract.model import to_dict
 
     check_outputs(args.json, args.junit, args.html)
-    if args.shape and (args.master or args.worker):
-        raise UsageError("--shape runs on one machine for now (not with --master/--worker)")
+    if args.shape and args.worker:
+        raise UsageError("--shape is the master's (a worker takes it from the master)")
     if args.shape:
         from harness.load.shape import parse_shape
 

@@ -26,6 +26,7 @@ import gevent.event
 from locust import stats as locust_stats
 from locust.env import Environment
 from locust.html import get_html_report
+from locust.runners import STATE_CLEANUP, STATE_STOPPED, STATE_STOPPING
 from locust.shape import LoadTestShape
 
 from harness.contract.model import Contract, from_dict
@@ -111,7 +112,7 @@ def run_local(paths: list[str], settings: Settings, outputs: Outputs) -> int:
     done = gevent.event.Event()
     feed = _feed(recordings, schedule, settings, done.set)
     env.events.test_stop.add_listener(lambda **kw: feed.finish())  # a shape's end
-    extras = _start_outputs(env, outputs, schedule.total)
+    extras = _start_outputs(env, outputs, _total(schedule))
     started = time.time()
     feed.start(started + 0.05)
     _start_users(runner, settings, 1)
@@ -176,12 +177,13 @@ def run_master(paths: list[str], settings: Settings, outputs: Outputs, *, worker
     except HarnessError:
         runner.quit()  # the workers end too
         raise
-    extras = _start_outputs(env, outputs, schedule.total)
+    extras = _start_outputs(env, outputs, _total(schedule))
     started, cpu0 = time.time(), time.process_time()
     runner.send_message("harness_go", {"t0": started + START_DELAY})
     _start_users(runner, settings, workers)
     with interruptions(lambda: None, finished.set) as stop:
-        _watch(runner, finished, workers, state["errors"])
+        _watch(runner, finished, workers, state["errors"],
+               shaped_wait=settings.options.timeout + 30.0 if settings.timing.shape else None)
     merged.report.meta["master_cpu_s"] = round(time.process_time() - cpu0, 3)
     if stop.signal or state["errors"]:  # the workers stop sending and exit non-zero
         reason = _signal_name(stop.signal) if stop.signal else state["errors"][0]
@@ -212,9 +214,21 @@ def _hand_out(runner, settings: Settings, state: dict[str, Any], workers: int,
               "the workers did not read their recordings in time", state["errors"])
 
 
-def _watch(runner, finished: gevent.event.Event, workers: int, errors: list[str]) -> None:
-    """Until every worker is done; a worker that goes missing ends the run with an error."""
+def _watch(runner, finished: gevent.event.Event, workers: int, errors: list[str], *,
+           shaped_wait: float | None = None) -> None:
+    """Until every worker is done; a worker that goes missing ends the run with an error.
+    Once a shape has ended, Locust lets the stopped workers go (they come back ready after
+    its stop timeout): each reports its end within ``shaped_wait`` seconds, or the run ends
+    with an error."""
+    ended: float | None = None
     while not finished.wait(1.0):
+        if shaped_wait is not None and runner.state in (STATE_CLEANUP, STATE_STOPPING,
+                                                        STATE_STOPPED):
+            ended = ended or time.monotonic()
+            if time.monotonic() - ended > shaped_wait:
+                errors.append("a worker did not report its end after the shape ended")
+                return
+            continue
         clients = runner.clients
         if len(clients.ready) + len(clients.spawning) + len(clients.running) < workers:
             errors.append("a worker was lost before it finished")
@@ -258,6 +272,14 @@ def run_worker(paths: list[str], *, master_host: str, port: int) -> int:
                 feed.error = feed.error or why
         gevent.spawn_later(1.0, runner.greenlet.kill, block=False)
 
+    def on_test_stop(**kw) -> None:  # a shape's end: report, then leave (exit 0)
+        shaped = [feed for feed in feeds if feed.shaped and feed.go.is_set()]
+        for feed in shaped:
+            feed.finish()
+        if shaped:
+            gevent.spawn_later(2.0, runner.greenlet.kill, block=False)
+
+    env.events.test_stop.add_listener(on_test_stop)
     runner.register_message("harness_plan", on_plan, concurrent=True)
     runner.register_message("harness_go", on_go)
     runner.register_message("harness_stop", on_stop)
@@ -458,7 +480,7 @@ def _say(outputs: Outputs, line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
 
-def _start_outputs(env: Environment, outputs: Outputs, total: int) -> dict[str, Any]:
+def _start_outputs(env: Environment, outputs: Outputs, total: int | None) -> dict[str, Any]:
     """Progress in the console, the history CSV, the web UI: greenlets for the run."""
     extras: dict[str, Any] = {"greenlets": []}
     if not outputs.quiet:
@@ -475,11 +497,17 @@ def _start_outputs(env: Environment, outputs: Outputs, total: int) -> dict[str, 
     return extras
 
 
-def _progress(env: Environment, total: int) -> None:
+def _total(schedule: Schedule) -> int | None:
+    """The requests a run sends (None: a shape's, which ends with the shape)."""
+    return None if schedule.timing.shape else schedule.total
+
+
+def _progress(env: Environment, total: int | None) -> None:
     while True:
         gevent.sleep(2.0)
         t = env.stats.total
-        print(f"load: {t.num_requests}/{total} answered, {t.current_rps:.0f} req/s, "
+        done = f"{t.num_requests}/{total}" if total is not None else f"{t.num_requests}"
+        print(f"load: {done} answered, {t.current_rps:.0f} req/s, "
               f"{t.num_failures} failed", file=sys.stderr, flush=True)
 
 

@@ -32,6 +32,7 @@ from harness.reference.server import target_or_reference
 from harness.reports.allure_results import http_text
 from harness.traffic import send
 from harness.traffic.exchange import HttpRequest
+from harness.traffic.pacing import Pace
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,7 @@ class Prober:
         self.http = send.client(self.options)
         self.sent = 0
         self.started = time.monotonic()
-        self._last = 0.0
+        self.pace = Pace(budget.rate)  # --rate: the schedule replay uses too
         self.stopped: str | None = None  # why the run ended early
         self._warned: set[tuple[str, str]] = set()
         #: Per (rule, operation, binding): the request and response a test shows (as text,
@@ -118,11 +119,8 @@ class Prober:
 
     def exchange(self, request: HttpRequest) -> Answer:
         """Send ``request`` (rate-limited, counted, timed) and say what came back."""
-        if self.budget.rate > 0:
-            wait = self._last + 1 / self.budget.rate - time.monotonic()
-            if wait > 0:
-                stopping.wait(wait)
-        self._last = start = time.monotonic()
+        self.pace.wait()
+        start = time.monotonic()
         self.sent += 1
         try:
             response = send.send(self.http, request, self.options)
