@@ -372,3 +372,4 @@ def test_credential_looking_headers_never_reach_the_file(contract, reference_url
     for name in secrets:
         assert is_pseudonym(exchange.request.header(name)), name
     assert exchange.request.header("X-Trace") == "visible-9"
+    assert out.stat().st_mode & 0o777 == 0o600  # created for its user only

@@ -16,6 +16,7 @@ import importlib.util
 import io
 import os
 import re
+import secrets
 import sys
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -49,6 +50,7 @@ from harness.scenarios.outcome import SCENARIO, ScenarioRun, scenario_finding
 from harness.scenarios.outcome import TITLE as SCENARIO_TITLE
 from harness.traffic import send
 from harness.traffic.exchange import Exchange
+from harness.traffic.redaction import KEY_BYTES, Redactor, redacting_reports
 
 #: Everything certify reads at run time lives inside the package (it works from a wheel).
 PACKAGE = Path(__file__).resolve().parent
@@ -470,7 +472,10 @@ def certify(target: str | None, contract: Contract | str | None, outputs: Output
               f"{len(features)} features" + ("" if settings.features else
                                              f" written in {outputs.features}"),
               file=stream, flush=True)
-        with stopping.cooperative():
+        # Attachments and JUnit examples show the contract's sensitive values as pseudonyms
+        # (capture's scheme), under a key of this run that is never written.
+        with (redacting_reports(Redactor.for_contract(contract, secrets.token_bytes(KEY_BYTES))),
+              stopping.cooperative()):
             code = _run_pytest(args, plugin, stream, features)
     report.finish()
     if settings.stopped is not None:

@@ -23,13 +23,14 @@ written unchecked) and the drop is said in ``Exchange.meta["redaction_dropped"]`
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import html
 import os
 import re
 import secrets
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -77,6 +78,37 @@ def redact_credentials(headers: Headers, extra: Iterable[str] = ()) -> Headers:
         return headers
     return tuple((k, REPORT_REDACTED if v and is_credential_header(k, names) else v)
                  for k, v in headers)
+
+
+#: The Redactor reports of the current run show messages through (``redacting_reports``).
+_report_redactor: Redactor | None = None
+
+
+@contextlib.contextmanager
+def redacting_reports(redactor: Redactor | None) -> Iterator[None]:
+    """Within this block, ``for_report`` shows every message with the contract's sensitive
+    values as pseudonyms (the scheme capture records with: the same value, the same
+    pseudonym within the run) and credential headers as REPORT_REDACTED. Certify uses it with a
+    key of the run's own that is never written, so its Allure attachments, JUnit system-out and
+    HTML report hold no personal value it sent (``--values``) or got back."""
+    global _report_redactor
+    before, _report_redactor = _report_redactor, redactor
+    try:
+        yield
+    finally:
+        _report_redactor = before
+
+
+def for_report(message: HttpRequest | HttpResponse) -> HttpRequest | HttpResponse:
+    """``message`` as a report may show it: credential headers REPORT_REDACTED and, within
+    ``redacting_reports``, sensitive values as pseudonyms (what cannot be checked is left out,
+    as in a recording)."""
+    redactor = _report_redactor
+    if redactor is not None:
+        message = (redactor.request(message) if isinstance(message, HttpRequest)
+                   else redactor.response(message))
+    headers = redact_credentials(message.headers)
+    return message if headers is message.headers else replace(message, headers=headers)
 
 
 _FORM = "application/x-www-form-urlencoded"
