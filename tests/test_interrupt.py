@@ -24,9 +24,11 @@ import psutil
 import pytest
 from faulty import serve_fault
 
-from harness.contract.bindings import classify
+from harness.contract.bindings import build_response, classify
+from harness.contract.model import ParamType
 from harness.errors import ClassificationError
 from harness.reference.app import answer
+from harness.traffic.recording import read_exchanges
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "recordings" / "sample-all-bindings.jsonl"
@@ -45,19 +47,20 @@ class Slow:
     operations' calls (not service description requests). A command first checks that its
     target is the service with up to SETUP_CALLS calls: mid-way is past them."""
 
-    def __init__(self) -> None:
+    def __init__(self, respond=answer) -> None:
         self.answered = 0
         self.lock = threading.Lock()
+        self.respond = respond
 
     def __call__(self, contract, request):
         time.sleep(DELAY)
         try:
             classify(contract, request)
         except ClassificationError:
-            return answer(contract, request)
+            return self.respond(contract, request)
         with self.lock:
             self.answered += 1
-        return answer(contract, request)
+        return self.respond(contract, request)
 
 
 @pytest.fixture
@@ -166,3 +169,50 @@ def test_lint_with_workers_stops_and_keeps_the_chunks_judged(tmp_path: Path) -> 
     data = interrupted_json(report)
     assert data["exchanges"] < 32 * 600
     assert "lint: INTERRUPTED by SIGINT" in out
+
+
+def accepts_any_id(contract, request):
+    """Answers 200 to a LogoutFromSchool whose id_row_central is not an integer (a failure
+    the probe saves as a failing case)."""
+    try:
+        call = classify(contract, request)
+    except ClassificationError:
+        return answer(contract, request)
+    value = call.args.get("id_row_central")
+    if value is not None and not ParamType.INT.accepts(value):
+        return build_response(contract, call.operation, call.binding)
+    return answer(contract, request)
+
+
+def test_probe_stops_and_never_replaces_a_complete_failures_file(tmp_path: Path) -> None:
+    target = Slow(accepts_any_id)
+    failures = tmp_path / "failures.jsonl"
+    failures.write_text("the last complete run's cases\n", encoding="utf-8")
+    report = tmp_path / "probe.json"
+    with serve_fault(target) as url:
+        code, out, err = interrupt(
+            ["probe", "--target", url, "--failures", str(failures), "--json", str(report),
+             "--allure-dir", str(tmp_path / "allure"), "--max-time", "600"],
+            lambda proc: any(tmp_path.glob(".failures.jsonl.*.tmp")))  # a case saved
+    assert code == 130, err
+    interrupted_json(report)
+    assert failures.read_text(encoding="utf-8") == "the last complete run's cases\n"
+    partial = tmp_path / "failures.jsonl.partial"
+    assert [e.meta["probe"]["failed"] for e in read_exchanges([partial])]
+    assert "probe: INTERRUPTED by SIGINT" in out and str(partial) in out
+    assert not list(tmp_path.glob(".failures.jsonl.*"))
+
+
+def test_certify_stops_and_reports_the_scenarios_that_ran(slow, tmp_path: Path) -> None:
+    url, target = slow
+    report = tmp_path / "certify.json"
+    code, out, err = interrupt(["certify", "--target", url, "--json", str(report), "--junit",
+                                str(tmp_path / "certify.xml"), "--report-dir",
+                                str(tmp_path / "reports"), "--no-html"],
+                               answered(target, SETUP_CALLS + 10), signal.SIGTERM)
+    assert code == 143, err
+    data = interrupted_json(report, "SIGTERM")
+    assert 0 < sum(data["scenarios"].values()) < data["scenarios_planned"]
+    assert "certify: INTERRUPTED by SIGTERM after " in out
+    junit = (tmp_path / "certify.xml").read_text(encoding="utf-8")
+    assert '<property name="interrupted" value="SIGTERM"/>' in junit

@@ -181,6 +181,9 @@ def verdict_line(report: Report) -> str:
         head += f" by {report.interrupted}"
         if report.planned is not None:
             head += f" after {report.exchanges} of {_count(report.planned, _singular(report.unit))}"
+        elif report.meta.get("scenarios_planned"):  # certify: Gherkin scenarios
+            ran = sum(report.meta.get("scenarios", {}).values())
+            head += f" after {ran} of {_count(report.meta['scenarios_planned'], 'scenario')}"
     scope = report.scope
     if scope is not None and scope.partial:
         verb = "certified" if report.command == "certify" else "judged"
