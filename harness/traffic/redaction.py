@@ -388,8 +388,10 @@ class Redactor:
                 root = parse_xml(body)
             except XMLRejected:
                 if b"<" in body[:64] and self._mentions_names(body):
-                    # Broken XML with sensitive names: rewrite the spans we can see.
-                    return _rewrite_spans(body, self._span_pattern(self.names), self._pseudo)
+                    # Broken XML (or an encoding libxml2 does not name, such as "latin-1")
+                    # with sensitive names: rewrite the spans we can see, result roots too.
+                    return _rewrite_spans(body, self._span_pattern(self.names | self.roots),
+                                          self._pseudo)
                 return body
         root_name = _local(root.tag) if isinstance(root.tag, str) else ""
         targets = [root] if (root.text and root_name in self.roots
