@@ -18,7 +18,7 @@ import pytest
 
 from harness.capture.process import CaptureProcess, run_harness
 from harness.capture.samples import drive
-from harness.contract.bindings import Binding, classify
+from harness.contract.bindings import Binding, build_request, classify
 from harness.contract.model import Operation, reference_result, sample_arguments
 from harness.traffic.recording import read_exchanges, read_header
 from harness.traffic.redaction import is_pseudonym
@@ -373,3 +373,29 @@ def test_credential_looking_headers_never_reach_the_file(contract, reference_url
         assert is_pseudonym(exchange.request.header(name)), name
     assert exchange.request.header("X-Trace") == "visible-9"
     assert out.stat().st_mode & 0o777 == 0o600  # created for its user only
+
+
+def test_a_sensitive_result_as_text_plain_never_reaches_the_file(contract, spyne_url, tmp_path):
+    """spyne answers GetTokenDevice over GET/POST as text/plain ("token-for-<id>"), SOAP as
+    XML: capture in front of it writes the token in none of these forms."""
+    out = tmp_path / "spyne.jsonl"
+    op = contract.operation("GetTokenDevice")
+    with CaptureProcess(spyne_url, out) as capture:
+        url = f"{capture.url}{op.endpoint}/{op.name}"
+        got = httpx.get(url, params={"id": "dev-get"}, trust_env=False)
+        posted = httpx.post(url, data={"id": "dev-post"}, trust_env=False)
+        soap = []
+        for binding in (Binding.SOAP11, Binding.SOAP12):
+            request = build_request(contract, op, {"id": "dev-soap"}, binding, capture.url)
+            soap.append(httpx.request(request.method, request.url, content=request.body,
+                                      headers=dict(request.headers), trust_env=False))
+        code, _, stderr = capture.stop()
+    assert code == 0, stderr
+    assert got.text == "token-for-dev-get" and posted.text == "token-for-dev-post"
+    assert all(b"token-for-dev-soap" in r.content for r in soap)  # the client's: in clear
+    data = out.read_bytes()
+    assert b"token-for-" not in data
+    answers = [e.response for e in read_exchanges([out]) if e.meta.get("operation")]
+    plain = [r for r in answers if r.header("Content-Type") == "text/plain"]
+    assert len(plain) == 2 and all(is_pseudonym(r.body.decode()) for r in plain)
+    assert all(r.header("Content-Length") == str(len(r.body)) for r in plain)

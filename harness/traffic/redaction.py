@@ -13,6 +13,10 @@ within a recording (so replays stay consistent) and cannot be looked up without 
   replaced in the raw text; when the raw text cannot be matched span for span against the parsed
   tree (CDATA, mixed content, a non-UTF-8 encoding) the tree itself is rewritten and re-serialised.
 - query strings and form bodies: the value of every sensitive field, other fields untouched.
+- JSON bodies: the value of every sensitive member, at any depth.
+- a successful answer of an operation whose result is sensitive (``response(operation=...)``)
+  in any other form: text/plain (spyne over GET/POST) in its charset becomes the pseudonym of
+  its text, JSON has every string and number replaced; one that cannot be decoded is dropped.
 - headers named in ``headers`` (Authorization, Cookie, Set-Cookie... by default) and every
   credential-looking header (``X-...-Key``, ``...-Token``, ``Api-Key``): whole value.
 
@@ -27,6 +31,7 @@ import contextlib
 import hashlib
 import hmac
 import html
+import json
 import os
 import re
 import secrets
@@ -44,7 +49,14 @@ from harness.contract.bindings import unquote_plus
 from harness.contract.model import Contract
 from harness.contract.xmlsafe import parse_xml, utf8_by_its_start
 from harness.errors import RecordingError, XMLRejected
-from harness.traffic.exchange import Exchange, Headers, HttpRequest, HttpResponse, media_type
+from harness.traffic.exchange import (
+    Exchange,
+    Headers,
+    HttpRequest,
+    HttpResponse,
+    content_type_params,
+    media_type,
+)
 
 PSEUDONYM_PREFIX = "redacted-"
 _PSEUDONYM = re.compile(r"redacted-[0-9a-f]{16}")
@@ -168,6 +180,9 @@ class Redactor:
         h.lower() for h in DEFAULT_HEADERS))
     #: Also replace every header whose name looks like a credential (CREDENTIAL_HEADER_PATTERN).
     credential_patterns: bool = True
+    #: Operations whose result is sensitive: a successful answer to one of them that is not
+    #: XML (text/plain, JSON, any charset) is itself the value (``response(operation=...)``).
+    result_operations: frozenset[str] = frozenset()
 
     @classmethod
     def for_contract(cls, contract: Contract, key: bytes, extra: Iterable[str] = ()) -> Redactor:
@@ -177,11 +192,14 @@ class Redactor:
         roots = {op.result for op in contract.operations if op.result_sensitive and op.result}
         return cls(key, contract.sensitive_names() | frozenset(extra), frozenset(roots),
                    frozenset([*(h.lower() for h in DEFAULT_HEADERS),
-                              *(e.lower() for e in extra)]))
+                              *(e.lower() for e in extra)]),
+                   result_operations=frozenset(op.name for op in contract.operations
+                                               if op.result_sensitive))
 
     def settings(self) -> dict[str, Any]:
         """What the recording's header says about redaction (never the key)."""
         return {"names": sorted(self.names), "result_roots": sorted(self.roots),
+                "result_operations": sorted(self.result_operations),
                 "headers": sorted(self.headers),
                 "header_patterns": ([CREDENTIAL_HEADER_PATTERN.pattern]
                                     if self.credential_patterns else []),
@@ -199,7 +217,9 @@ class Redactor:
     def exchange(self, exchange: Exchange) -> Exchange:
         notes: list[str] = []
         request = self.request(exchange.request, notes=notes)
-        response = self.response(exchange.response, notes=notes) if exchange.response else None
+        response = (self.response(exchange.response, notes=notes,
+                                  operation=exchange.meta.get("operation"))
+                    if exchange.response else None)
         meta = {**exchange.meta, "redaction_dropped": notes} if notes else exchange.meta
         return replace(exchange, request=request, response=response, meta=meta)
 
@@ -217,8 +237,13 @@ class Redactor:
             return request
         return HttpRequest(request.method, url, headers, body, request.http_version)
 
-    def response(self, response: HttpResponse, *, notes: list[str] | None = None) -> HttpResponse:
-        body = self._body(response.body, response.headers, None, notes, "response")
+    def response(self, response: HttpResponse, *, notes: list[str] | None = None,
+                 operation: str | None = None) -> HttpResponse:
+        """``response`` redacted; ``operation`` is the one its request was classified as: a
+        successful answer of an operation whose result is sensitive is redacted whatever its
+        form (XML, text/plain, JSON, any charset)."""
+        whole = operation in self.result_operations and 200 <= response.status < 300
+        body = self._body(response.body, response.headers, None, notes, "response", whole)
         headers = self._headers(response.headers, len(body) if body != response.body else None)
         if (headers, body) == (response.headers, response.body):
             return response
@@ -243,7 +268,7 @@ class Redactor:
         return headers if out is None else tuple(out)
 
     def _body(self, body: bytes, headers: Headers, envelope: etree._Element | None,
-              notes: list[str] | None, where: str) -> bytes:
+              notes: list[str] | None, where: str, whole: bool = False) -> bytes:
         if not body:
             return body
         coding, content_type = _coding_and_type(headers)
@@ -255,10 +280,15 @@ class Redactor:
                                  "decoded to check it for personal data and was left out")
                 return b""
             rest = tuple(h for h in headers if h[0].lower() != "content-encoding")
-            redacted = self._body(plain, rest, None, notes, where)
+            redacted = self._body(plain, rest, None, notes, where, whole)
             return body if redacted == plain else _encode(redacted, coding)
-        if media_type(content_type) == _FORM:
+        media = media_type(content_type)
+        if media == _FORM:
             return self._form(body)
+        if media is not None and (media.endswith("/json") or media.endswith("+json")):
+            return self._json(body, content_type, whole, notes, where)
+        if whole and not _looks_like_xml(body, media):
+            return self._text(body, content_type, notes, where)
         # Parsed already: look in the tree; else a regex search, far cheaper than parsing.
         if envelope is not None or self._mentions_names(body):
             return self._xml(body, envelope)
@@ -282,6 +312,54 @@ class Redactor:
     def _form(self, body: bytes) -> bytes:
         text = body.decode("latin-1")  # URL-encoded: ASCII; latin-1 keeps any byte as it was
         return self._pairs(text).encode("latin-1")
+
+    # -- text and JSON ------------------------------------------------------------------------
+
+    def _text(self, body: bytes, content_type: str | None, notes: list[str] | None,
+              where: str) -> bytes:
+        """A sensitive result answered as text (spyne's text/plain over GET/POST): the whole
+        text, in the body's charset, becomes its pseudonym."""
+        charset = _charset(body, content_type)
+        try:
+            text = body.decode(charset)
+        except (LookupError, UnicodeDecodeError):
+            return _dropped(notes, f"{where} body (a sensitive result) in charset {charset!r} "
+                            "could not be decoded to redact it and was left out")
+        text = text.lstrip("\ufeff").strip()
+        return self._pseudo(text).encode(charset) if text else body
+
+    def _json(self, body: bytes, content_type: str | None, whole: bool,
+              notes: list[str] | None, where: str) -> bytes:
+        """JSON: the value of every sensitive member (any depth) becomes its pseudonym; for a
+        sensitive result (``whole``), every string and number in it."""
+        charset = _charset(body, content_type)
+        try:
+            data = json.loads(body.decode(charset).lstrip("\ufeff"))
+        except (LookupError, UnicodeDecodeError, ValueError, RecursionError):
+            if whole or self._mentions_names_in_text(body):
+                return _dropped(notes, f"{where} body (JSON) could not be parsed to redact it "
+                                "and was left out")
+            return body
+        changed = [False]
+
+        def walk(node: Any, hidden: bool) -> Any:
+            if isinstance(node, dict):
+                return {k: walk(v, hidden or k in self.names) for k, v in node.items()}
+            if isinstance(node, list):
+                return [walk(v, hidden) for v in node]
+            if hidden and isinstance(node, (str, int, float)) and not isinstance(node, bool) \
+                    and node != "":
+                changed[0] = True
+                return self._pseudo(str(node))
+            return node
+
+        redacted = walk(data, whole)
+        if not changed[0]:
+            return body
+        return json.dumps(redacted, ensure_ascii=False).encode(charset)
+
+    def _mentions_names_in_text(self, body: bytes) -> bool:
+        return any(n.encode("utf-8") in body for n in self.names)
 
     # -- XML --------------------------------------------------------------------------------
 
@@ -310,8 +388,10 @@ class Redactor:
                 root = parse_xml(body)
             except XMLRejected:
                 if b"<" in body[:64] and self._mentions_names(body):
-                    # Broken XML with sensitive names: rewrite the spans we can see.
-                    return _rewrite_spans(body, self._span_pattern(self.names), self._pseudo)
+                    # Broken XML (or an encoding libxml2 does not name, such as "latin-1")
+                    # with sensitive names: rewrite the spans we can see, result roots too.
+                    return _rewrite_spans(body, self._span_pattern(self.names | self.roots),
+                                          self._pseudo)
                 return body
         root_name = _local(root.tag) if isinstance(root.tag, str) else ""
         targets = [root] if (root.text and root_name in self.roots
@@ -346,6 +426,28 @@ class Redactor:
         if cached is None:
             cached = _SPANS[names] = _span_regex(tuple(sorted(names)))
         return cached
+
+
+def _looks_like_xml(body: bytes, media: str | None) -> bool:
+    if media is not None and (media.endswith("/xml") or media.endswith("+xml")):
+        return True
+    head = body[:64].lstrip(b"\xef\xbb\xbf \t\r\n")
+    return head.startswith(b"<") or head.startswith((b"\xff\xfe<", b"\xfe\xff\x00<"))
+
+
+def _charset(body: bytes, content_type: str | None) -> str:
+    """The charset a text body is in: its BOM, else the Content-Type's, else UTF-8."""
+    if body.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "utf-16"
+    if body.startswith(b"\xef\xbb\xbf"):
+        return "utf-8-sig"
+    return content_type_params(content_type).get("charset") or "utf-8"
+
+
+def _dropped(notes: list[str] | None, note: str) -> bytes:
+    if notes is not None:
+        notes.append(note)
+    return b""
 
 
 def _span_regex(names: tuple[str, ...]) -> re.Pattern[bytes]:
