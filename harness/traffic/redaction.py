@@ -70,14 +70,24 @@ KEY_BYTES = 32
 #: What a credential header's value becomes in a report (Allure, JSON, JUnit, console).
 REPORT_REDACTED = "[redacted]"
 _credential_names = frozenset(name.lower() for name in DEFAULT_HEADERS)
+#: The names of the headers this run's ``-H`` (or the config's ``headers``) adds to every
+#: request (``add_credential_headers``): whatever they are called, their values are secrets.
+_sent_names: set[str] = set()
+
+
+def add_credential_headers(names: Iterable[str]) -> None:
+    """Treat ``names`` (any case) as credential headers for the rest of the process: what
+    ``-H`` or the config adds to every request is redacted wherever it shows (a target that
+    echoes it, a report)."""
+    _sent_names.update(name.lower() for name in names)
 
 
 def is_credential_header(name: str, extra: Iterable[str] = ()) -> bool:
     """True for a header whose whole value is a credential or personal: DEFAULT_HEADERS, a
-    name matching CREDENTIAL_HEADER_PATTERN, or one of ``extra`` (lower-case names: what
-    ``-H``, the config or ``--redact`` name)."""
+    name matching CREDENTIAL_HEADER_PATTERN, one of ``extra`` (lower-case names: what
+    ``--redact`` names) or of the run's ``-H`` headers (``add_credential_headers``)."""
     low = name.lower()
-    return (low in _credential_names or low in extra
+    return (low in _credential_names or low in extra or low in _sent_names
             or CREDENTIAL_HEADER_PATTERN.fullmatch(low) is not None)
 
 
