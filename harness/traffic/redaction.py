@@ -111,14 +111,16 @@ def redacting_reports(redactor: Redactor | None) -> Iterator[None]:
         _report_redactor = before
 
 
-def for_report(message: HttpRequest | HttpResponse) -> HttpRequest | HttpResponse:
+def for_report(message: HttpRequest | HttpResponse, operation: str | None = None
+               ) -> HttpRequest | HttpResponse:
     """``message`` as a report may show it: credential headers REPORT_REDACTED and, within
     ``redacting_reports``, sensitive values as pseudonyms (what cannot be checked is left out,
-    as in a recording)."""
+    as in a recording). ``operation``: the one a response answers (its result, sensitive,
+    is redacted in any form: text/plain, JSON)."""
     redactor = _report_redactor
     if redactor is not None:
         message = (redactor.request(message) if isinstance(message, HttpRequest)
-                   else redactor.response(message))
+                   else redactor.response(message, operation=operation))
     headers = redact_credentials(message.headers)
     return message if headers is message.headers else replace(message, headers=headers)
 
