@@ -47,13 +47,14 @@ class Slow:
     operations' calls (not service description requests). A command first checks that its
     target is the service with up to SETUP_CALLS calls: mid-way is past them."""
 
-    def __init__(self, respond=answer) -> None:
+    def __init__(self, respond=answer, delay: float = DELAY) -> None:
         self.answered = 0
         self.lock = threading.Lock()
         self.respond = respond
+        self.delay = delay
 
     def __call__(self, contract, request):
-        time.sleep(DELAY)
+        time.sleep(self.delay)
         try:
             classify(contract, request)
         except ClassificationError:
@@ -267,3 +268,38 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def test_a_second_signal_stops_at_once(tmp_path: Path) -> None:
+    """The first SIGINT lets the calls in flight end (8 of them, 2 s each, one at a time:
+    ~16 s); the second ends the run at once, writing nothing more."""
+    target = Slow(delay=2.0)
+    report = tmp_path / "replay.json"
+    with serve_fault(target) as url:
+        child = subprocess.Popen([sys.executable, "-m", "harness", "replay", str(SAMPLE),
+                                  "--target", url, "--json", str(report)], cwd=ROOT,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 preexec_fn=_default_signals)
+        try:
+            deadline = time.monotonic() + START_TIMEOUT
+            while target.answered < SETUP_CALLS + 1:
+                assert child.poll() is None and time.monotonic() < deadline
+                time.sleep(0.05)
+            started = psutil.Process(child.pid).children(recursive=True)
+            child.send_signal(signal.SIGINT)
+            assert child.stderr is not None
+            first = child.stderr.readline()
+            while "interrupted by SIGINT" not in first:
+                first = child.stderr.readline()
+                assert first, "no line for the first signal"
+            child.send_signal(signal.SIGINT)
+            _, err = child.communicate(timeout=END_TIMEOUT)
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.communicate()
+    assert child.returncode == 130, err
+    assert "SIGINT again: stopping at once" in err and "Traceback" not in err, err
+    assert not report.exists()
+    _, alive = psutil.wait_procs(started, timeout=END_TIMEOUT)
+    assert not [p for p in alive if p.status() != psutil.STATUS_ZOMBIE], "orphans left"

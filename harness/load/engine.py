@@ -489,7 +489,7 @@ def _say(outputs: Outputs, line: str) -> None:
 
 def _start_outputs(env: Environment, outputs: Outputs, total: int | None) -> dict[str, Any]:
     """Progress in the console, the history CSV, the web UI: greenlets for the run."""
-    extras: dict[str, Any] = {"greenlets": []}
+    extras: dict[str, Any] = {"greenlets": [], "total": total}
     if not outputs.quiet:
         extras["greenlets"].append(gevent.spawn(_progress, env, total))
     if outputs.csv:
@@ -539,6 +539,7 @@ def _finish(env: Environment, merged: Merged, outputs: Outputs, extras: dict[str
     if interrupted:
         # A run cut short: what it judged, marked interrupted (never a verdict), exit 128 + N
         report.interrupt(_signal_name(interrupted))
+        report.planned = extras.get("total")  # "after N of M calls"
         if "csv" in extras:
             _write_csv(extras["csv"], outputs.csv)
         _write_report(report, outputs)
