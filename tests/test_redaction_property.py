@@ -137,3 +137,41 @@ def test_no_sensitive_value_reaches_the_disk_in_clear(tmp_path_factory, code, ph
         for form_of in _forms(value):
             for text in seen:
                 assert form_of not in text, (name, value, binding, charset, form)
+
+
+@settings(max_examples=120, deadline=None, derandomize=True)
+@given(code=values, phone=values, token=values, secret=values,
+       header=st.sampled_from(["X-Gateway-Key", "x-api-key", "X-Auth-Token", "Api-Key",
+                               "Authorization", "Cookie"]),
+       binding=st.sampled_from(list(Binding)), charset=charsets, form=forms)
+def test_no_sensitive_value_or_credential_reaches_a_report_in_clear(code, phone, token, secret,
+                                                                    header, binding, charset,
+                                                                    form):
+    """What certify writes of an exchange (``http_text``: Allure attachments, JUnit examples,
+    the HTML report) within ``redacting_reports``: no sensitive value, token or credential."""
+    from harness.reports.allure_results import http_text
+    from harness.traffic.redaction import Redactor, redacting_reports
+
+    secret = secret.encode("latin-1", "replace").decode("latin-1")  # a header is latin-1
+    request = build_request(CONTRACT, AUTH, {"code": code, "phone": phone}, binding, UPSTREAM)
+    request = type(request)(request.method, request.url, (*request.headers, (header, secret)),
+                            request.body)
+    answer = build_response(CONTRACT, TOKEN_OP, binding, token)
+    answer_charset = charset if _fits(token, charset) else "utf-8"
+    soap = binding in (Binding.SOAP11, Binding.SOAP12)
+    if form == "text/plain" and not soap:
+        body, headers = _recode(token.encode("utf-8"), answer.headers, answer_charset,
+                                "text/plain")
+    elif form == "json":
+        body, headers = _recode(json.dumps({"d": token}).encode("utf-8"), answer.headers,
+                                answer_charset, "application/json")
+    else:
+        body, headers = _recode(answer.body, answer.headers, answer_charset)
+    answer = type(answer)(200, (*headers, ("Set-Cookie", secret)), body)
+    with redacting_reports(Redactor.for_contract(CONTRACT, KEY)):
+        text = http_text(request) + http_text(answer, TOKEN_OP.name)
+    seen = [text, unquote_plus(text), html.unescape(text)]
+    for name, value in (("code", code), ("phone", phone), ("token", token),
+                        ("credential", secret)):
+        for form_of in _forms(value):
+            assert not [t for t in seen if form_of in t], (name, value, binding, charset, form)
