@@ -43,6 +43,7 @@ from harness.judge.findings import (
     selection_scope,
 )
 from harness.judge.profiles import Profile
+from harness.progress import Progress
 from harness.reference.server import target_or_reference
 from harness.reports.allure_bridge import WARNING_LABEL
 from harness.reports.allure_results import tidy, write_overview
@@ -104,6 +105,8 @@ class Settings:
     maxfail: int | None = None
     #: The user's own feature files (``--features DIR``) instead of the packaged ones.
     features: tuple[Path, ...] = ()
+    #: No progress (``--quiet``).
+    quiet: bool = False
     #: The pseudonym key reports use (``--key-file``: a capture's key gives its recording's
     #: pseudonyms); None: a random key of this run, never written.
     key: bytes | None = None
@@ -327,6 +330,7 @@ class CertifyPlugin:
         self.session: pytest.Session | None = None
         #: Scenarios the run would have run (an interrupted run says how many).
         self.planned: int | None = None
+        self.progress: Progress | None = None
 
     def pytest_configure(self, config: pytest.Config) -> None:
         config.stash[REPORT_KEY] = self.report
@@ -350,6 +354,10 @@ class CertifyPlugin:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "call" or report.outcome != "passed":
             self.scenarios[report.outcome] = self.scenarios.get(report.outcome, 0) + 1
+        if self.progress is not None and report.when == "teardown":
+            self.progress.update()
+        if self.progress is not None and report.failed:
+            self.progress.update(0, failing=1)
         if stopping.requested() and self.session is not None:  # SIGINT/SIGTERM: the
             # scenario under way ends, no other starts (pytest: exit INTERRUPTED)
             self.session.shouldstop = f"interrupted by {stopping.signal_name()}"
@@ -359,6 +367,12 @@ class CertifyPlugin:
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.planned = len(session.items)
+        self.progress = Progress("certify", total=self.planned, unit="scenarios",
+                                 quiet=self.settings.quiet)
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.progress is not None:
+            self.progress.close()
 
     # A scenario of the user's own features (--features) is one finding of the Report: its
     # JUnit case, named after it (harness.scenarios.outcome).

@@ -34,6 +34,8 @@ def register(sub) -> None:
     p.add_argument("--json", metavar="FILE", type=Path,
                    help="write the verdict, counts and every failure and warning as JSON")
     p.add_argument("--junit", metavar="FILE", type=Path, help="write JUnit XML for CI")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress (a bar on a terminal, else a line every 5 s on stderr)")
     p.add_argument("--report-dir", metavar="DIR", type=Path, default=Path("reports"),
                    help="Allure results (DIR/allure-results) and the HTML report "
                         "(DIR/allure-report/index.html) (default reports/)")
@@ -96,7 +98,8 @@ def run(args: argparse.Namespace) -> int:
     settings = Settings(send=options, selection=selection(args, contract),
                         values=Values.load(contract, args.values),
                         key=load_or_create_key(args.key_file) if args.key_file else None,
-                        rules=frozenset(args.rule), maxfail=args.maxfail, features=features)
+                        rules=frozenset(args.rule), maxfail=args.maxfail, features=features,
+                        quiet=args.quiet)
     outputs = Outputs(json=args.json, junit=args.junit, report_dir=args.report_dir,
                       html=not args.no_html, history=args.history)
     if args.require_wsdl:

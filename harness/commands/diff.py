@@ -55,6 +55,8 @@ def register(sub) -> None:
                         "namespace, markup in GET/POST values, missing and non-integer "
                         "parameters) and compare the error answers")
     p.add_argument("--json", metavar="FILE", help="write the JSON report here")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress (a bar on a terminal, else a line every 5 s on stderr)")
     p.add_argument("--junit", metavar="FILE", help="write a JUnit XML report here")
     p.add_argument("--allure-dir", default="reports/allure-results", metavar="DIR",
                    help="write Allure results here for `harness report` "
@@ -90,12 +92,16 @@ def run(args: argparse.Namespace) -> int:
         check_service(args, url, options)
     contract = contract_for_target(args, args.primary, options, sys.stderr, "diff")
     cases = (recorded_cases(contract, args.recordings, on_broken=_warn_broken)
-             if args.recordings else generated_cases(contract, errors=args.errors))
+             if args.recordings else list(generated_cases(contract, errors=args.errors)))
     diff = Diff(contract, Targets(args.primary, args.candidate, args.secondary),
                 ignore=args.ignore, ignore_values=args.ignore_values, jobs=args.jobs,
                 options=options,
                 selection=selection(args, contract), profile=profile_of(args, TITLES))
-    result = diff.run(cases)
+    from harness.progress import Progress
+
+    total = len(cases) if isinstance(cases, (list, tuple)) else None
+    with Progress("diff", total=total, unit="cases", quiet=args.quiet) as progress:
+        result = diff.run(cases, progress)
     print_places(result, sys.stdout)
     result.report.print_console(sys.stdout)
     for line in result.report.meta.get("wrong_target", []):

@@ -75,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
     with progress_bar("lint", quiet=args.quiet) as bar:
         report = lint(args.recordings, contract_from(args), workers=args.workers,
                       on_broken=broken_line_printer("lint"),
-                      on_progress=lambda result: bar.update(result.exchanges),
+                      on_progress=lambda result: bar.update(result.exchanges,
+                                                             failing=result.failing),
                       profile=profile_of(args), baseline=args.baseline)
     return write_outputs(report, args)

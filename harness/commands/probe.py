@@ -58,6 +58,8 @@ def register(sub) -> None:
     p.add_argument("--allure-dir", default="reports/allure-results", metavar="DIR",
                    help="write Allure results here for `harness report` (default "
                         "reports/allure-results; '' to skip)")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress (a bar on a terminal, else a line every 5 s on stderr)")
     p.add_argument("--list-rules", action="store_true",
                    help="print the probe's rules (rule ID, level, title) and exit")
     # --timeout is also ROB-TIME's bound: a few seconds here, not the 30 s of the other commands
@@ -81,4 +83,5 @@ def run(args: argparse.Namespace) -> int:
     outputs = Outputs(args.json, args.junit, Path(args.allure_dir) if args.allure_dir else None,
                       args.failures)
     return probe(args.target, contract, budget, outputs, options=options,
-                 chosen=selection(args, contract), replay=args.replay, seed=args.seed)
+                 chosen=selection(args, contract), replay=args.replay, seed=args.seed,
+                 quiet=args.quiet)

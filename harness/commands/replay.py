@@ -48,7 +48,7 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.judge.streaming import progress_bar
+    from harness.judge.streaming import count_exchanges, progress_bar
     from harness.replay import REPLAY_RULES, replay
 
     require(args, "target")
@@ -56,15 +56,10 @@ def run(args: argparse.Namespace) -> int:
     options = send_options(args)
     check_service(args, args.target, options)
     contract = contract_for_target(args, args.target, options, sys.stderr, "replay")
-    failing = 0
-
     def advance(result) -> None:
-        nonlocal failing
-        failing += result.failing
-        bar.set_postfix(failing=failing, refresh=False)
-        bar.update(result.exchanges)
+        bar.update(result.exchanges, failing=result.failing)
 
-    with progress_bar("replay", quiet=args.quiet) as bar:
+    with progress_bar("replay", quiet=args.quiet, total=count_exchanges(args.recordings)) as bar:
         report = replay(args.recordings, contract, args.target,
                         concurrency=args.concurrency, rate=args.rate, ignore=args.ignore,
                         options=options, selection=selection(args, contract),

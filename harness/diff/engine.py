@@ -34,6 +34,7 @@ from harness.judge.request_validation import EXPLANATION, markup_refused, not_se
 from harness.judge.security import judge_leaks
 from harness.judge.sending import RULE_TITLES, size_finding, transport_finding
 from harness.judge.wsdl_rules import NOT_PUBLISHED, unpublished
+from harness.progress import Progress
 from harness.traffic.exchange import Exchange, HttpRequest, HttpResponse
 from harness.traffic.redaction import redact_credentials
 from harness.traffic.send import (
@@ -161,7 +162,8 @@ class Diff:
         return {"primary": self.roles[PRIMARY], "secondary": self.roles.get(SECONDARY),
                 "candidate": self.roles[CANDIDATE]}
 
-    def run(self, cases: Iterable[Case]) -> DiffResult:
+    def run(self, cases: Iterable[Case], progress: Progress | None = None) -> DiffResult:
+        """Send every case to every target and compare; ``progress`` hears of each case."""
         for url in self.roles.values():
             check_reachable(url, options=self.options)
         cases = (c for c in cases if self.selection.allows(c.operation_name, c.binding_label))
@@ -170,6 +172,9 @@ class Diff:
             for answered in _ordered_map(lambda case: self._answer(sender, case), cases,
                                          self.jobs):
                 self._take(answered)
+                if progress is not None:
+                    progress.update(failing=int(bool(answered.differences
+                                                     or answered.unanswered)))
         if stopping.requested():
             self.report.interrupt()
         self._judge()

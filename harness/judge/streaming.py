@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
-import sys
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -24,10 +23,11 @@ from typing import Any, Protocol
 
 import orjson
 
-from harness import stopping
+from harness import progress, stopping
 from harness.contract.bindings import Binding
 from harness.errors import RecordingError, RunStopped
 from harness.judge.findings import Finding, Report, Verdict, example_text
+from harness.progress import Progress
 from harness.traffic.exchange import Exchange
 from harness.traffic.recording import (
     FORMAT_VERSION,
@@ -141,6 +141,28 @@ def input_bytes(paths: Iterable[str | Path]) -> int:
     return sum(Path(p).stat().st_size for p in paths if Path(p).is_file())
 
 
+#: Recordings larger than this together are not counted beforehand (progress without a total).
+COUNTED_BYTES = 256 * 1024 * 1024
+
+
+def count_exchanges(paths: Sequence[str | Path]) -> int | None:
+    """How many exchanges the JSON-lines recordings hold (lines but the header), for a
+    progress total; None when unknown (a HAR, a missing file, too large to count quickly)."""
+    files = [Path(p) for p in paths]
+    try:
+        if any(p.suffix.lower() == ".har" or not p.is_file() for p in files) \
+                or input_bytes(files) > COUNTED_BYTES:
+            return None
+        total = 0
+        for path in files:
+            data = path.read_bytes()
+            lines = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+            total += lines - (1 if data.lstrip().startswith(b'{"format"') else 0)
+        return max(total, 0)
+    except OSError:
+        return None
+
+
 # ----------------------------------------------------------------------------- in a worker
 
 _job: Job | None = None
@@ -150,8 +172,10 @@ _job: Job | None = None
 STOPPED = "stopped"
 
 
-def _start(job: Job, stop: Any = None) -> None:
+def _start(job: Job, stop: Any = None, counter: Any = None) -> None:
     global _job
+    if counter is not None:  # a worker process: its calls count in the parent's progress
+        progress.in_worker(counter)
     if stop is not None:  # a worker process: the parent decides when to stop
         stopping.in_worker(stop)
     _job = job
@@ -287,7 +311,8 @@ def results(job: Job, source: Iterable[Chunk], workers: int) -> Iterator[ChunkRe
         return
     context = multiprocessing.get_context("forkserver")
     pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_start,
-                               initargs=(job, stopping.shared_event(context)))
+                               initargs=(job, stopping.shared_event(context),
+                                         progress.shared_counter(context)))
     pending: deque[Future[ChunkResult]] = deque()
     try:
         for chunk in source:
@@ -353,9 +378,8 @@ def default_workers(paths: Sequence[str | Path]) -> int:
     return max(1, os.cpu_count() or 1)
 
 
-def progress_bar(command: str, *, quiet: bool):
-    """A tqdm bar on stderr (exchanges, rate, failures), off when quiet or not a terminal."""
-    from tqdm import tqdm
-
-    return tqdm(desc=command, unit=" exch", file=sys.stderr, dynamic_ncols=True,
-                disable=quiet or not sys.stderr.isatty(), leave=False)
+def progress_bar(command: str, *, quiet: bool, total: int | None = None,
+                 unit: str = "exchanges") -> Progress:
+    """The run's progress (``harness.progress``): a bar on a terminal, else a plain line at
+    most every 5 s; nothing when quiet."""
+    return Progress(command, total=total, unit=unit, quiet=quiet)

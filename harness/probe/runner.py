@@ -28,6 +28,7 @@ from harness.probe.casefile import CaseFile, read_cases
 from harness.probe.cases import ProbeCase, plain_request
 from harness.probe.checks import Answer
 from harness.probe.http_level import http_cases
+from harness.progress import Progress
 from harness.reference.server import target_or_reference
 from harness.reports.allure_results import http_text
 from harness.traffic import send
@@ -99,6 +100,8 @@ class Prober:
         self.telling: set[tuple[str, str, str]] = set()
         #: When the first call of each (operation, binding) was sent (epoch seconds).
         self.first_sent: dict[tuple[str, str], float] = {}
+        #: The run's progress (``probe`` sets it): cases judged, failing ones.
+        self.progress: Progress | None = None
         self.plain = self._find_plain_call()
 
     def close(self) -> None:
@@ -164,6 +167,8 @@ class Prober:
         failing = checks.failing(outcomes)
         if failing and self.cases_out is not None:
             self.cases_out.save(case, failing)
+        if self.progress is not None:
+            self.progress.update(failing=int(bool(failing)))
         return bool(failing)
 
     def _keep_exchange(self, key: tuple[str, str, str], verdict: Verdict, sent: Sent) -> None:
@@ -289,8 +294,8 @@ def _search(prober: Prober, target: values.Target, examples: int, seed: int | No
 
 def probe(target: str | None, contract: Contract, budget: Budget, outputs: Outputs, *,
           options: send.SendOptions | None = None, chosen: Selection | None = None,
-          replay: Path | None = None, seed: int | None = None, stream: IO[str] | None = None
-          ) -> int:
+          replay: Path | None = None, seed: int | None = None, stream: IO[str] | None = None,
+          quiet: bool = False) -> int:
     """Probe ``target`` (the embedded reference when None), or replay saved cases; exit status."""
     stream = stream or sys.stdout
     _check_budget(budget)
@@ -310,6 +315,8 @@ def probe(target: str | None, contract: Contract, budget: Budget, outputs: Outpu
             return (c for c in cases if chosen.allows(c.operation.name, c.binding.label))
 
         saved_to = None
+        prober.progress = Progress("probe", total=len(saved) if saved is not None else None,
+                                   unit="cases", quiet=quiet)
         try:
             with stopping.cooperative():  # a signal: Prober.left() ends the run
                 if saved is not None:
@@ -320,6 +327,7 @@ def probe(target: str | None, contract: Contract, budget: Budget, outputs: Outpu
                     run_fixed(prober, picked(http_cases(contract, url)))
                     run_values(prober, seed, chosen)
         finally:
+            prober.progress.close()
             prober.close()
             if cases_out is not None:
                 saved_to = cases_out.close(complete=not stopping.requested())

@@ -38,6 +38,7 @@ from harness.judge.request_validation import EXPLANATION, markup_refused, not_se
 from harness.judge.rules import SPEC, Side, described, judge, judge_case, read_case, titles
 from harness.judge.sending import RULE_TITLES, no_answer_cause, size_finding
 from harness.judge.streaming import ANSWER, ANSWERED_IN, STOPPED, ChunkResult, Tally, run
+from harness.progress import answered
 from harness.traffic.exchange import Exchange, HttpResponse
 from harness.traffic.pacing import Pace
 from harness.traffic.send import (
@@ -150,6 +151,7 @@ class ReplayJob:
             return exc.with_traceback(None)  # kept until the chunk is judged: no frames
         finally:  # the test case's time in JUnit: how long the target took
             exchange.timings[ANSWERED_IN] = time.monotonic() - started
+            answered()  # the run's progress, between chunks (in this process)
         exchange.meta[ANSWER] = answer  # what a failure's example shows
         return answer
 
