@@ -93,7 +93,7 @@ def test_junit_and_allure_results(reference_run):
     assert "target = embedded reference at http\\://127.0.0.1\\:" in env
     assert "namespace = http\\://tempuri.org/" in env and "harness.version" in env
     tests = [json.loads(p.read_text(encoding="utf-8")) for p in results.glob("*-result.json")]
-    assert len(tests) == 61  # 54 binding scenarios, 7 endpoints' WSDL
+    assert len(tests) == 84  # 54 binding scenarios, 7 endpoints' WSDL, 23 odd requests
     token = next(t for t in tests if t["name"] == "GetTokenDevice over HTTP POST with plain values")
     labels = {(label["name"], label["value"]) for label in token["labels"]}
     assert {("feature", "HTTP POST"), ("story", "GetTokenDevice"), ("tag", "OP-RESULT"),

@@ -25,6 +25,7 @@ from harness.diff.consistency import RULE as CROSS_BINDING
 from harness.diff.consistency import Consistency, outcome
 from harness.diff.noise import Noise, noise_key
 from harness.errors import ResponseTooLarge, TargetUnreachable
+from harness.judge import odd_requests
 from harness.judge.causes import leak_cause, outcome_cause, words_of
 from harness.judge.compare import WSDL_NS, Difference, compare_responses, ignored_path
 from harness.judge.findings import Finding, Report, Verdict, selection_scope
@@ -212,6 +213,10 @@ class Diff:
                 f"the candidate publishes no WSDL ({why}): {NOT_PUBLISHED.split(': ', 1)[1]}")
             return Answered(case, requests, responses, [unpublished_wsdl], [], [], started,
                             seconds)
+        if case.odd is not None:  # compared by what each answer is (odd_requests.compare)
+            return Answered(case, requests, responses,
+                            odd_requests.compare(case.odd, own[PRIMARY], own[CANDIDATE]), [],
+                            [], started, seconds)
         differences = self._compare(own[PRIMARY], own[CANDIDATE])
         noise = self._compare(own[PRIMARY], own[SECONDARY]) if SECONDARY in own else []
         return Answered(case, requests, responses, differences, noise, [], started, seconds)

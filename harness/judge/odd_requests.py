@@ -35,6 +35,7 @@ from harness.contract.bindings import Binding, build_request
 from harness.contract.model import Contract, Operation, sample_arguments
 from harness.contract.xmlsafe import element_children, local_name, namespace, parse_xml
 from harness.errors import XMLRejected
+from harness.judge.compare.difference import Difference
 from harness.judge.compare.xml import child, fault_code, local_code
 from harness.judge.findings import Finding, Verdict
 from harness.traffic.exchange import HttpRequest, HttpResponse, media_type, normalise_content_type
@@ -229,7 +230,7 @@ def _spec_problem(odd: OddRequest, response: HttpResponse) -> str | None:
     if document is None or local_name(document) != "Envelope":
         return "not a SOAP envelope (4.1 rule 5)"
     if namespace(document) != odd.binding.envelope_ns:
-        return f"an envelope of the other SOAP version than the request's {odd.binding.label} " \
+        return f"an envelope of another SOAP version than the {odd.binding.label} request " \
                "(4.1 rule 5)"
     payload = _payload(document)
     if payload is not None and local_name(payload) == "Fault":
@@ -263,6 +264,33 @@ def judge(odd: OddRequest, response: HttpResponse | None, *, index: int | None =
     return Finding(odd.rule, Verdict.WARNING, **where, expected=odd.expected, actual=actual,
                    message="the spec is silent; the real ASMX answers otherwise",
                    cause=f"{sent}: {actual} where ASMX gives {odd.expected}")
+
+
+def compare(odd: OddRequest, primary: HttpResponse, candidate: HttpResponse
+            ) -> list[Difference]:
+    """``diff --errors``: the candidate's answer to an odd request against the primary's, by
+    what each is (not body by body: two help pages, two faults' texts differ by nature). What
+    the candidate breaks of the spec is a difference that fails; another outcome than the
+    primary's is a warning (the spec is silent)."""
+    expected, actual = outcome(primary), outcome(candidate)
+    problem = _spec_problem(odd, candidate)
+    if problem is not None and _spec_problem(odd, primary) is None:
+        kind = "content-type" if "rule 7" in problem else "body"
+        return [Difference(kind, "", expected, f"{actual}: {problem}",
+                           summary=f"the answer of the candidate is {problem}")]
+    if _same_outcome(odd, expected, actual, primary, candidate):
+        return []
+    return [Difference("outcome", "", expected, actual, True,
+                       f"{actual} where the primary gives {expected} (the spec is silent)")]
+
+
+def _same_outcome(odd: OddRequest, expected: str, actual: str, primary: HttpResponse,
+                  candidate: HttpResponse) -> bool:
+    if odd.endpoint is not None:  # a help page, or an error status: alike
+        def kind(text: str, response: HttpResponse) -> str:
+            return "error" if response.status >= 400 else text
+        return kind(expected, primary) == kind(actual, candidate)
+    return expected == actual
 
 
 def _as_asmx(odd: OddRequest, actual: str, response: HttpResponse) -> bool:
