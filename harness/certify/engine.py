@@ -307,7 +307,8 @@ class Service:
         if self.report is None:
             return
         self.report.exchanges += 1
-        sent = (exchange.request.method, exchange.request.url, exchange.request.body)
+        sent = (exchange.request.method, exchange.request.url, exchange.request.headers,
+                exchange.request.body)
         number = self.report.exchanges  # the call's number in the run: its findings' index
         for f in (replace(f, index=number) if f.index is None else f for f in findings):
             if f.verdict is Verdict.FAILED:

@@ -157,6 +157,14 @@ class Diff:
         self._examples: dict[tuple[str, str, str, str, str], dict[str, Any]] = {}
         self._spill: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115
 
+    def _selected(self, case: Case) -> bool:
+        """Whether ``--operation``/``--binding`` keep ``case``: a bare GET of an endpoint
+        when one of its operations is kept."""
+        if case.odd is not None and case.odd.endpoint is not None:
+            return any(self.selection.allows(op.name, case.binding_label)
+                       for op in self.contract.endpoints.get(case.odd.endpoint, ()))
+        return self.selection.allows(case.operation_name, case.binding_label)
+
     def _meta(self) -> dict[str, Any]:
         return {"primary": self.roles[PRIMARY], "secondary": self.roles.get(SECONDARY),
                 "candidate": self.roles[CANDIDATE]}
@@ -164,7 +172,7 @@ class Diff:
     def run(self, cases: Iterable[Case]) -> DiffResult:
         for url in self.roles.values():
             check_reachable(url, options=self.options)
-        cases = (c for c in cases if self.selection.allows(c.operation_name, c.binding_label))
+        cases = (c for c in cases if self._selected(c))
         with Sender(self.options, connections=self.jobs * len(self.roles)) as sender:
             for answered in _ordered_map(lambda case: self._answer(sender, case), cases,
                                          self.jobs):
