@@ -62,7 +62,7 @@ Feature: Requests the spec does not describe
       | /AuthCodeSending.asmx        |
       | /CenterlogOut.asmx           |
       | /GetStudentsAudit.asmx       |
-      | /GetTeacherGroups.asmx       |
       | /GetTeacherSubjects.asmx     |
+      | /GetTeacherGroups.asmx       |
       | /PushNotificationMobile.asmx |
       | /NotificationNotes.asmx      |

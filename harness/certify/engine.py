@@ -243,7 +243,9 @@ class Service:
         if not self.settings.selection.allows(op.name, how.label):
             pytest.skip(f"{op.name} x {how.label} is not selected (--operation/--binding)")
         try:
-            odd = odd_requests.odd_request(self.contract, op, how, kind, self.base_url)
+            odd = odd_requests.odd_request(  # with the run's values (--values), if any
+                self.contract, op, how, kind, self.base_url,
+                self.settings.values.apply(op, sample_arguments(op, 0, how.value)))
         except ValueError as exc:
             raise UsageError(f"the feature asks for {exc}") from None
         return self._odd_call(odd)

@@ -26,13 +26,14 @@ speaks (section 7: errors are "not shown"), an answer other than ASMX's is a war
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from lxml import etree
 
 from harness.contract.bindings import Binding, build_request
 from harness.contract.model import Contract, Operation, sample_arguments
+from harness.contract.structure import Value
 from harness.contract.xmlsafe import element_children, local_name, namespace, parse_xml
 from harness.errors import XMLRejected
 from harness.judge.compare.difference import Difference
@@ -107,15 +108,16 @@ def other_operation(contract: Contract, op: Operation) -> tuple[Operation, bool]
 
 
 def odd_request(contract: Contract, op: Operation, binding: Binding, kind: str,
-                base_url: str) -> OddRequest:
+                base_url: str, arguments: Mapping[str, Value] | None = None) -> OddRequest:
     """``op`` over ``binding`` (SOAP 1.1 or 1.2) sent with the odd thing ``kind`` (a key of
-    KINDS), and what ASMX answers."""
+    KINDS), with ``arguments`` (default: plain generated values), and what ASMX answers."""
     if kind not in KINDS:
         raise ValueError(f"unknown odd request {kind!r} (use: {', '.join(KINDS)})")
     if not binding.is_soap:
         raise ValueError(f"{kind} is sent over SOAP 1.1 or SOAP 1.2, not {binding.label}")
-    request = build_request(contract, op, sample_arguments(op, 0, binding.value), binding,
-                            base_url)
+    if arguments is None:
+        arguments = sample_arguments(op, 0, binding.value)
+    request = build_request(contract, op, arguments, binding, base_url)
     answered = _answered(op)
     if kind == "an unknown extra element":
         end = f"</{op.name}>".encode()
