@@ -7,11 +7,12 @@ from __future__ import annotations
 import argparse
 import difflib
 import importlib
+import os
 import re
 import sys
 from collections.abc import Sequence
 
-from harness import __version__
+from harness import __version__, stopping
 from harness.errors import HarnessError
 
 #: Subcommand modules, in the order ``--help`` lists them.
@@ -99,6 +100,11 @@ def _configured(parser: argparse.ArgumentParser, argv: list[str]):
                         config.known_dests(commands))
 
 
+#: The umask every command runs with (files 0600, folders 0700), unless FOLLOW_UMASK is 1.
+PRIVATE_UMASK = 0o077
+FOLLOW_UMASK = "HARNESS_FOLLOW_UMASK"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
@@ -108,14 +114,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"harness: error: {exc}", file=sys.stderr)
         return exc.exit_code
     args = parser.parse_args(argv)
+    # Recordings and reports may hold personal data: what the harness creates is its user's
+    # only (files 0600, folders 0700), unless HARNESS_FOLLOW_UMASK=1 (docs/security.md).
+    umask = None if os.environ.get(FOLLOW_UMASK) == "1" else os.umask(PRIVATE_UMASK)
     try:
-        fill(args)
-        return int(args.run(args) or 0)
-    except HarnessError as exc:
-        print(f"harness {args.command}: error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        return 130
+        with stopping.handled(f"harness {args.command}"):
+            try:
+                fill(args)
+                return int(args.run(args) or 0)
+            except HarnessError as exc:
+                if stopping.requested():  # an error the stop caused (a call cut short)
+                    stopping.interrupted_line(args.command)
+                    return stopping.exit_code()
+                print(f"harness {args.command}: error: {exc}", file=sys.stderr)
+                return exc.exit_code
+            except KeyboardInterrupt:  # stopped where nothing could be kept
+                stopping.interrupted_line(args.command)
+                return stopping.exit_code()
+    finally:
+        if umask is not None:
+            os.umask(umask)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ import pytest
 
 from harness.capture.process import CaptureProcess, run_harness
 from harness.capture.samples import drive
-from harness.contract.bindings import Binding, classify
+from harness.contract.bindings import Binding, build_request, classify
 from harness.contract.model import Operation, reference_result, sample_arguments
 from harness.traffic.recording import read_exchanges, read_header
 from harness.traffic.redaction import is_pseudonym
@@ -346,3 +346,56 @@ def test_the_writer_remembers_which_urls_are_the_services_within_bounds(tmp_path
     transcriber.close()
     counts = transcriber.console.counts
     assert counts["recorded"] == 4 and counts["foreign left out"] == 5003
+
+
+def test_credential_looking_headers_never_reach_the_file(contract, reference_url, tmp_path):
+    """curl through capture with the headers gateways and APIs use: none in clear on disk,
+    without naming them (--redact adds one more); other headers stay as sent."""
+    if shutil.which("curl") is None:
+        pytest.skip("curl is not installed")
+    op = next(o for o in contract.operations if o.result_sensitive)
+    secrets = {"X-Gateway-Key": "gw-s3cret-1", "X-Api-Key": "api-s3cret-2",
+               "X-Auth-Token": "tok-s3cret-3", "Api-Key": "plain-s3cret-4",
+               "Authorization": "Bearer auth-s3cret-5", "Proxy-Authorization": "Basic px-s3cret-6",
+               "Cookie": "sid=cookie-s3cret-7", "X-Tenant": "named-s3cret-8"}
+    out = tmp_path / "keys.jsonl"
+    with CaptureProcess(reference_url, out, "--redact", "X-Tenant") as capture:
+        headers = [a for k, v in secrets.items() for a in ("-H", f"{k}: {v}")]
+        subprocess.run(["curl", "-s", "-o", "/dev/null", *headers, "-H", "X-Trace: visible-9",
+                        f"{capture.url}{op.endpoint}/{op.name}?id=q"], check=True)
+        code, _, stderr = capture.stop()
+    assert code == 0, stderr
+    data = out.read_bytes()
+    for value in secrets.values():
+        assert value.split("-s3cret-")[0].encode() + b"-s3cret" not in data, value
+    [exchange] = list(read_exchanges([out]))
+    for name in secrets:
+        assert is_pseudonym(exchange.request.header(name)), name
+    assert exchange.request.header("X-Trace") == "visible-9"
+    assert out.stat().st_mode & 0o777 == 0o600  # created for its user only
+
+
+def test_a_sensitive_result_as_text_plain_never_reaches_the_file(contract, spyne_url, tmp_path):
+    """spyne answers GetTokenDevice over GET/POST as text/plain ("token-for-<id>"), SOAP as
+    XML: capture in front of it writes the token in none of these forms."""
+    out = tmp_path / "spyne.jsonl"
+    op = contract.operation("GetTokenDevice")
+    with CaptureProcess(spyne_url, out) as capture:
+        url = f"{capture.url}{op.endpoint}/{op.name}"
+        got = httpx.get(url, params={"id": "dev-get"}, trust_env=False)
+        posted = httpx.post(url, data={"id": "dev-post"}, trust_env=False)
+        soap = []
+        for binding in (Binding.SOAP11, Binding.SOAP12):
+            request = build_request(contract, op, {"id": "dev-soap"}, binding, capture.url)
+            soap.append(httpx.request(request.method, request.url, content=request.body,
+                                      headers=dict(request.headers), trust_env=False))
+        code, _, stderr = capture.stop()
+    assert code == 0, stderr
+    assert got.text == "token-for-dev-get" and posted.text == "token-for-dev-post"
+    assert all(b"token-for-dev-soap" in r.content for r in soap)  # the client's: in clear
+    data = out.read_bytes()
+    assert b"token-for-" not in data
+    answers = [e.response for e in read_exchanges([out]) if e.meta.get("operation")]
+    plain = [r for r in answers if r.header("Content-Type") == "text/plain"]
+    assert len(plain) == 2 and all(is_pseudonym(r.body.decode()) for r in plain)
+    assert all(r.header("Content-Length") == str(len(r.body)) for r in plain)

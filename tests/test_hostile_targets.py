@@ -210,7 +210,10 @@ def test_config_file_and_flags_override_it(tmp_path, recording):
         done = harness("certify", "--no-html", "--report-dir", "a", cwd=tmp_path, env=env)
         assert done.returncode == 0, done.stdout + done.stderr
         assert sent(tmp_path / "a") == {"AuthCode SOAP 1.1", "/AuthCodeSending.asmx WSDL"}
-        assert "FROM-FILE" in attachments(tmp_path / "a")
+        # code is sensitive: the value from the file was sent, and reports show its pseudonym
+        attached = attachments(tmp_path / "a")
+        assert "FROM-FILE" not in attached and "<code>redacted-" in attached
+        assert all(p.stat().st_mode & 0o077 == 0 for p in (tmp_path / "a").rglob("*"))
         flagged = harness("certify", "--no-html", "--report-dir", "b", "--binding", "post",
                           cwd=tmp_path, env=env)
         assert sent(tmp_path / "b") == {"AuthCode HTTP POST", "/AuthCodeSending.asmx WSDL"}, \

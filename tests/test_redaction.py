@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import gzip
 import html
+import json
 import os
 import re
+from dataclasses import replace
 from urllib.parse import quote, quote_plus
 
 import pytest
@@ -200,3 +202,51 @@ def test_key_file_is_private_and_stable(tmp_path):
     assert load_or_create_key(path) == key
     assert key_id(key) != key_id(b"other" * 8)
     assert key.hex() not in key_id(key)
+
+
+def test_credential_looking_headers_are_redacted_without_naming_them(contract):
+    from harness.traffic.redaction import REPORT_REDACTED, redact_credentials
+
+    headers = (("X-Gateway-Key", "gw1"), ("x-api-key", "ak2"), ("X-Auth-Token", "tk3"),
+               ("Api-Key", "k4"), ("ApiKey", "k5"), ("X-CSRF-Token", "c6"),
+               ("Accept", "*/*"), ("X-Keyboard", "kb"), ("Tokenizer", "t"), ("X-Tenant", "t7"))
+    recorded = Redactor.for_contract(contract, KEY).request(
+        HttpRequest("GET", "http://x/", headers))
+    secret = {"gw1", "ak2", "tk3", "k4", "k5", "c6"}
+    assert {v for _, v in recorded.headers} & secret == set()
+    assert recorded.header("X-Keyboard") == "kb" and recorded.header("Tokenizer") == "t"
+    reported = dict(redact_credentials(headers, extra=["x-tenant"]))
+    assert {k for k, v in reported.items() if v == REPORT_REDACTED} == {
+        "X-Gateway-Key", "x-api-key", "X-Auth-Token", "Api-Key", "ApiKey", "X-CSRF-Token",
+        "X-Tenant"}
+
+
+@pytest.mark.parametrize("charset", ["utf-8", "iso-8859-1", "utf-16", "utf-16-le", "windows-1255"])
+def test_a_sensitive_result_is_redacted_as_text_in_any_charset(contract, redactor, charset):
+    token = "טוקן-9" if charset == "windows-1255" else "tök-9"
+    body = token.encode(charset)
+    for ctype in (f"text/plain; charset={charset}", f"text/html; charset={charset}"):
+        answer = HttpResponse(200, (("Content-Type", ctype), ("Content-Length", str(len(body)))),
+                              body)
+        redacted = redactor.response(answer, operation="GetTokenDevice")
+        assert redacted.body.decode(charset).lstrip("\ufeff") == pseudonym(token, KEY)
+        assert redacted.header("Content-Length") == str(len(redacted.body))
+    # Another operation's answer, or an error page, is left as it is.
+    plain = HttpResponse(200, (("Content-Type", "text/plain"),), b"A10")
+    assert redactor.response(plain, operation="GetTeacherGrpupsByID").body == b"A10"
+    assert redactor.response(replace(plain, status=500), operation="GetTokenDevice").body == b"A10"
+
+
+def test_json_bodies_are_redacted_by_member_and_as_a_sensitive_result(redactor):
+    asmx = HttpResponse(200, (("Content-Type", "application/json; charset=utf-8"),),
+                        b'{"d":"tok-1"}')
+    assert b"tok-1" not in redactor.response(asmx, operation="GetTokenDevice").body
+    request = HttpRequest("POST", "http://x/AuthCodeSending.asmx/AuthCode",
+                          (("Content-Type", "application/json"),),
+                          json.dumps({"code": "c-77", "phone": 501234567, "other": "o"}).encode())
+    sent = json.loads(redactor.request(request).body)
+    assert sent == {"code": pseudonym("c-77", KEY), "phone": pseudonym("501234567", KEY),
+                    "other": "o"}
+    broken = replace(request, body=b'{"code": "c-77"')
+    notes: list[str] = []
+    assert b"c-77" not in redactor.request(broken, notes=notes).body and notes

@@ -43,6 +43,8 @@ class CaptureSettings:
     max_body_mb: int = 16
     #: Extra mitmproxy options (e.g. {"ssl_insecure": True}), set as they are.
     mitm_options: dict[str, object] = field(default_factory=dict)
+    #: mitmproxy's web UI (mitmweb) on 127.0.0.1:web_port (None: none, capture as mitmdump).
+    web_port: int | None = None
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -113,6 +115,8 @@ def run_capture(settings: CaptureSettings, *, contract: Contract | None = None,
         raise UsageError(f"--mode {settings.mode!r} is not one of {', '.join(MODES)}")
     check_upstream(settings.upstream, settings.mode)
     _check_listen(settings.listen_host, settings.listen_port)
+    if settings.web_port is not None:
+        _check_listen(WEB_HOST, settings.web_port)
     _check_confdir(settings.confdir)
     return asyncio.run(_capture(settings, contract or school_mobile(), out or sys.stdout),
                        loop_factory=event_loop_factory())
@@ -154,13 +158,19 @@ async def _capture(settings: CaptureSettings, contract: Contract, out: IO[str]) 
     _skip_debug_type_checks()
     mode = f"reverse:{settings.upstream}" if settings.mode == "reverse" else "regular"
     opts = options.Options(**({"confdir": settings.confdir} if settings.confdir else {}))
-    master = Master(opts)
-    master.addons = HookCache(master)  # before any addon is added
     recorder = Recorder(contract, out)
-    master.addons.add(*capture_addons(), recorder)
+    if settings.web_port is None:
+        master = Master(opts)
+        master.addons = HookCache(master)  # before any addon is added
+        master.addons.add(*capture_addons(), recorder)
+        web: dict[str, object] = {}
+    else:
+        master = web_master(opts)
+        master.addons.add(recorder, KeepLast(master.view))  # after the recorder's hooks
+        web = {"web_open_browser": False, "web_host": WEB_HOST, "web_port": settings.web_port}
     try:
         opts.update(mode=[mode], listen_host=settings.listen_host,
-                    listen_port=settings.listen_port, **settings.mitm_options)
+                    listen_port=settings.listen_port, **web, **settings.mitm_options)
         # Opening the recording (and its key) happens here, before anything listens.
         opts.update(max_body_mb=settings.max_body_mb,
                     recording_upstream=settings.upstream, recording_mode=settings.mode,
@@ -179,6 +189,42 @@ async def _capture(settings: CaptureSettings, contract: Contract, out: IO[str]) 
     if recorder.failed:
         raise HarnessError(recorder.failed)
     return 0
+
+
+#: Where the web UI listens: loopback only (its token is in the URL capture prints).
+WEB_HOST = "127.0.0.1"
+#: Flows the web UI keeps (the newest): mitmweb keeps every flow in memory.
+WEB_FLOWS = 2000
+
+
+class KeepLast:
+    """The web UI's flows bounded to the newest WEB_FLOWS (the recording has every one): a
+    long capture under --web does not grow in memory."""
+
+    def __init__(self, view) -> None:
+        self.view = view
+
+    def response(self, flow) -> None:
+        self._trim()
+
+    def error(self, flow) -> None:
+        self._trim()
+
+    def _trim(self) -> None:
+        store = self.view._store  # mitmproxy's View: every flow, oldest first
+        excess = len(store) - WEB_FLOWS
+        if excess > 0:
+            old = [f for f, _ in zip(store.values(), range(excess), strict=False)]
+            self.view.remove([f for f in old if not f.live])
+
+
+def web_master(opts):
+    """mitmproxy's web UI master (mitmweb: its default addons, so a person can browse,
+    filter, and resend flows), with the recorder added by the caller: each exchange is recorded
+    exactly as without the UI."""
+    from mitmproxy.tools.web.master import WebMaster
+
+    return WebMaster(opts, with_termlog=False)
 
 
 class HookCache(AddonManager):
@@ -295,6 +341,9 @@ async def _announce(master, settings: CaptureSettings) -> None:
             redaction = "redacted" if settings.redact else "NOT redacted (--no-redact)"
             print(f"harness capture: listening on http://{host}:{port} {where}; recording to "
                   f"{settings.out} ({redaction}); Ctrl-C stops", file=sys.stderr, flush=True)
+            if settings.web_port is not None:
+                print(f"harness capture: web UI (mitmweb) on {master.web_url}",
+                      file=sys.stderr, flush=True)
             return
         await asyncio.sleep(0.01)
     print("harness capture: error: the proxy did not start listening", file=sys.stderr,

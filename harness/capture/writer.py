@@ -406,7 +406,8 @@ class Transcriber:
         try:
             notes: list[str] = []
             request = self.redactor.request(exchange.request, envelope=envelope, notes=notes)
-            response = (self.redactor.response(exchange.response, notes=notes)
+            response = (self.redactor.response(exchange.response, notes=notes,
+                                               operation=exchange.meta.get("operation"))
                         if exchange.response else None)
         except Exception as exc:  # never write what could not be redacted
             logger.warning(f"redaction failed ({type(exc).__name__}); bodies left out")

@@ -16,6 +16,7 @@ import importlib.util
 import io
 import os
 import re
+import secrets
 import sys
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -25,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from harness import stopping
 from harness.certify.generate import WSDL_FEATURE, write_features
 from harness.contract.bindings import Binding, build_request
 from harness.contract.model import Contract, Operation, sample_arguments, school_mobile
@@ -48,6 +50,7 @@ from harness.scenarios.outcome import SCENARIO, ScenarioRun, scenario_finding
 from harness.scenarios.outcome import TITLE as SCENARIO_TITLE
 from harness.traffic import send
 from harness.traffic.exchange import Exchange
+from harness.traffic.redaction import KEY_BYTES, Redactor, redacting_reports
 
 #: Everything certify reads at run time lives inside the package (it works from a wheel).
 PACKAGE = Path(__file__).resolve().parent
@@ -368,6 +371,9 @@ class CertifyPlugin:
         self.settings = settings or Settings()
         self.contract = contract
         self.scenarios = {"passed": 0, "failed": 0, "skipped": 0}
+        self.session: pytest.Session | None = None
+        #: Scenarios the run would have run (an interrupted run says how many).
+        self.planned: int | None = None
 
     def pytest_configure(self, config: pytest.Config) -> None:
         config.stash[REPORT_KEY] = self.report
@@ -391,6 +397,15 @@ class CertifyPlugin:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "call" or report.outcome != "passed":
             self.scenarios[report.outcome] = self.scenarios.get(report.outcome, 0) + 1
+        if stopping.requested() and self.session is not None:  # SIGINT/SIGTERM: the
+            # scenario under way ends, no other starts (pytest: exit INTERRUPTED)
+            self.session.shouldstop = f"interrupted by {stopping.signal_name()}"
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.session = session
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.planned = len(session.items)
 
     # A scenario of the user's own features (--features) is one finding of the Report: its
     # JUnit case, named after it (harness.scenarios.outcome).
@@ -427,6 +442,8 @@ class Outputs:
     junit: Path | None = None
     report_dir: Path = DEFAULT_REPORT_DIR
     html: bool = True
+    #: Allure's history file (or a folder holding one) the HTML report shows and extends.
+    history: Path | None = None
 
     @property
     def allure_results(self) -> Path:
@@ -506,10 +523,18 @@ def certify(target: str | None, contract: Contract | str | None, outputs: Output
               f"{len(features)} features" + ("" if settings.features else
                                              f" written in {outputs.features}"),
               file=stream, flush=True)
-        code = _run_pytest(args, plugin, stream, features)
+        # Attachments and JUnit examples show the contract's sensitive values as pseudonyms
+        # (capture's scheme), under a key of this run that is never written.
+        with (redacting_reports(Redactor.for_contract(contract, secrets.token_bytes(KEY_BYTES))),
+              stopping.cooperative()):
+            code = _run_pytest(args, plugin, stream, features)
     report.finish()
     if settings.stopped is not None:
         raise settings.stopped
+    if stopping.requested() and code == pytest.ExitCode.INTERRUPTED:
+        report.interrupt()  # the scenarios that ran are reported, marked interrupted
+        report.meta["scenarios_planned"] = plugin.planned
+        code = pytest.ExitCode.OK
     if code == pytest.ExitCode.NO_TESTS_COLLECTED and settings.rules:
         raise UsageError("--rule selected no scenario")
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
@@ -594,7 +619,7 @@ def _render_html(outputs: Outputs, stream) -> None:
 
     try:
         html = allure_report.render(outputs.allure_results, outputs.allure_report,
-                                    name="harness certify")
+                                    name="harness certify", history=outputs.history)
     except allure_report.AllureMissing as exc:
         print(f"certify: no HTML report: {exc}", file=stream)
         return

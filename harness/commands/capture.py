@@ -47,8 +47,24 @@ def register(sub) -> None:
                    "streamed through as it comes, and recorded truncated: its first 64 KiB, "
                    "its size and SHA-256 in meta.truncated (default 16; at most 1024). "
                    "Capture's memory does not grow with a body's size")
+    p.add_argument("--web", action="store_true",
+                   help="also show mitmproxy's web UI (mitmweb) on 127.0.0.1: browse, filter "
+                   "and resend the flows while they are recorded as without it (the URL, "
+                   "with its access token, is printed at start)")
+    p.add_argument("--web-port", type=_port, default=8081, metavar="PORT",
+                   help="the web UI's port with --web (default 8081; always on 127.0.0.1)")
     add_contract_options(p)
     p.set_defaults(run=run)
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port") from None
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{text} is not a port (1 to 65535)")
+    return value
 
 
 def _body_mb(text: str) -> int:
@@ -72,5 +88,6 @@ def run(args: argparse.Namespace) -> int:
                                keep_foreign=args.keep_foreign, redact_names=args.redact_names,
                                key_file=args.key_file, confdir=args.confdir,
                                max_body_mb=args.max_body_mb,
-                               mitm_options={"ssl_insecure": True} if args.insecure else {})
+                               mitm_options={"ssl_insecure": True} if args.insecure else {},
+                               web_port=args.web_port if args.web else None)
     return run_capture(settings, contract=contract_from(args))

@@ -39,6 +39,10 @@ def register(sub) -> None:
                         "(DIR/allure-report/index.html) (default reports/)")
     p.add_argument("--no-html", action="store_true",
                    help="write Allure results but do not render the HTML report")
+    p.add_argument("--history", metavar="FILE|DIR", type=Path,
+                   help="Allure's history for the HTML report: the runs this JSON Lines file "
+                   "holds show as trends, and this run is appended (a folder, e.g. the "
+                   "previous --report-dir: its allure-history.jsonl)")
     p.add_argument("--list-rules", action="store_true",
                    help="print the rules catalogue (rule ID, clause, side, what each profile "
                         "does) and exit")
@@ -87,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
                         values=Values.load(contract, args.values),
                         rules=frozenset(args.rule), maxfail=args.maxfail, features=features)
     outputs = Outputs(json=args.json, junit=args.junit, report_dir=args.report_dir,
-                      html=not args.no_html)
+                      html=not args.no_html, history=args.history)
     if args.require_wsdl:
         args.severity = [*args.severity, "WSDL-PUBLISHED=failure"]
     return certify(args.target, contract, outputs, settings=settings,

@@ -51,9 +51,10 @@ def write_outputs(report: Report, args: argparse.Namespace) -> int:
     """Console summary, then the files asked for; the exit status (0 passed, 1 failed).
 
     A run that read no exchange at all (an empty or truncated recording) is an error, not a
-    pass: RecordingError (one line, exit 2)."""
+    pass: RecordingError (one line, exit 2). An interrupted run writes what it judged and
+    exits 130 (SIGINT) or 143 (SIGTERM)."""
     broken = report.meta.get("broken_lines", 0)
-    if not report.exchanges:
+    if not report.exchanges and not report.interrupted:
         files = ", ".join(report.meta.get("recordings", [])) or "the input"
         raise RecordingError(f"no exchange to judge in {files}"
                              + (f" ({broken} broken line(s) skipped)" if broken else ""))

@@ -19,6 +19,7 @@ from harness.commands import add_command
 from harness.commands.lint import add_report_options
 from harness.commands.options import (
     MAX_CONCURRENCY,
+    MAX_COUNT,
     MAX_SECONDS,
     MAX_WORKERS,
     add_contract_options,
@@ -61,8 +62,9 @@ def register(sub) -> None:
     when = p.add_argument_group("timing (default: the recorded pace, an open model)")
     when.add_argument("--speed", type=_speed, default=1.0, metavar="F",
                       help="replay speed: 200%% or 2 (twice as fast), 50%% or 0.5 (default 1)")
-    when.add_argument("--loop", type=count, default=1, metavar="N",
-                      help="send the recordings N times, one loop after the other (default 1)")
+    when.add_argument("--loop", type=count, default=None, metavar="N",
+                      help="send the recordings N times, one loop after the other (default 1; "
+                      "with --shape: over and over until the shape ends)")
     when.add_argument("--max-wait", type=_non_negative, default=None, metavar="S",
                       help="clamp each recorded gap between requests to S seconds")
     mode = when.add_mutually_exclusive_group()
@@ -71,6 +73,10 @@ def register(sub) -> None:
     mode.add_argument("--users", type=positive(int, MAX_CONCURRENCY), default=None, metavar="N",
                       help="closed model: N users in all, each sends its next request as soon "
                       "as its answer came back")
+    mode.add_argument("--shape", type=_shape, default=None, metavar="STAGES",
+                      help="closed model whose user count follows these stages, on Locust's "
+                      "LoadTestShape, e.g. ramp:0..50/60s,hold:120s or steps:10..50+10/30s "
+                      "(also step:N/DUR); the run lasts as long as the shape")
     when.add_argument("--concurrency", type=positive(int, MAX_CONCURRENCY), default=100,
                       metavar="N",
                       help="requests in flight at most per process in the open models "
@@ -95,6 +101,26 @@ def register(sub) -> None:
     out.add_argument("--p95-ms", type=positive(float, MAX_SECONDS * 1000), default=None,
                      metavar="MS",
                      help="exit 1 when the 95th percentile response time is above MS")
+    trend = p.add_argument_group("run over run (--baseline: the --json of a previous load run)")
+    trend.add_argument("--baseline", metavar="FILE",
+                       help="compare rps, latency percentiles and the failed share per "
+                       "operation x binding with this previous run's --json: exit 1 on a "
+                       "regression beyond the limits below")
+    for name, default in (("p50", None), ("p95", "20%"), ("p99", None)):
+        trend.add_argument(f"--max-{name}-regression", type=_share, default=default,
+                           metavar="SHARE", help=f"{name} response time higher than the "
+                           "baseline's by more than this share (20%% or 0.2) fails"
+                           + (f" (default {default})".replace("%", "%%") if default
+                              else " (default: not compared)"))
+    trend.add_argument("--max-rps-regression", type=_share, default="20%", metavar="SHARE",
+                       help="requests per second lower by more than this share fails (default "
+                       "20%%; compared only when both runs had the same timing settings)")
+    trend.add_argument("--max-failure-regression", type=_share, default="1%", metavar="SHARE",
+                       help="a failed share of requests higher by more than this (percentage "
+                       "points) fails (default 1%%)")
+    trend.add_argument("--min-regression-ms", type=_non_negative, default=10.0, metavar="MS",
+                       help="a latency regression must also exceed MS milliseconds (default "
+                       "10: a few ms on a fast answer are noise)")
     out.add_argument("--web-port", type=_port, default=None, metavar="PORT",
                      help="Locust's web UI on 127.0.0.1:PORT during the run, and after it "
                      "until Ctrl-C (default: headless)")
@@ -128,6 +154,15 @@ def run(args: argparse.Namespace) -> int:
     from harness.contract.model import to_dict
 
     check_outputs(args.json, args.junit, args.html)
+    if args.shape and args.worker:
+        raise UsageError("--shape is the master's (a worker takes it from the master)")
+    if args.shape:
+        from harness.load.shape import parse_shape
+
+        args.users = parse_shape(args.shape).peak  # the closed model's users at most
+    if args.loop is None:
+        args.loop = MAX_COUNT if args.shape else 1
+    trends = _trends(args)
     sending = send_options(args)
     if args.dry_run:  # nothing is sent: no need to ask the target for its namespace
         return dry_run(args, contract_from(args))
@@ -138,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
     # master) judges with it.
     options = {k: v for k, v in vars(args).items() if isinstance(v, _PLAIN)} | {
         "contract": to_dict(contract), "header": [list(h) for h in sending.headers],
-        "parent": os.getpid()}
+        "parent": os.getpid(), **trends}
     # Its own process group: a Ctrl-C at the terminal reaches the child once, through us.
     child = subprocess.Popen([sys.executable, "-m", "harness.load", json.dumps(options)],
                              process_group=0)
@@ -167,12 +202,47 @@ def _forwarding_signals(child: subprocess.Popen):
             signal.signal(sig, handler)
 
 
+def _trends(args: argparse.Namespace) -> dict:
+    """The --baseline run, read now (a bad file: one line before anything is sent), and the
+    limits, as the load process takes them."""
+    if not args.baseline:
+        return {}
+    from harness.load.trend import Limits, read_baseline
+
+    def share(value) -> float | None:
+        return _share(value) if isinstance(value, str) else value
+
+    limits = Limits(p50=share(args.max_p50_regression), p95=share(args.max_p95_regression),
+                    p99=share(args.max_p99_regression), rps=share(args.max_rps_regression),
+                    failures=share(args.max_failure_regression),
+                    min_ms=args.min_regression_ms)
+    return {"baseline_run": read_baseline(args.baseline), "limits": limits.to_data()}
+
+
+def _shape(text: str) -> str:
+    from harness.load.shape import parse_shape
+
+    try:
+        parse_shape(text)
+    except UsageError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def _share(text: str) -> float:
+    """20% or 0.2 -> 0.2 (at least 0)."""
+    stripped = text.strip()
+    if stripped.endswith("%"):
+        return _number(stripped[:-1], 0.0, None, False) / 100.0
+    return _number(stripped, 0.0, None, False)
+
+
 def dry_run(args: argparse.Namespace, contract) -> int:
     from harness.load.schedule import Schedule, Timing
     from harness.load.slicing import read_slice
 
     recordings = read_slice(args.recordings, contract, keep=False)
-    timing = Timing(args.speed, args.loop, args.max_wait, args.rate, args.users)
+    timing = Timing(args.speed, args.loop, args.max_wait, args.rate, args.users, args.shape)
     print(f"load: {Schedule(recordings.started, timing).describe()}")
     return 0
 

@@ -24,6 +24,10 @@ def register(sub) -> None:
                    default=Path("reports/allure-report/index.html"),
                    help="the HTML file to write (default reports/allure-report/index.html)")
     p.add_argument("--name", default="harness", help="report title (default harness)")
+    p.add_argument("--history", metavar="FILE|DIR",
+                   help="Allure's history: show the runs this JSON Lines file holds (trends, "
+                   "each test's history) and append this one (a folder: its "
+                   "allure-history.jsonl). Keep it between the runs of a nightly job")
     p.set_defaults(run=run)
 
 
@@ -33,7 +37,8 @@ def run(args: argparse.Namespace) -> int:
     if args.out.suffix.lower() not in (".html", ".htm"):
         raise UsageError(f"--out {args.out} is not an .html file")
     with tempfile.TemporaryDirectory(prefix="harness-report-") as work:
-        html = render(args.results, Path(work) / "report", name=args.name)
+        html = render(args.results, Path(work) / "report", name=args.name,
+                      history=args.history)
         try:
             args.out.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(html, args.out)

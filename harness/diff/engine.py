@@ -17,6 +17,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import IO, Any
 
+from harness import stopping
 from harness.contract.model import Contract
 from harness.contract.selection import Selection
 from harness.contract.xmlsafe import root_tag
@@ -173,10 +174,13 @@ class Diff:
         for url in self.roles.values():
             check_reachable(url, options=self.options)
         cases = (c for c in cases if self._selected(c))
-        with Sender(self.options, connections=self.jobs * len(self.roles)) as sender:
+        with (Sender(self.options, connections=self.jobs * len(self.roles)) as sender,
+              stopping.cooperative()):  # a signal: the cases in flight finish, no more start
             for answered in _ordered_map(lambda case: self._answer(sender, case), cases,
                                          self.jobs):
                 self._take(answered)
+        if stopping.requested():
+            self.report.interrupt()
         self._judge()
         self.report.meta["wrong_target"] = [
             line for role, url in self.roles.items()
@@ -465,10 +469,14 @@ def _ordered_map[T, R](fn: Callable[[T], R], items: Iterable[T], jobs: int) -> I
     pending: deque[Future[R]] = deque()
     try:
         for item in items:
+            if stopping.requested():  # harness.stopping: finish what runs, start nothing more
+                break
             pending.append(pool.submit(fn, item))
             if len(pending) >= jobs * 2:
                 yield pending.popleft().result()
         while pending:
-            yield pending.popleft().result()
+            future = pending.popleft()
+            if not (stopping.requested() and future.cancel()):
+                yield future.result()
     finally:
         pool.shutdown(wait=True, cancel_futures=True)

@@ -282,6 +282,11 @@ class Report:
         self.descriptions: Counter[str] = Counter()
         #: What became of them, said beside their count (replay: not sent).
         self.descriptions_note = "counted, not judged"
+        #: The signal that stopped the run before its end ("SIGINT", "SIGTERM"), or None: every
+        #: output says the run was interrupted and what it judged until then.
+        self.interrupted: str | None = None
+        #: How many ``unit`` the whole run would have made, when known (``after N of M``).
+        self.planned: int | None = None
         self.started = time.time()
         self.finished: float | None = None
         self._kept = 0
@@ -383,16 +388,31 @@ class Report:
         self.finished = time.time()
         return self
 
+    def interrupt(self, signal_name: str | None = None) -> Report:
+        """Mark the run as stopped by a signal (default: the one ``harness.stopping`` got)."""
+        from harness import stopping
+
+        self.interrupted = signal_name or stopping.signal_name() or "SIGINT"
+        return self
+
     @property
     def passed(self) -> bool:
         return self.counts[Verdict.FAILED] == 0
 
     @property
     def verdict(self) -> str:
+        """passed, failed, or interrupted (the counts say what the part that ran found)."""
+        if self.interrupted:
+            return "interrupted"
         return "passed" if self.passed else "failed"
 
     @property
     def exit_code(self) -> int:
+        """0 passed, 1 failed, 130 interrupted by SIGINT, 143 by SIGTERM."""
+        if self.interrupted:
+            from harness import stopping
+
+            return stopping.exit_code(self.interrupted)
         return 0 if self.passed else 1
 
     @property

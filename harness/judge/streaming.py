@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 import orjson
 
+from harness import stopping
 from harness.contract.bindings import Binding
 from harness.errors import RecordingError, RunStopped
 from harness.judge.findings import Finding, Report, Verdict, example_text
@@ -92,6 +93,8 @@ class ChunkResult:
     examples: dict[tuple[str, str, str], str] = field(default_factory=dict)
     #: Seconds per (operation, binding label): how long the exchanges took (``duration``).
     seconds: Counter[tuple[str | None, str | None]] = field(default_factory=Counter)
+    #: Exchanges left undone because the run was asked to stop (``harness.stopping``).
+    stopped: int = 0
 
 
 # ------------------------------------------------------------------------------------ input
@@ -143,8 +146,14 @@ def input_bytes(paths: Iterable[str | Path]) -> int:
 _job: Job | None = None
 
 
-def _start(job: Job) -> None:
+#: Set on an exchange the job left undone because the run is stopping (not sent, not judged).
+STOPPED = "stopped"
+
+
+def _start(job: Job, stop: Any = None) -> None:
     global _job
+    if stop is not None:  # a worker process: the parent decides when to stop
+        stopping.in_worker(stop)
     _job = job
     job.setup()
 
@@ -179,6 +188,7 @@ def process(chunk: Chunk) -> ChunkResult:
                 counts[f.rule, f.operation, f.binding, f.verdict] += 1
         result.failing += failing
     result.exchanges = len(decoded)
+    result.stopped = sum(1 for e in exchanges if e.meta.get(STOPPED))
     _time(exchanges, result.seconds)
     return result
 
@@ -267,15 +277,21 @@ def results(job: Job, source: Iterable[Chunk], workers: int) -> Iterator[ChunkRe
     if workers <= 1:
         _start(job)
         try:
-            yield from map(process, source)
+            for chunk in source:
+                if stopping.requested():
+                    return
+                yield process(chunk)
         finally:
             job.close()
         return
     context = multiprocessing.get_context("forkserver")
-    pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_start, initargs=(job,))
+    pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_start,
+                               initargs=(job, stopping.shared_event(context)))
     pending: deque[Future[ChunkResult]] = deque()
     try:
         for chunk in source:
+            if stopping.requested():
+                break
             pending.append(pool.submit(process, chunk))
             if len(pending) >= 2 * workers:
                 yield pending.popleft().result()
@@ -292,7 +308,20 @@ def run(job: Job, paths: Sequence[str | Path], report: Report, *, workers: int, 
 
     Findings reach the report by index within each recording (1-based, broken lines not
     counted, as ``read_exchanges`` numbers them).
+
+    On SIGINT or SIGTERM (``harness.stopping``) the chunks in flight finish (a job that
+    sends checks the flag before each call), nothing more is read, and the report keeps what
+    was judged, marked interrupted.
     """
+    with stopping.cooperative():
+        broken = _run(job, paths, report, workers, chunk_size, on_broken, on_progress)
+    if stopping.requested():
+        report.interrupt()
+    return broken
+
+
+def _run(job: Job, paths: Sequence[str | Path], report: Report, workers: int, chunk_size: int,
+         on_broken: Callable[[str], None], on_progress: Callable[[ChunkResult], None]) -> int:
     done: dict[str, int] = {}
     broken = 0
     for result in results(job, chunks(paths, chunk_size), workers):
@@ -300,7 +329,7 @@ def run(job: Job, paths: Sequence[str | Path], report: Report, *, workers: int, 
         for reason in result.broken:
             on_broken(reason)
         broken += len(result.broken)
-        report.exchanges += result.exchanges - result.unselected
+        report.exchanges += result.exchanges - result.unselected - result.stopped
         if result.unselected:
             report.meta["not_selected"] = report.meta.get("not_selected", 0) + result.unselected
         report.add_counts(result.counts)

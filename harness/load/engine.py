@@ -26,13 +26,18 @@ import gevent.event
 from locust import stats as locust_stats
 from locust.env import Environment
 from locust.html import get_html_report
+from locust.runners import STATE_CLEANUP, STATE_STOPPED, STATE_STOPPING
+from locust.shape import LoadTestShape
 
 from harness.contract.model import Contract, from_dict
 from harness.contract.selection import Selection
 from harness.errors import HarnessError, TargetUnreachable, UsageError
 from harness.judge.findings import Report, selection_scope
 from harness.load.schedule import Schedule, Timing
+from harness.load.shape import Shape, parse_shape
 from harness.load.slicing import Recordings, read_slice
+from harness.load.trend import ALL, Limits, compare, split_name, stats_line
+from harness.load.trend import TITLES as TREND_TITLES
 from harness.load.user import Feed, ReplayUser
 from harness.load.verdict import Merged
 from harness.traffic.send import SendOptions, check_reachable
@@ -90,6 +95,9 @@ class Outputs:
     fail_ratio: float | None = None
     p95_ms: float | None = None
     web_port: int | None = None
+    #: harness.load.trend: the previous run read (``read_baseline``) and the limits.
+    baseline: dict[str, Any] | None = None
+    limits: dict[str, Any] | None = None
 
 
 # ------------------------------------------------------------------------------------ local
@@ -103,10 +111,11 @@ def run_local(paths: list[str], settings: Settings, outputs: Outputs) -> int:
     runner = env.create_local_runner()
     done = gevent.event.Event()
     feed = _feed(recordings, schedule, settings, done.set)
-    extras = _start_outputs(env, outputs, schedule.total)
+    env.events.test_stop.add_listener(lambda **kw: feed.finish())  # a shape's end
+    extras = _start_outputs(env, outputs, _total(schedule))
     started = time.time()
     feed.start(started + 0.05)
-    runner.start(settings.users(), spawn_rate=10 * settings.users())
+    _start_users(runner, settings, 1)
     with interruptions(feed.stop, done.set) as stop:
         done.wait()
     runner.quit()
@@ -168,12 +177,13 @@ def run_master(paths: list[str], settings: Settings, outputs: Outputs, *, worker
     except HarnessError:
         runner.quit()  # the workers end too
         raise
-    extras = _start_outputs(env, outputs, schedule.total)
+    extras = _start_outputs(env, outputs, _total(schedule))
     started, cpu0 = time.time(), time.process_time()
     runner.send_message("harness_go", {"t0": started + START_DELAY})
-    runner.start(settings.users(workers), spawn_rate=10 * settings.users(workers))
+    _start_users(runner, settings, workers)
     with interruptions(lambda: None, finished.set) as stop:
-        _watch(runner, finished, workers, state["errors"])
+        _watch(runner, finished, workers, state["errors"],
+               shaped_wait=settings.options.timeout + 30.0 if settings.timing.shape else None)
     merged.report.meta["master_cpu_s"] = round(time.process_time() - cpu0, 3)
     if stop.signal or state["errors"]:  # the workers stop sending and exit non-zero
         reason = _signal_name(stop.signal) if stop.signal else state["errors"][0]
@@ -204,9 +214,21 @@ def _hand_out(runner, settings: Settings, state: dict[str, Any], workers: int,
               "the workers did not read their recordings in time", state["errors"])
 
 
-def _watch(runner, finished: gevent.event.Event, workers: int, errors: list[str]) -> None:
-    """Until every worker is done; a worker that goes missing ends the run with an error."""
+def _watch(runner, finished: gevent.event.Event, workers: int, errors: list[str], *,
+           shaped_wait: float | None = None) -> None:
+    """Until every worker is done; a worker that goes missing ends the run with an error.
+    Once a shape has ended, Locust lets the stopped workers go (they come back ready after
+    its stop timeout): each reports its end within ``shaped_wait`` seconds, or the run ends
+    with an error."""
+    ended: float | None = None
     while not finished.wait(1.0):
+        if shaped_wait is not None and runner.state in (STATE_CLEANUP, STATE_STOPPING,
+                                                        STATE_STOPPED):
+            ended = ended or time.monotonic()
+            if time.monotonic() - ended > shaped_wait:
+                errors.append("a worker did not report its end after the shape ended")
+                return
+            continue
         clients = runner.clients
         if len(clients.ready) + len(clients.spawning) + len(clients.running) < workers:
             errors.append("a worker was lost before it finished")
@@ -250,6 +272,14 @@ def run_worker(paths: list[str], *, master_host: str, port: int) -> int:
                 feed.error = feed.error or why
         gevent.spawn_later(1.0, runner.greenlet.kill, block=False)
 
+    def on_test_stop(**kw) -> None:  # a shape's end: report, then leave (exit 0)
+        shaped = [feed for feed in feeds if feed.shaped and feed.go.is_set()]
+        for feed in shaped:
+            feed.finish()
+        if shaped:
+            gevent.spawn_later(2.0, runner.greenlet.kill, block=False)
+
+    env.events.test_stop.add_listener(on_test_stop)
     runner.register_message("harness_plan", on_plan, concurrent=True)
     runner.register_message("harness_go", on_go)
     runner.register_message("harness_stop", on_stop)
@@ -312,7 +342,41 @@ def _report_done(runner, feed: Feed) -> None:
 def _environment(settings: Settings | None) -> Environment:
     if settings is not None:
         _configure(settings)
-    return Environment(user_classes=[ReplayUser], host=settings.target if settings else None)
+    shape = settings.timing.shape if settings is not None else None
+    if not shape:
+        return Environment(user_classes=[ReplayUser],
+                           host=settings.target if settings else None)
+    # A user the shape lets go ends after its answer (its request is not cut off).
+    return Environment(user_classes=[ReplayUser], host=settings.target,
+                       shape_class=Shaped(parse_shape(shape)),
+                       stop_timeout=settings.options.timeout + 1.0)
+
+
+class Shaped(LoadTestShape):
+    """Locust's load shape for ``--shape`` (harness.load.shape): the user count each second,
+    and the count the runner had then (the report's ``users_over_time``)."""
+
+    def __init__(self, shape: Shape) -> None:
+        super().__init__()
+        self.shape = shape
+        self.timeline: list[list[float | int]] = []
+
+    def tick(self) -> tuple[int, float] | None:
+        t = self.get_run_time()
+        users = self.shape.users_at(t)
+        if self.runner is not None and len(self.timeline) < 100_000:
+            self.timeline.append([round(t, 1), users,
+                                  self.get_current_user_count()])
+        if users is None:
+            return None
+        return users, float(max(self.shape.peak, 1))  # each change within about a second
+
+
+def _start_users(runner, settings: Settings, workers: int) -> None:
+    if settings.timing.shape:
+        runner.start_shape()
+    else:
+        runner.start(settings.users(workers), spawn_rate=10 * settings.users(workers))
 
 
 def _configure(settings: Settings) -> None:
@@ -344,7 +408,7 @@ def _merged(settings: Settings, paths: list[str], schedule: Schedule, *, workers
             broken: int) -> Merged:
     t = settings.timing
     merged = Merged(settings.target, recordings=list(paths), mode=t.mode, speed=t.speed,
-                    loops=t.loops, max_wait=t.max_wait, rate=t.rate, users=t.users,
+                    loops=t.loops, max_wait=t.max_wait, rate=t.rate, users=t.users, shape=t.shape,
                     workers=workers, check_ratio=settings.check_ratio,
                     scheduled_duration_s=schedule.duration, broken_lines=broken)
     contract = from_dict(settings.contract)
@@ -416,7 +480,7 @@ def _say(outputs: Outputs, line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
 
-def _start_outputs(env: Environment, outputs: Outputs, total: int) -> dict[str, Any]:
+def _start_outputs(env: Environment, outputs: Outputs, total: int | None) -> dict[str, Any]:
     """Progress in the console, the history CSV, the web UI: greenlets for the run."""
     extras: dict[str, Any] = {"greenlets": []}
     if not outputs.quiet:
@@ -433,11 +497,17 @@ def _start_outputs(env: Environment, outputs: Outputs, total: int) -> dict[str, 
     return extras
 
 
-def _progress(env: Environment, total: int) -> None:
+def _total(schedule: Schedule) -> int | None:
+    """The requests a run sends (None: a shape's, which ends with the shape)."""
+    return None if schedule.timing.shape else schedule.total
+
+
+def _progress(env: Environment, total: int | None) -> None:
     while True:
         gevent.sleep(2.0)
         t = env.stats.total
-        print(f"load: {t.num_requests}/{total} answered, {t.current_rps:.0f} req/s, "
+        done = f"{t.num_requests}/{total}" if total is not None else f"{t.num_requests}"
+        print(f"load: {done} answered, {t.current_rps:.0f} req/s, "
               f"{t.num_failures} failed", file=sys.stderr, flush=True)
 
 
@@ -466,6 +536,7 @@ def _finish(env: Environment, merged: Merged, outputs: Outputs, extras: dict[str
         p50_ms=total.get_response_time_percentile(0.5),
         p95_ms=total.get_response_time_percentile(0.95),
         p99_ms=total.get_response_time_percentile(0.99))
+    _add_trends(env, report, outputs, time.time() - started)
     if "csv" in extras:
         _write_csv(extras["csv"], outputs.csv)
     if outputs.html:
@@ -489,6 +560,38 @@ def _finish(env: Environment, merged: Merged, outputs: Outputs, extras: dict[str
     if errors:
         return 2
     return 1 if code or breaches else 0
+
+
+def _add_trends(env: Environment, report: Report, outputs: Outputs, seconds: float) -> None:
+    """Locust's stats per operation x binding and in all (``stats``: what a later
+    --baseline compares with), the user count a shape asked for and had
+    (``users_over_time``), and the comparison with the --baseline as findings."""
+    lines: dict[tuple[str, str], list] = {}
+    for entry in env.stats.entries.values():
+        key = split_name(entry.name)
+        line = lines.setdefault(key, [0, 0, entry])
+        line[0] += entry.num_requests
+        line[1] += entry.num_failures
+        if entry.num_requests > line[2].num_requests:
+            line[2] = entry
+
+    def percentiles(entry) -> tuple[Any, ...]:
+        return tuple(entry.get_response_time_percentile(p) if entry.num_requests else None
+                     for p in (0.5, 0.95, 0.99))
+
+    stats = [stats_line(op, b, n, failed, seconds, *percentiles(entry))
+             for (op, b), (n, failed, entry) in sorted(lines.items())]
+    total = env.stats.total
+    stats.append(stats_line(ALL, ALL, total.num_requests, total.num_failures, seconds,
+                            *percentiles(total)))
+    report.meta["stats"] = stats
+    if isinstance(env.shape_class, Shaped):
+        report.meta["users_over_time"] = env.shape_class.timeline
+    if outputs.baseline is not None:
+        report.titles.update(TREND_TITLES)
+        report.meta["baseline_run"] = outputs.baseline["path"]
+        report.extend(compare(outputs.baseline, stats, report.meta,
+                              Limits(**(outputs.limits or {}))))
 
 
 def _write_csv(writer, prefix: str) -> None:
@@ -542,14 +645,15 @@ def run_from_options(o: dict[str, Any]) -> int:
     quiet_locust_logs()
     if o["worker"]:
         return run_worker(o["recordings"], master_host=o["master_host"], port=o["master_port"])
-    timing = Timing(o["speed"], o["loop"], o["max_wait"], o["rate"], o["users"])
+    timing = Timing(o["speed"], o["loop"], o["max_wait"], o["rate"], o["users"],
+                    o.get("shape"))
     sending = {"timeout": o["timeout"], "max_response_mb": o["max_response_mb"],
                "insecure": o["insecure"], "cacert": o["cacert"], "headers": o["header"]}
     settings = Settings(o["target"], o["contract"], timing, o["check_ratio"],
                         tuple(o["ignore"]), o["concurrency"], sending,
                         tuple(o["operation"]), tuple(o["binding"]))
     outputs = Outputs(o["json"], o["junit"], o["csv"], o["html"], o["quiet"], o["fail_ratio"],
-                      o["p95_ms"], o["web_port"])
+                      o["p95_ms"], o["web_port"], o.get("baseline_run"), o.get("limits"))
     if o["master"]:
         return run_master(o["recordings"], settings, outputs, workers=o["expect_workers"],
                           bind_host=o["master_bind_host"], port=o["master_port"],

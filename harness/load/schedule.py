@@ -41,10 +41,13 @@ class Timing:
     loops: int = 1
     max_wait: float | None = None
     rate: float | None = None
-    users: int | None = None
+    users: int | None = None  # under a shape: its peak
+    shape: str | None = None  # harness.load.shape: the users follow it (a closed model)
 
     @property
     def mode(self) -> str:
+        if self.shape:
+            return "shape"
         return "users" if self.users else "rate" if self.rate else "recorded"
 
 
@@ -103,6 +106,11 @@ class Schedule:
         """What ``--dry-run`` prints: requests, expected duration and mean rate."""
         t = self.timing
         head = f"{self.total} requests ({self.count} x {t.loops} loop(s)), mode {t.mode}"
+        if t.shape:
+            from harness.load.shape import parse_shape
+
+            return (f"{self.count} recorded requests, sent over and over until the shape ends"
+                    f", mode shape: {parse_shape(t.shape).describe()}")
         if t.users:
             return f"{head}: {t.users} users, each sends as soon as its answer came back"
         duration = self.duration or 0.0

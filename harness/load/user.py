@@ -24,6 +24,7 @@ import gevent.pool
 from geventhttpclient.url import URL
 from locust import FastHttpUser, constant, task
 from locust.exception import StopUser
+from locust.user.task import LOCUST_STATE_STOPPING
 
 from harness.contract.model import Contract
 from harness.contract.selection import Selection
@@ -89,13 +90,15 @@ class Feed:
         self._items = iter(())
 
     def serve(self, user: FastHttpUser) -> None:
-        """A user's whole life: send until the slice is exhausted."""
+        """A user's whole life: send until the slice is exhausted (or, under a --shape, until
+        Locust stops the user: it ends after its answer)."""
         self._users += 1
         self.go.wait()
         http = _http_client(user, self.target)
         try:
             if self.schedule.timing.users:
-                while (item := next(self._items, None)) is not None:
+                while user._state != LOCUST_STATE_STOPPING and \
+                        (item := next(self._items, None)) is not None:
                     self.send(user, http, item)
             else:
                 pool = gevent.pool.Pool(self.concurrency)
@@ -109,12 +112,23 @@ class Feed:
             self.error = f"{type(exc).__name__}: {exc}"
         finally:
             self._users -= 1
-            # Done once: a user Locust spawns late finds the slice exhausted and ends.
-            if self._users == 0 and not self._done:
-                self._done = True
-                self.gathered.cpu_s = time.process_time() - self._cpu0
-                self.on_done()
+            # Done once: a user Locust spawns late finds the slice exhausted and ends. Under
+            # a --shape, no user left is not the end (a shape may go down to 0 and up again):
+            # the shape's end is (``finish``), or the recordings' (every loop sent).
+            if self._users == 0 and (not self.shaped or user._state != LOCUST_STATE_STOPPING):
+                self.finish()
         raise StopUser
+
+    def finish(self) -> None:
+        """This process's slice is done (once): its figures are complete."""
+        if not self._done:
+            self._done = True
+            self.gathered.cpu_s = time.process_time() - self._cpu0
+            self.on_done()
+
+    @property
+    def shaped(self) -> bool:
+        return bool(self.schedule.timing.shape)
 
     def send(self, user: FastHttpUser, http: Any, item: tuple[float, int, int]) -> None:
         due, _loop, slot = item

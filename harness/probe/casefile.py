@@ -8,6 +8,7 @@ failed. So ``harness replay`` and ``harness diff`` read it too.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,21 +22,30 @@ from harness.traffic.recording import RecordingWriter, read_exchanges
 
 
 class CaseFile:
-    """Writes failing cases to ``path``, replaced by each run, created on the first case."""
+    """Writes failing cases to ``path``, replaced by each run that has some, created on the
+    first case.
+
+    The cases go to a temporary file beside ``path`` that ``close`` moves into place in one
+    step (``os.replace``) when the run ended; an interrupted run (``close(complete=False)``)
+    never replaces a complete file with its partial one: it keeps its cases in ``partial``."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.written = 0
+        #: Where the cases of an interrupted run are kept (the last complete file left as is).
+        self.partial = path.with_name(path.name + ".partial")
+        self._temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         self._out: RecordingWriter | None = None
 
     def save(self, case: ProbeCase, failed_rules: list[str]) -> None:
         if self._out is None:
             try:
-                self.path.unlink(missing_ok=True)  # the last run's cases, not this run's
+                self._temporary.unlink(missing_ok=True)
             except OSError as exc:
                 raise UsageError(f"cannot write {self.path}: {exc.strerror or exc}") from None
             # sample values only: no personal data to redact
-            self._out = RecordingWriter(self.path, redacted=False, source="harness probe")
+            self._out = RecordingWriter(self._temporary, redacted=False,
+                                        source="harness probe")
         meta = {"case": case.name, "family": case.family.value,
                 "operation": case.operation.name, "binding": case.binding.value,
                 "expect": case.expect.value, "entity": case.entity, "what": case.what,
@@ -43,9 +53,18 @@ class CaseFile:
         self._out.write(Exchange(case.request, None, meta={"probe": meta}))
         self.written += 1
 
-    def close(self) -> None:
-        if self._out is not None:
-            self._out.close()
+    def close(self, complete: bool = True) -> Path | None:
+        """Move the cases into place (``path``; ``partial`` when not ``complete``); where."""
+        if self._out is None:
+            return None
+        self._out.close()
+        self._out = None
+        final = self.path if complete else self.partial
+        try:
+            os.replace(self._temporary, final)
+        except OSError as exc:
+            raise UsageError(f"cannot write {final}: {exc.strerror or exc}") from None
+        return final
 
 
 def read_cases(path: Path, contract: Contract) -> Iterator[ProbeCase]:

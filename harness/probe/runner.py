@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
 
+from harness import stopping
 from harness.contract.bindings import Binding
 from harness.contract.model import Contract, ParamType
 from harness.contract.selection import Selection
@@ -31,6 +32,7 @@ from harness.reference.server import target_or_reference
 from harness.reports.allure_results import http_text
 from harness.traffic import send
 from harness.traffic.exchange import HttpRequest
+from harness.traffic.pacing import Pace
 
 
 @dataclass(frozen=True)
@@ -88,7 +90,7 @@ class Prober:
         self.http = send.client(self.options)
         self.sent = 0
         self.started = time.monotonic()
-        self._last = 0.0
+        self.pace = Pace(budget.rate)  # --rate: the schedule replay uses too
         self.stopped: str | None = None  # why the run ended early
         self._warned: set[tuple[str, str]] = set()
         #: Per (rule, operation, binding): the request and response a test shows (as text,
@@ -106,7 +108,10 @@ class Prober:
 
     def left(self, requests: int = 1) -> bool:
         if self.stopped is None:
-            if self.sent + requests > self.budget.max_requests:
+            if stopping.requested():  # SIGINT/SIGTERM: the call in flight ends, no more
+                self.stopped = f"interrupted by {stopping.signal_name()}"
+                self.report.interrupt()
+            elif self.sent + requests > self.budget.max_requests:
                 self.stopped = f"--max-requests {self.budget.max_requests} reached"
             elif time.monotonic() - self.started > self.budget.max_time:
                 self.stopped = f"--max-time {self.budget.max_time:g} s reached"
@@ -114,11 +119,8 @@ class Prober:
 
     def exchange(self, request: HttpRequest) -> Answer:
         """Send ``request`` (rate-limited, counted, timed) and say what came back."""
-        if self.budget.rate > 0:
-            wait = self._last + 1 / self.budget.rate - time.monotonic()
-            if wait > 0:
-                time.sleep(wait)
-        self._last = start = time.monotonic()
+        self.pace.wait()
+        start = time.monotonic()
         self.sent += 1
         try:
             response = send.send(self.http, request, self.options)
@@ -307,20 +309,24 @@ def probe(target: str | None, contract: Contract, budget: Budget, outputs: Outpu
         def picked(cases: Iterable[ProbeCase]) -> Iterator[ProbeCase]:
             return (c for c in cases if chosen.allows(c.operation.name, c.binding.label))
 
+        saved_to = None
         try:
-            if saved is not None:
-                run_fixed(prober, picked(_retargeted(case, url) for case in saved))
-            else:
-                run_fixed(prober, picked(xml_attacks(contract, url)))
-                run_fixed(prober, picked(malformed_envelopes(contract, url)))
-                run_fixed(prober, picked(http_cases(contract, url)))
-                run_values(prober, seed, chosen)
+            with stopping.cooperative():  # a signal: Prober.left() ends the run
+                if saved is not None:
+                    run_fixed(prober, picked(_retargeted(case, url) for case in saved))
+                else:
+                    run_fixed(prober, picked(xml_attacks(contract, url)))
+                    run_fixed(prober, picked(malformed_envelopes(contract, url)))
+                    run_fixed(prober, picked(http_cases(contract, url)))
+                    run_values(prober, seed, chosen)
         finally:
             prober.close()
             if cases_out is not None:
-                cases_out.close()
+                saved_to = cases_out.close(complete=not stopping.requested())
+        if stopping.requested():
+            report.interrupt()
     report.meta.update(requests=prober.sent, stopped=prober.stopped,
-                       failing_cases=str(outputs.failures) if cases_out and cases_out.written
+                       failing_cases=str(saved_to) if cases_out and cases_out.written
                        else None)
     report.finish()
     return _write(report, prober, cases_out, outputs, stream)
@@ -344,8 +350,11 @@ def _write(report: Report, prober: Prober, cases_out: CaseFile | None, outputs: 
     ending = prober.stopped or "every case sent"
     print(f"probe: {prober.sent} requests; {ending}", file=stream)
     if cases_out is not None and cases_out.written:
-        print(f"probe: {cases_out.written} failing case(s) saved to {outputs.failures} "
-              f"(send them again: harness probe --replay {outputs.failures})", file=stream)
+        saved = report.meta["failing_cases"]
+        print(f"probe: {cases_out.written} failing case(s) saved to {saved} "
+              f"(send them again: harness probe --replay {saved})"
+              + (f"; {outputs.failures} is left as the last complete run wrote it"
+                 if report.interrupted else ""), file=stream)
     if outputs.json:
         report.write_json(outputs.json)
         print(f"probe: JSON findings in {outputs.json}", file=stream)

@@ -2,7 +2,8 @@
 rules and compare it with the recorded one (``compare.compare_responses``).
 
 Work is spread over worker processes, each with its own httpx client and a few threads (one
-httpx client slows down as its own concurrency grows); ``rate`` paces the requests overall.
+httpx client slows down as its own concurrency grows); ``rate`` paces the requests overall: one
+schedule (``harness.traffic.pacing.Pace``) shared by every thread of every process.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -19,6 +19,7 @@ from pathlib import Path
 
 import httpx
 
+from harness import stopping
 from harness.contract.bindings import classify, service_description
 from harness.contract.model import Contract
 from harness.contract.selection import Selection
@@ -36,8 +37,9 @@ from harness.judge.profiles import Profile
 from harness.judge.request_validation import EXPLANATION, markup_refused, not_served
 from harness.judge.rules import SPEC, Side, described, judge, judge_case, read_case, titles
 from harness.judge.sending import RULE_TITLES, no_answer_cause, size_finding
-from harness.judge.streaming import ANSWER, ANSWERED_IN, ChunkResult, Tally, run
+from harness.judge.streaming import ANSWER, ANSWERED_IN, STOPPED, ChunkResult, Tally, run
 from harness.traffic.exchange import Exchange, HttpResponse
+from harness.traffic.pacing import Pace
 from harness.traffic.send import (
     DEFAULT_TIMEOUT,
     Sender,
@@ -81,25 +83,6 @@ class Layout:
         return cls(processes, math.ceil(concurrency / processes))
 
 
-class Pace:
-    """At most ``rate`` starts per second (None: no limit), shared by a process's threads."""
-
-    def __init__(self, rate: float | None) -> None:
-        self.interval = 1.0 / rate if rate else 0.0
-        self.next = time.monotonic()
-        self.lock = threading.Lock()
-
-    def wait(self) -> None:
-        if not self.interval:
-            return
-        with self.lock:
-            now = time.monotonic()
-            slot = max(self.next, now)
-            self.next = slot + self.interval
-        if slot > now:
-            time.sleep(slot - now)
-
-
 @dataclass
 class ReplayJob:
     """Sends each exchange's request to ``target`` and judges what comes back.
@@ -111,7 +94,9 @@ class ReplayJob:
     target: str
     ignore: tuple[str, ...] = ()
     threads: int = 4
-    rate: float | None = None  # requests/s for this process
+    #: --rate: the run's one schedule, shared by every thread and worker process (made in
+    #: the parent, handed to the workers as they start).
+    pace: Pace = field(default_factory=lambda: Pace(None))
     check: bool = True
     timeout: float = DEFAULT_TIMEOUT
     #: How to send (default: SendOptions with ``timeout``).
@@ -126,7 +111,6 @@ class ReplayJob:
     def setup(self) -> None:
         options = self.options or SendOptions(timeout=self.timeout)
         self._state.update(sender=Sender(options, connections=self.threads),
-                           pace=Pace(self.rate),
                            pool=ThreadPoolExecutor(self.threads, thread_name_prefix="replay"))
 
     def close(self) -> None:
@@ -156,7 +140,9 @@ class ReplayJob:
         overflow. RunStopped propagates: it ends the run."""
         if (kind := skipped_description(self.contract, exchange)) is not None:
             return kind
-        self._state["pace"].wait()
+        if stopping.requested() or self.pace.wait() or stopping.requested():
+            exchange.meta[STOPPED] = True  # not sent: the run is stopping
+            return None
         started = time.monotonic()
         try:
             answer = self._state["sender"].send(retarget(exchange.request, self.target))
@@ -430,7 +416,7 @@ def replay(paths: Sequence[str | Path], contract: Contract, target: str, *,
     check_reachable(target, options=options)
     layout = Layout.for_concurrency(concurrency)
     job = ReplayJob(contract, target, tuple(ignore), layout.threads,
-                    rate / layout.processes if rate else None, check, options.timeout, options,
+                    Pace(rate), check, options.timeout, options,
                     selection or Selection(), profile)
     report = Report("replay", target, titles() | REPLAY_RULES | RULE_TITLES,
                     profile=profile,

@@ -54,15 +54,39 @@ def allure_command() -> Path:
     return Path(on_path)
 
 
-def render(results: str | Path, out_dir: str | Path, *, name: str = "harness") -> Path:
-    """Render ``results`` into ``out_dir``/index.html (one file, offline); its path."""
-    results, out_dir = Path(results), Path(out_dir)
+#: Runs an Allure history file keeps (the oldest go first): a nightly job's file stays small.
+HISTORY_LIMIT = 100
+#: The history file's name in a folder given as the history (a previous run's report folder).
+HISTORY_FILE = "allure-history.jsonl"
+
+
+def history_file(path: str | Path) -> Path:
+    """The Allure history file ``path`` names: a JSON Lines file, or a folder holding one
+    (HISTORY_FILE, e.g. the --report-dir of the previous run)."""
+    path = Path(path)
+    return path / HISTORY_FILE if path.is_dir() or not path.suffix else path
+
+
+def render(results: str | Path, out_dir: str | Path, *, name: str = "harness",
+           history: str | Path | None = None) -> Path:
+    """Render ``results`` into ``out_dir``/index.html (one file, offline); its path. With
+    ``history`` (``history_file``), Allure's own history: the report shows the runs the file
+    holds (trend charts, each test's history) and this run is appended to it."""
+    # Absolute: Allure runs in a folder of its own (relative paths failed: "No test results
+    # directories found").
+    results, out_dir = Path(results).resolve(), Path(out_dir).resolve()
     if not results.is_dir() or not any(results.glob("*-result.json")):
         raise UsageError(f"{results} holds no Allure results (run harness certify first)")
+    settings: dict[str, object] = {"name": name, "categories": CATEGORIES}
+    if history is not None:
+        kept = history_file(history).resolve()
+        if kept.exists() and not kept.is_file():
+            raise UsageError(f"--history {kept} is not a file")
+        settings |= {"historyPath": str(kept), "historyLimit": HISTORY_LIMIT,
+                     "appendHistory": True}
     with tempfile.TemporaryDirectory(prefix="harness-allurerc-") as work:
         config = Path(work) / "allurerc.json"
-        config.write_text(json.dumps({"name": name, "categories": CATEGORIES}),
-                          encoding="utf-8")
+        config.write_text(json.dumps(settings), encoding="utf-8")
         command = [str(allure_command()), "awesome", str(results), "--output", str(out_dir),
                    "--single-file", "--report-name", name, "--config", str(config)]
         try:

@@ -31,7 +31,7 @@ from allure_commons.model2 import (
 from harness import __version__
 from harness.errors import UsageError
 from harness.traffic.exchange import HttpRequest, HttpResponse
-from harness.traffic.redaction import redact_credentials
+from harness.traffic.redaction import for_report
 
 if TYPE_CHECKING:
     from harness.judge.findings import Report
@@ -119,12 +119,15 @@ def _digest(text: str) -> str:
 
 
 def http_text(message: HttpRequest | HttpResponse) -> str:
-    """A request or response as it would appear on the wire (body decoded as UTF-8)."""
+    """A request or response as it would appear on the wire (body decoded as UTF-8), as
+    reports may show it (``for_report``: no credential, no sensitive value within
+    ``redacting_reports``)."""
+    message = for_report(message)
     if isinstance(message, HttpRequest):
         first = f"{message.method} {message.url} {message.http_version}"
     else:
         first = f"{message.http_version} {message.status} {message.reason}".rstrip()
-    head = "\n".join([first, *(f"{k}: {v}" for k, v in redact_credentials(message.headers))])
+    head = "\n".join([first, *(f"{k}: {v}" for k, v in message.headers)])
     return f"{head}\n\n{message.body.decode('utf-8', 'replace')}"
 
 
@@ -207,6 +210,10 @@ def write_overview(directory: str | Path, report: Report, **facts: str | None) -
         lines[name] = str(count) + (f" ({len(causes)} cause(s): {causes[0].text}"
                                     + ("; ..." if len(causes) > 1 else "") + ")"
                                     if causes else "")
+    if report.interrupted:
+        of = f" of {report.planned}" if report.planned is not None else ""
+        lines["interrupted"] = (f"by {report.interrupted} after {report.exchanges}{of} "
+                                f"{report.unit}: the counts are those of the part that ran")
     if report.scope is not None and report.scope.partial:
         lines["not judged"] = ", ".join(report.scope.left_out)
     lines["harness.version"] = __version__

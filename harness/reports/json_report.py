@@ -17,9 +17,14 @@ def summary(report: Report) -> dict[str, Any]:
     """Everything but the findings. ``exchanges`` counts what ``unit`` names (calls sent, or
     recorded exchanges read); ``checks`` every finding; ``causes`` the failures and warnings
     grouped by cause, failures first, then differences, then warnings, each by reach;
-    ``selection`` what a partial run covered and left out (null: the whole contract)."""
+    ``selection`` what a partial run covered and left out (null: the whole contract);
+    ``interrupted`` whether a signal stopped the run (then ``signal``, and ``planned``: how
+    many ``unit`` the whole run would have made, null when unknown)."""
     return {
         "verdict": report.verdict,
+        "interrupted": bool(report.interrupted),
+        **({"signal": report.interrupted, "planned": report.planned}
+           if report.interrupted else {}),
         "command": report.command,
         "target": report.target,
         "harness_version": __version__,

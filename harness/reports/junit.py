@@ -72,6 +72,9 @@ def run_properties(report: Report, idle_cases: int = 0) -> dict[str, str]:
              report.unit: str(report.exchanges),
              **{f"checks.{v.value}": str(c[v]) for v in Verdict},
              "cases.not_applicable.left_out": str(idle_cases)}
+    if report.interrupted:
+        found |= {"interrupted": report.interrupted,
+                  **({"planned": str(report.planned)} if report.planned is not None else {})}
     scope = report.scope
     if scope is not None:
         found |= {"selection.covered": ", ".join(scope.covered),

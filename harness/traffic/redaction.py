@@ -13,7 +13,12 @@ within a recording (so replays stay consistent) and cannot be looked up without 
   replaced in the raw text; when the raw text cannot be matched span for span against the parsed
   tree (CDATA, mixed content, a non-UTF-8 encoding) the tree itself is rewritten and re-serialised.
 - query strings and form bodies: the value of every sensitive field, other fields untouched.
-- headers named in ``headers`` (Authorization, Cookie, Set-Cookie... by default): whole value.
+- JSON bodies: the value of every sensitive member, at any depth.
+- a successful answer of an operation whose result is sensitive (``response(operation=...)``)
+  in any other form: text/plain (spyne over GET/POST) in its charset becomes the pseudonym of
+  its text, JSON has every string and number replaced; one that cannot be decoded is dropped.
+- headers named in ``headers`` (Authorization, Cookie, Set-Cookie... by default) and every
+  credential-looking header (``X-...-Key``, ``...-Token``, ``Api-Key``): whole value.
 
 Content-Length follows the rewritten body; a body in a content coding (gzip, deflate, br,
 zstd) is decoded, rewritten and re-encoded; one that cannot be decoded is dropped (never
@@ -22,13 +27,15 @@ written unchecked) and the drop is said in ``Exchange.meta["redaction_dropped"]`
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import html
+import json
 import os
 import re
 import secrets
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -42,26 +49,80 @@ from harness.contract.bindings import unquote_plus
 from harness.contract.model import Contract
 from harness.contract.xmlsafe import parse_xml, utf8_by_its_start
 from harness.errors import RecordingError, XMLRejected
-from harness.traffic.exchange import Exchange, Headers, HttpRequest, HttpResponse, media_type
+from harness.traffic.exchange import (
+    Exchange,
+    Headers,
+    HttpRequest,
+    HttpResponse,
+    content_type_params,
+    media_type,
+)
 
 PSEUDONYM_PREFIX = "redacted-"
 _PSEUDONYM = re.compile(r"redacted-[0-9a-f]{16}")
 #: Headers whose whole value is personal or a credential.
 DEFAULT_HEADERS = ("Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie")
+#: Header names that look like credentials, whatever the service calls them: any ``X-...-Key``
+#: (X-Api-Key, X-Gateway-Key), any ``...-Token`` (X-Auth-Token, X-CSRF-Token), ``Api-Key`` and
+#: ``ApiKey``. Redacted by default, with DEFAULT_HEADERS.
+CREDENTIAL_HEADER_PATTERN = re.compile(r"x-.+-key|.+-token|x?-?api-?key", re.IGNORECASE)
 KEY_BYTES = 32
 #: What a credential header's value becomes in a report (Allure, JSON, JUnit, console).
 REPORT_REDACTED = "[redacted]"
 _credential_names = frozenset(name.lower() for name in DEFAULT_HEADERS)
 
 
-def redact_credentials(headers: Headers) -> Headers:
-    """``headers`` with every credential header's value (DEFAULT_HEADERS) replaced: what
-    reports print (-H headers go on the wire only, never into a report). Recordings use
-    ``Redactor`` (pseudonyms) instead."""
-    if not any(k.lower() in _credential_names for k, _ in headers):
+def is_credential_header(name: str, extra: Iterable[str] = ()) -> bool:
+    """True for a header whose whole value is a credential or personal: DEFAULT_HEADERS, a
+    name matching CREDENTIAL_HEADER_PATTERN, or one of ``extra`` (lower-case names: what
+    ``-H``, the config or ``--redact`` name)."""
+    low = name.lower()
+    return (low in _credential_names or low in extra
+            or CREDENTIAL_HEADER_PATTERN.fullmatch(low) is not None)
+
+
+def redact_credentials(headers: Headers, extra: Iterable[str] = ()) -> Headers:
+    """``headers`` with every credential header's value (``is_credential_header``; ``extra``
+    names too, any case) replaced: what reports print (-H headers go on the wire only, and are
+    redacted here should the target echo them). Recordings use ``Redactor`` (pseudonyms)."""
+    names = frozenset(e.lower() for e in extra)
+    if not any(is_credential_header(k, names) for k, _ in headers):
         return headers
-    return tuple((k, REPORT_REDACTED if k.lower() in _credential_names else v)
+    return tuple((k, REPORT_REDACTED if v and is_credential_header(k, names) else v)
                  for k, v in headers)
+
+
+#: The Redactor reports of the current run show messages through (``redacting_reports``).
+_report_redactor: Redactor | None = None
+
+
+@contextlib.contextmanager
+def redacting_reports(redactor: Redactor | None) -> Iterator[None]:
+    """Within this block, ``for_report`` shows every message with the contract's sensitive
+    values as pseudonyms (the scheme capture records with: the same value, the same
+    pseudonym within the run) and credential headers as REPORT_REDACTED. Certify uses it with a
+    key of the run's own that is never written, so its Allure attachments, JUnit system-out and
+    HTML report hold no personal value it sent (``--values``) or got back."""
+    global _report_redactor
+    before, _report_redactor = _report_redactor, redactor
+    try:
+        yield
+    finally:
+        _report_redactor = before
+
+
+def for_report(message: HttpRequest | HttpResponse) -> HttpRequest | HttpResponse:
+    """``message`` as a report may show it: credential headers REPORT_REDACTED and, within
+    ``redacting_reports``, sensitive values as pseudonyms (what cannot be checked is left out,
+    as in a recording)."""
+    redactor = _report_redactor
+    if redactor is not None:
+        message = (redactor.request(message) if isinstance(message, HttpRequest)
+                   else redactor.response(message))
+    headers = redact_credentials(message.headers)
+    return message if headers is message.headers else replace(message, headers=headers)
+
+
 _FORM = "application/x-www-form-urlencoded"
 
 
@@ -117,6 +178,11 @@ class Redactor:
     #: Header names (any case) whose whole value is replaced.
     headers: frozenset[str] = field(default_factory=lambda: frozenset(
         h.lower() for h in DEFAULT_HEADERS))
+    #: Also replace every header whose name looks like a credential (CREDENTIAL_HEADER_PATTERN).
+    credential_patterns: bool = True
+    #: Operations whose result is sensitive: a successful answer to one of them that is not
+    #: XML (text/plain, JSON, any charset) is itself the value (``response(operation=...)``).
+    result_operations: frozenset[str] = frozenset()
 
     @classmethod
     def for_contract(cls, contract: Contract, key: bytes, extra: Iterable[str] = ()) -> Redactor:
@@ -126,12 +192,18 @@ class Redactor:
         roots = {op.result for op in contract.operations if op.result_sensitive and op.result}
         return cls(key, contract.sensitive_names() | frozenset(extra), frozenset(roots),
                    frozenset([*(h.lower() for h in DEFAULT_HEADERS),
-                              *(e.lower() for e in extra)]))
+                              *(e.lower() for e in extra)]),
+                   result_operations=frozenset(op.name for op in contract.operations
+                                               if op.result_sensitive))
 
     def settings(self) -> dict[str, Any]:
         """What the recording's header says about redaction (never the key)."""
         return {"names": sorted(self.names), "result_roots": sorted(self.roots),
-                "headers": sorted(self.headers), "key_id": key_id(self.key)}
+                "result_operations": sorted(self.result_operations),
+                "headers": sorted(self.headers),
+                "header_patterns": ([CREDENTIAL_HEADER_PATTERN.pattern]
+                                    if self.credential_patterns else []),
+                "key_id": key_id(self.key)}
 
     def value(self, name: str, value: str) -> str:
         """``value`` as recorded under field ``name``: a pseudonym when the name is sensitive."""
@@ -145,7 +217,9 @@ class Redactor:
     def exchange(self, exchange: Exchange) -> Exchange:
         notes: list[str] = []
         request = self.request(exchange.request, notes=notes)
-        response = self.response(exchange.response, notes=notes) if exchange.response else None
+        response = (self.response(exchange.response, notes=notes,
+                                  operation=exchange.meta.get("operation"))
+                    if exchange.response else None)
         meta = {**exchange.meta, "redaction_dropped": notes} if notes else exchange.meta
         return replace(exchange, request=request, response=response, meta=meta)
 
@@ -163,8 +237,13 @@ class Redactor:
             return request
         return HttpRequest(request.method, url, headers, body, request.http_version)
 
-    def response(self, response: HttpResponse, *, notes: list[str] | None = None) -> HttpResponse:
-        body = self._body(response.body, response.headers, None, notes, "response")
+    def response(self, response: HttpResponse, *, notes: list[str] | None = None,
+                 operation: str | None = None) -> HttpResponse:
+        """``response`` redacted; ``operation`` is the one its request was classified as: a
+        successful answer of an operation whose result is sensitive is redacted whatever its
+        form (XML, text/plain, JSON, any charset)."""
+        whole = operation in self.result_operations and 200 <= response.status < 300
+        body = self._body(response.body, response.headers, None, notes, "response", whole)
         headers = self._headers(response.headers, len(body) if body != response.body else None)
         if (headers, body) == (response.headers, response.body):
             return response
@@ -176,7 +255,8 @@ class Redactor:
         out: list[tuple[str, str]] | None = None
         for at, (name, value) in enumerate(headers):
             low = name.lower()
-            if low in self.headers and value:
+            if value and (low in self.headers or (
+                    self.credential_patterns and CREDENTIAL_HEADER_PATTERN.fullmatch(low))):
                 value = pseudonym(value, self.key)
             elif low == "content-length" and length is not None:
                 value = str(length)
@@ -188,7 +268,7 @@ class Redactor:
         return headers if out is None else tuple(out)
 
     def _body(self, body: bytes, headers: Headers, envelope: etree._Element | None,
-              notes: list[str] | None, where: str) -> bytes:
+              notes: list[str] | None, where: str, whole: bool = False) -> bytes:
         if not body:
             return body
         coding, content_type = _coding_and_type(headers)
@@ -200,10 +280,15 @@ class Redactor:
                                  "decoded to check it for personal data and was left out")
                 return b""
             rest = tuple(h for h in headers if h[0].lower() != "content-encoding")
-            redacted = self._body(plain, rest, None, notes, where)
+            redacted = self._body(plain, rest, None, notes, where, whole)
             return body if redacted == plain else _encode(redacted, coding)
-        if media_type(content_type) == _FORM:
+        media = media_type(content_type)
+        if media == _FORM:
             return self._form(body)
+        if media is not None and (media.endswith("/json") or media.endswith("+json")):
+            return self._json(body, content_type, whole, notes, where)
+        if whole and not _looks_like_xml(body, media):
+            return self._text(body, content_type, notes, where)
         # Parsed already: look in the tree; else a regex search, far cheaper than parsing.
         if envelope is not None or self._mentions_names(body):
             return self._xml(body, envelope)
@@ -227,6 +312,54 @@ class Redactor:
     def _form(self, body: bytes) -> bytes:
         text = body.decode("latin-1")  # URL-encoded: ASCII; latin-1 keeps any byte as it was
         return self._pairs(text).encode("latin-1")
+
+    # -- text and JSON ------------------------------------------------------------------------
+
+    def _text(self, body: bytes, content_type: str | None, notes: list[str] | None,
+              where: str) -> bytes:
+        """A sensitive result answered as text (spyne's text/plain over GET/POST): the whole
+        text, in the body's charset, becomes its pseudonym."""
+        charset = _charset(body, content_type)
+        try:
+            text = body.decode(charset)
+        except (LookupError, UnicodeDecodeError):
+            return _dropped(notes, f"{where} body (a sensitive result) in charset {charset!r} "
+                            "could not be decoded to redact it and was left out")
+        text = text.lstrip("\ufeff").strip()
+        return self._pseudo(text).encode(charset) if text else body
+
+    def _json(self, body: bytes, content_type: str | None, whole: bool,
+              notes: list[str] | None, where: str) -> bytes:
+        """JSON: the value of every sensitive member (any depth) becomes its pseudonym; for a
+        sensitive result (``whole``), every string and number in it."""
+        charset = _charset(body, content_type)
+        try:
+            data = json.loads(body.decode(charset).lstrip("\ufeff"))
+        except (LookupError, UnicodeDecodeError, ValueError, RecursionError):
+            if whole or self._mentions_names_in_text(body):
+                return _dropped(notes, f"{where} body (JSON) could not be parsed to redact it "
+                                "and was left out")
+            return body
+        changed = [False]
+
+        def walk(node: Any, hidden: bool) -> Any:
+            if isinstance(node, dict):
+                return {k: walk(v, hidden or k in self.names) for k, v in node.items()}
+            if isinstance(node, list):
+                return [walk(v, hidden) for v in node]
+            if hidden and isinstance(node, (str, int, float)) and not isinstance(node, bool) \
+                    and node != "":
+                changed[0] = True
+                return self._pseudo(str(node))
+            return node
+
+        redacted = walk(data, whole)
+        if not changed[0]:
+            return body
+        return json.dumps(redacted, ensure_ascii=False).encode(charset)
+
+    def _mentions_names_in_text(self, body: bytes) -> bool:
+        return any(n.encode("utf-8") in body for n in self.names)
 
     # -- XML --------------------------------------------------------------------------------
 
@@ -291,6 +424,28 @@ class Redactor:
         if cached is None:
             cached = _SPANS[names] = _span_regex(tuple(sorted(names)))
         return cached
+
+
+def _looks_like_xml(body: bytes, media: str | None) -> bool:
+    if media is not None and (media.endswith("/xml") or media.endswith("+xml")):
+        return True
+    head = body[:64].lstrip(b"\xef\xbb\xbf \t\r\n")
+    return head.startswith(b"<") or head.startswith((b"\xff\xfe<", b"\xfe\xff\x00<"))
+
+
+def _charset(body: bytes, content_type: str | None) -> str:
+    """The charset a text body is in: its BOM, else the Content-Type's, else UTF-8."""
+    if body.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "utf-16"
+    if body.startswith(b"\xef\xbb\xbf"):
+        return "utf-8-sig"
+    return content_type_params(content_type).get("charset") or "utf-8"
+
+
+def _dropped(notes: list[str] | None, note: str) -> bytes:
+    if notes is not None:
+        notes.append(note)
+    return b""
 
 
 def _span_regex(names: tuple[str, ...]) -> re.Pattern[bytes]:

@@ -1,0 +1,218 @@
+"""Every command stops cleanly on SIGINT and SIGTERM (issue 24 item 1): exit 130 or 143, the
+console summary and ``--json`` written with ``"interrupted": true`` and the counts so far, no
+traceback, no process left behind.
+
+Each command runs as a child started with the default SIGINT disposition (as a shell or a CI
+runner starts it: a background job of a non-interactive shell would ignore SIGINT), against a
+deliberately slow loopback target, and gets its signal once it is mid-way (the target has
+answered some calls, or the worker processes are up). No timed assertion: only a generous
+timeout on the child.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+from faulty import serve_fault
+
+from harness.contract.bindings import build_response, classify
+from harness.contract.model import ParamType
+from harness.errors import ClassificationError
+from harness.reference.app import answer
+from harness.traffic.recording import read_exchanges
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "recordings" / "sample-all-bindings.jsonl"
+#: Seconds the slow target takes per answer (it answers one call at a time).
+DELAY = 0.15
+#: Generous bounds (not assertions on speed): a child that never gets mid-way or never ends.
+START_TIMEOUT = 120
+#: Calls ``check_service`` makes per target before the run (the first operation over its
+#: 4 bindings).
+SETUP_CALLS = 4
+END_TIMEOUT = 60
+
+
+class Slow:
+    """A loopback target answering as the reference, DELAY seconds per call, counting the
+    operations' calls (not service description requests). A command first checks that its
+    target is the service with up to SETUP_CALLS calls: mid-way is past them."""
+
+    def __init__(self, respond=answer) -> None:
+        self.answered = 0
+        self.lock = threading.Lock()
+        self.respond = respond
+
+    def __call__(self, contract, request):
+        time.sleep(DELAY)
+        try:
+            classify(contract, request)
+        except ClassificationError:
+            return self.respond(contract, request)
+        with self.lock:
+            self.answered += 1
+        return self.respond(contract, request)
+
+
+@pytest.fixture
+def slow() -> Iterator[tuple[str, Slow]]:
+    target = Slow()
+    with serve_fault(target) as url:
+        yield url, target
+
+
+def _default_signals() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def interrupt(args: list[str], ready: Callable[[psutil.Process], bool],
+              sig: int = signal.SIGINT) -> tuple[int, str, str]:
+    """Run ``harness ARGS`` until ``ready``, send ``sig``; (status, stdout, stderr) once it
+    ended, after checking that no process it started is left."""
+    child = subprocess.Popen([sys.executable, "-m", "harness", *args], cwd=ROOT,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             preexec_fn=_default_signals)
+    proc = psutil.Process(child.pid)
+    try:
+        deadline = time.monotonic() + START_TIMEOUT
+        while not ready(proc):
+            assert child.poll() is None, f"ended before it was mid-way: {child.communicate()}"
+            assert time.monotonic() < deadline, "never got mid-way"
+            time.sleep(0.05)
+        started = proc.children(recursive=True)
+        child.send_signal(sig)
+        out, err = child.communicate(timeout=END_TIMEOUT)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+    _, alive = psutil.wait_procs(started, timeout=END_TIMEOUT)
+    assert not [p for p in alive if p.status() != psutil.STATUS_ZOMBIE], "orphans left"
+    assert "Traceback" not in err, err
+    return child.returncode, out, err
+
+
+def answered(target: Slow, calls: int) -> Callable[[psutil.Process], bool]:
+    return lambda proc: target.answered >= calls
+
+
+def workers_up(count: int) -> Callable[[psutil.Process], bool]:
+    return lambda proc: len(proc.children(recursive=True)) >= count
+
+
+def interrupted_json(path: Path, sig: str = "SIGINT") -> dict:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["interrupted"] is True and data["verdict"] == "interrupted"
+    assert data["signal"] == sig
+    assert data["exchanges"] > 0 and data["checks"] > 0
+    return data
+
+
+@pytest.mark.parametrize("sig, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_replay_stops_and_writes_what_it_judged(slow, tmp_path: Path, sig: int,
+                                                status: int) -> None:
+    url, target = slow
+    report = tmp_path / "replay.json"
+    code, out, err = interrupt(["replay", str(SAMPLE), "--target", url, "--json", str(report),
+                                "--junit", str(tmp_path / "replay.xml")],
+                               answered(target, SETUP_CALLS + 4), sig)
+    assert code == status, err
+    name = signal.Signals(sig).name
+    data = interrupted_json(report, name)
+    assert data["exchanges"] < 32  # stopped mid-way, not at the natural end
+    assert f"replay: INTERRUPTED by {name}" in out
+    assert "interrupted" in (tmp_path / "replay.xml").read_text(encoding="utf-8")
+
+
+def test_replay_with_a_rate_stops_in_its_wait(slow, tmp_path: Path) -> None:
+    url, target = slow
+    report = tmp_path / "replay.json"
+    code, _out, err = interrupt(["replay", str(SAMPLE), "--target", url, "--rate", "2",
+                                "--json", str(report)], answered(target, SETUP_CALLS + 2))
+    assert code == 130, err
+    assert interrupted_json(report)["exchanges"] < 32
+
+
+def test_diff_stops_and_writes_what_it_compared(slow, tmp_path: Path) -> None:
+    url, target = slow
+    report = tmp_path / "diff.json"
+    code, _out, err = interrupt(["diff", "--primary", url, "--candidate", url, "--json",
+                                str(report), "--allure-dir", str(tmp_path / "allure")],
+                               answered(target, 2 * SETUP_CALLS + 4), signal.SIGTERM)
+    assert code == 143, err
+    interrupted_json(report, "SIGTERM")
+    overview = (tmp_path / "allure" / "environment.properties").read_text(encoding="utf-8")
+    assert "verdict = INTERRUPTED" in overview
+
+
+def test_lint_with_workers_stops_and_keeps_the_chunks_judged(tmp_path: Path) -> None:
+    lines = SAMPLE.read_text(encoding="utf-8").splitlines(keepends=True)
+    big = tmp_path / "big.jsonl"
+    with big.open("w", encoding="utf-8") as f:
+        f.write(lines[0])
+        for _ in range(600):
+            f.writelines(lines[1:])
+    report = tmp_path / "lint.json"
+    code, out, err = interrupt(["lint", str(big), "--workers", "2", "--json", str(report)],
+                               workers_up(3))
+    assert code == 130, err
+    data = interrupted_json(report)
+    assert data["exchanges"] < 32 * 600
+    assert "lint: INTERRUPTED by SIGINT" in out
+
+
+def accepts_any_id(contract, request):
+    """Answers 200 to a LogoutFromSchool whose id_row_central is not an integer (a failure
+    the probe saves as a failing case)."""
+    try:
+        call = classify(contract, request)
+    except ClassificationError:
+        return answer(contract, request)
+    value = call.args.get("id_row_central")
+    if value is not None and not ParamType.INT.accepts(value):
+        return build_response(contract, call.operation, call.binding)
+    return answer(contract, request)
+
+
+def test_probe_stops_and_never_replaces_a_complete_failures_file(tmp_path: Path) -> None:
+    target = Slow(accepts_any_id)
+    failures = tmp_path / "failures.jsonl"
+    failures.write_text("the last complete run's cases\n", encoding="utf-8")
+    report = tmp_path / "probe.json"
+    with serve_fault(target) as url:
+        code, out, err = interrupt(
+            ["probe", "--target", url, "--failures", str(failures), "--json", str(report),
+             "--allure-dir", str(tmp_path / "allure"), "--max-time", "600"],
+            lambda proc: any(tmp_path.glob(".failures.jsonl.*.tmp")))  # a case saved
+    assert code == 130, err
+    interrupted_json(report)
+    assert failures.read_text(encoding="utf-8") == "the last complete run's cases\n"
+    partial = tmp_path / "failures.jsonl.partial"
+    assert [e.meta["probe"]["failed"] for e in read_exchanges([partial])]
+    assert "probe: INTERRUPTED by SIGINT" in out and str(partial) in out
+    assert not list(tmp_path.glob(".failures.jsonl.*"))
+
+
+def test_certify_stops_and_reports_the_scenarios_that_ran(slow, tmp_path: Path) -> None:
+    url, target = slow
+    report = tmp_path / "certify.json"
+    code, out, err = interrupt(["certify", "--target", url, "--json", str(report), "--junit",
+                                str(tmp_path / "certify.xml"), "--report-dir",
+                                str(tmp_path / "reports"), "--no-html"],
+                               answered(target, SETUP_CALLS + 10), signal.SIGTERM)
+    assert code == 143, err
+    data = interrupted_json(report, "SIGTERM")
+    assert 0 < sum(data["scenarios"].values()) < data["scenarios_planned"]
+    assert "certify: INTERRUPTED by SIGTERM after " in out
+    junit = (tmp_path / "certify.xml").read_text(encoding="utf-8")
+    assert '<property name="interrupted" value="SIGTERM"/>' in junit
