@@ -143,3 +143,42 @@ def test_hostile_wsdls_are_refused_without_fetching_anything(tmp_path: Path) -> 
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
     missing = harness("contract", "--wsdl", str(tmp_path / "nope.wsdl"))
     assert missing.returncode == 2 and "cannot read WSDL" in missing.stderr
+
+
+def test_sensitive_marks_parameters_and_results_capture_redacts_them(reference_url: str,
+                                                                    tmp_path: Path) -> None:
+    """A contract made from WSDLs marks nothing sensitive: capture says so in one warning line
+    (not "(redacted)") and records values in clear; --sensitive marks them, capture redacts."""
+    import httpx
+
+    from harness.capture.process import CaptureProcess
+
+    wsdls = [arg for url in wsdl_urls(reference_url, school_mobile()) for arg in ("--wsdl", url)]
+    plain, marked = tmp_path / "plain.json", tmp_path / "marked.json"
+    assert harness("contract", *wsdls, "-o", str(plain)).returncode == 0
+    done = harness("contract", *wsdls, "--sensitive", "phone", "--sensitive", "AuthCode.code",
+                   "--sensitive", "GetTokenDeviceResult", "-o", str(marked))
+    assert done.returncode == 0, done.stderr
+    assert "sensitive: GetTokenDeviceResult, code, phone" in done.stderr
+    contract = model.load(marked)
+    auth = contract.operation("AuthCode")
+    assert auth.parameter("phone").sensitive and auth.parameter("code").sensitive
+    assert contract.operation("GetTokenDevice").result_sensitive
+    assert not contract.operation("LogoutFromSchool").parameter("UuId").sensitive
+    unknown = harness("contract", *wsdls, "--sensitive", "Phone")
+    assert unknown.returncode == 2 and "--sensitive Phone" in unknown.stderr
+    for contract_file, in_clear in ((plain, True), (marked, False)):
+        out = tmp_path / f"{contract_file.stem}.jsonl"
+        with CaptureProcess(reference_url, out, "--contract", str(contract_file)) as capture:
+            httpx.get(f"{capture.url}/AuthCodeSending.asmx/AuthCode",
+                      params={"code": "c-4711", "phone": "0509998877"}, trust_env=False)
+            code, _, stderr = capture.stop()
+        assert code == 0, stderr
+        warnings = [line for line in stderr.splitlines() if "warning" in line]
+        assert (b"0509998877" in out.read_bytes()) is in_clear
+        assert (b"c-4711" in out.read_bytes()) is in_clear
+        if in_clear:
+            assert len(warnings) == 1 and "marks no parameter or result sensitive" in warnings[0]
+            assert "(redacted)" not in stderr
+        else:
+            assert not warnings and "(redacted)" in stderr

@@ -47,13 +47,14 @@ class Slow:
     operations' calls (not service description requests). A command first checks that its
     target is the service with up to SETUP_CALLS calls: mid-way is past them."""
 
-    def __init__(self, respond=answer) -> None:
+    def __init__(self, respond=answer, delay: float = DELAY) -> None:
         self.answered = 0
         self.lock = threading.Lock()
         self.respond = respond
+        self.delay = delay
 
     def __call__(self, contract, request):
-        time.sleep(DELAY)
+        time.sleep(self.delay)
         try:
             classify(contract, request)
         except ClassificationError:
@@ -216,3 +217,89 @@ def test_certify_stops_and_reports_the_scenarios_that_ran(slow, tmp_path: Path) 
     assert "certify: INTERRUPTED by SIGTERM after " in out
     junit = (tmp_path / "certify.xml").read_text(encoding="utf-8")
     assert '<property name="interrupted" value="SIGTERM"/>' in junit
+
+
+LOAD = ["--rate", "4", "--loop", "5"]  # 160 calls at 4/s: 40 s unless stopped
+
+
+@pytest.mark.parametrize("sig, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_load_stops_and_writes_what_it_judged(slow, tmp_path: Path, sig: int,
+                                              status: int) -> None:
+    url, target = slow
+    report = tmp_path / "load.json"
+    code, out, err = interrupt(["load", str(SAMPLE), "--target", url, *LOAD, "--json",
+                                str(report)], answered(target, SETUP_CALLS + 3), sig)
+    assert code == status, err
+    name = signal.Signals(sig).name
+    assert interrupted_json(report, name)["exchanges"] < 160
+    assert f"load: INTERRUPTED by {name}" in out and "PASSED" not in out
+
+
+def test_load_master_tells_its_two_workers_to_stop(slow, tmp_path: Path) -> None:
+    url, target = slow
+    port = str(_free_port())
+    workers = [subprocess.Popen([sys.executable, "-m", "harness", "load", "--worker",
+                                 "--master-port", port, str(SAMPLE)], cwd=ROOT,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                preexec_fn=_default_signals) for _ in range(2)]
+    report = tmp_path / "load.json"
+    try:
+        code, _out, err = interrupt(["load", str(SAMPLE), "--target", url, *LOAD, "--master",
+                                    "--expect-workers", "2", "--master-port", port,
+                                    "--json", str(report)],
+                                   answered(target, SETUP_CALLS + 4))
+        ended = [w.communicate(timeout=END_TIMEOUT)[0] for w in workers]
+    finally:
+        for worker in workers:
+            if worker.poll() is None:
+                worker.kill()
+                worker.communicate()
+    assert code == 130, err
+    data = interrupted_json(report)
+    assert data["workers"] == 2
+    for worker, output in zip(workers, ended, strict=True):
+        assert worker.returncode != 0 and "Traceback" not in output, output
+        assert "PASSED" not in output
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_a_second_signal_stops_at_once(tmp_path: Path) -> None:
+    """The first SIGINT lets the calls in flight end (8 of them, 2 s each, one at a time:
+    ~16 s); the second ends the run at once, writing nothing more."""
+    target = Slow(delay=2.0)
+    report = tmp_path / "replay.json"
+    with serve_fault(target) as url:
+        child = subprocess.Popen([sys.executable, "-m", "harness", "replay", str(SAMPLE),
+                                  "--target", url, "--json", str(report)], cwd=ROOT,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 preexec_fn=_default_signals)
+        try:
+            deadline = time.monotonic() + START_TIMEOUT
+            while target.answered < SETUP_CALLS + 1:
+                assert child.poll() is None and time.monotonic() < deadline
+                time.sleep(0.05)
+            started = psutil.Process(child.pid).children(recursive=True)
+            child.send_signal(signal.SIGINT)
+            assert child.stderr is not None
+            first = child.stderr.readline()
+            while "interrupted by SIGINT" not in first:
+                first = child.stderr.readline()
+                assert first, "no line for the first signal"
+            child.send_signal(signal.SIGINT)
+            _, err = child.communicate(timeout=END_TIMEOUT)
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.communicate()
+    assert child.returncode == 130, err
+    assert "SIGINT again: stopping at once" in err and "Traceback" not in err, err
+    assert not report.exists()
+    _, alive = psutil.wait_procs(started, timeout=END_TIMEOUT)
+    assert not [p for p in alive if p.status() != psutil.STATUS_ZOMBIE], "orphans left"

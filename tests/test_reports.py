@@ -170,3 +170,39 @@ def test_rules_that_judged_nothing_are_left_out_of_the_table_and_junit(tmp_path:
     left = [p.get("value") for p in root.iter("property")
             if p.get("name") == "cases.not_applicable.left_out"]
     assert left == ["2"]
+
+
+def test_certify_reports_hold_no_personal_value_in_clear(spyne_url: str, tmp_path: Path) -> None:
+    """certify --values against spyne (its GetTokenDevice answers text/plain over GET/POST and
+    fails checks, so JUnit holds examples): the values sent (code, phone) and the token got
+    back are pseudonyms in the Allure results, JUnit, JSON and HTML; every file is 0600."""
+    import base64
+    import re
+    import subprocess
+    import sys
+
+    (tmp_path / "values.toml").write_text(
+        '[AuthCode]\ncode = "CODE-4711"\nphone = "0509998877"\n[GetTokenDevice]\nid = "D1"\n',
+        encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "certify", "--target", spyne_url, "--values",
+         "values.toml", "--operation", "AuthCode", "--operation", "GetTokenDevice",
+         "--report-dir", "r", "--json", "c.json", "--junit", "c.xml"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    secrets = (b"CODE-4711", b"0509998877", b"token-for-D1")
+    files = [p for p in tmp_path.rglob("*") if p.is_file() and p.name != "values.toml"]
+    attached = b""
+    for path in files:
+        data = path.read_bytes()
+        assert not [s for s in secrets if s in data], path
+        if path.name == "index.html":  # the HTML report embeds attachments in base64
+            for chunk in re.findall(rb"[A-Za-z0-9+/]{40,}={0,2}", data):
+                chunk = chunk.rstrip(b"=")[:len(chunk.rstrip(b"=")) // 4 * 4]
+                decoded = base64.b64decode(chunk)
+                assert not [s for s in secrets if s in decoded], path
+        if path.name.endswith("-attachment.txt"):
+            attached += data
+        assert path.stat().st_mode & 0o077 == 0, path
+    assert b"<code>redacted-" in attached and b"\n\nredacted-" in attached  # text/plain token
+    assert b"redacted-" in (tmp_path / "c.xml").read_bytes()  # a failing exchange's example

@@ -183,7 +183,7 @@ async def _capture(settings: CaptureSettings, contract: Contract, out: IO[str]) 
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, master.shutdown)
-    announce = asyncio.create_task(_announce(master, settings))
+    announce = asyncio.create_task(_announce(master, settings, contract))
     await master.run()
     announce.cancel()
     if recorder.failed:
@@ -329,7 +329,21 @@ def capture_addons() -> list[object]:
             errorcheck.ErrorCheck()]
 
 
-async def _announce(master, settings: CaptureSettings) -> None:
+def redaction_said(settings: CaptureSettings, contract: Contract) -> tuple[str, str | None]:
+    """What the listening line says of redaction, and the one warning line when the contract
+    marks nothing sensitive (then only credential headers and --redact names are redacted)."""
+    if not settings.redact:
+        return "NOT redacted (--no-redact)", None
+    if contract.sensitive_names():
+        return "redacted", None
+    return ("credential headers redacted" + (", and " + ", ".join(settings.redact_names)
+                                             if settings.redact_names else ""),
+            "harness capture: warning: the contract marks no parameter or result sensitive, so "
+            "values are recorded in clear (mark them: harness contract --sensitive NAME, or "
+            "capture --redact NAME)")
+
+
+async def _announce(master, settings: CaptureSettings, contract: Contract) -> None:
     """Say where we listen once the server is up (tests and users read this line)."""
     proxyserver = master.addons.get("proxyserver")
     for _ in range(500):
@@ -338,7 +352,9 @@ async def _announce(master, settings: CaptureSettings) -> None:
             host, port = addrs[0][:2]
             where = f"in front of {settings.upstream}" if settings.mode == "reverse" else (
                 "as an HTTP(S) proxy")
-            redaction = "redacted" if settings.redact else "NOT redacted (--no-redact)"
+            redaction, warning = redaction_said(settings, contract)
+            if warning:
+                print(warning, file=sys.stderr, flush=True)
             print(f"harness capture: listening on http://{host}:{port} {where}; recording to "
                   f"{settings.out} ({redaction}); Ctrl-C stops", file=sys.stderr, flush=True)
             if settings.web_port is not None:

@@ -317,7 +317,8 @@ class Service:
         number = self.report.exchanges  # the call's number in the run: its findings' index
         for f in (replace(f, index=number) if f.index is None else f for f in findings):
             if f.verdict is Verdict.FAILED:
-                self.report.add_example(f, example_text(exchange.request, exchange.response))
+                self.report.add_example(f, example_text(exchange.request, exchange.response,
+                                                             f.operation))
             key = (sent, f.rule, f.operation, f.binding, f.verdict, f.expected, f.actual,
                    f.message)
             if key not in self._seen:

@@ -30,6 +30,11 @@ def register(sub) -> None:
     p.add_argument("--annotate", metavar="FILE",
                    help="keep what a WSDL cannot say (name, clauses, sensitive flags) from "
                         "this contract file; 'school-mobile' for the shipped one")
+    p.add_argument("--sensitive", metavar="NAME", action="append", default=[],
+                   help="mark this parameter (NAME or Operation.NAME) or result (its element, "
+                        "e.g. GetTokenDeviceResult, or Operation.result) as personal data: "
+                        "redacted in recordings and reports (repeatable; kept in the file as "
+                        "\"sensitive\"/\"result_sensitive\")")
     p.add_argument("--check", metavar="FILE",
                    help="compare the WSDLs with this saved contract instead of writing one: "
                         "exit 1 naming each drift (operation, parameter order or type, result "
@@ -51,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
         known = (model.school_mobile() if args.annotate == "school-mobile"
                  else model.load(args.annotate))
         contract = wsdl_import.annotate(contract, known)
+    if args.sensitive:
+        contract = model.mark_sensitive(contract, args.sensitive)
     text = model.dumps(contract)
     if args.out is None:
         sys.stdout.write(text)
@@ -60,9 +67,15 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise UsageError(f"cannot write {args.out}: {exc.strerror or exc}") from None
     print(f"harness contract: {len(contract.operations)} operation(s) on "
-          f"{len(contract.endpoints)} endpoint(s), namespace {contract.namespace} -> "
-          f"{args.out}", file=sys.stderr)
+          f"{len(contract.endpoints)} endpoint(s), namespace {contract.namespace}, "
+          f"{_sensitive_said(contract)} -> {args.out}", file=sys.stderr)
     return 0
+
+
+def _sensitive_said(contract) -> str:
+    names = sorted(contract.sensitive_names())
+    return (f"sensitive: {', '.join(names)}" if names else
+            "nothing marked sensitive (--sensitive NAME marks personal data)")
 
 
 def _check(args: argparse.Namespace) -> int:

@@ -150,8 +150,10 @@ def add_send_options(p: argparse.ArgumentParser, *,
 
 
 def send_options(args: argparse.Namespace) -> SendOptions:
+    from harness.traffic.redaction import add_credential_headers
     from harness.traffic.send import SendOptions  # httpx only for commands that send
 
+    add_credential_headers(name for name, _ in args.header)  # never shown in clear
     return SendOptions(timeout=args.timeout, max_response_mb=args.max_response_mb,
                        insecure=args.insecure, cacert=args.cacert, headers=tuple(args.header))
 

@@ -247,6 +247,35 @@ def sample_arguments(op: Operation, variant: int = 0, binding: str = "soap11"
 FORMAT = 1
 
 
+def mark_sensitive(contract: Contract, names: list[str] | tuple[str, ...]) -> Contract:
+    """``contract`` with ``names`` marked personal data (``harness contract --sensitive``):
+    a parameter (``NAME``, in every operation that has it, or ``Operation.NAME``) or a result
+    (its element ``OperationResult``, or ``Operation.result``). UsageError naming one that
+    matches nothing."""
+    params: set[tuple[str | None, str]] = set()
+    results: set[str] = set()
+    for given in names:
+        op_name, dot, name = given.rpartition(".")
+        scoped = [o for o in contract.operations if o.name == op_name] if dot else \
+            list(contract.operations)
+        hit = False
+        for op in scoped:
+            if (dot and name == "result" and op.result) or op.result_element == name:
+                results.add(op.name)
+                hit = True
+            if op.parameter(name) is not None:
+                params.add((op.name, name))
+                hit = True
+        if not hit:
+            raise UsageError(f"--sensitive {given}: no parameter or result of that name "
+                             "(NAME, Operation.NAME, OperationResult or Operation.result)")
+    return replace(contract, operations=tuple(
+        replace(op, parameters=tuple(replace(p, sensitive=True) if (op.name, p.name) in params
+                                     else p for p in op.parameters),
+                result_sensitive=op.result_sensitive or op.name in results)
+        for op in contract.operations))
+
+
 def to_dict(contract: Contract) -> dict[str, Any]:
     """The contract as the JSON document ``dump`` writes (defaults left out, order kept)."""
     out = {"format": FORMAT, "name": contract.name, "namespace": contract.namespace,

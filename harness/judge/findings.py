@@ -472,13 +472,14 @@ def case_of(rule: str, operation: str | None, binding: str | None) -> tuple[str,
 EXAMPLE_BODY = 4000
 
 
-def example_text(request: HttpRequest, response: HttpResponse | None) -> str:
+def example_text(request: HttpRequest, response: HttpResponse | None,
+                 operation: str | None = None) -> str:
     """An exchange as CI shows it: request and response as on the wire, credential headers
     redacted, bodies shortened to EXAMPLE_BODY characters."""
     from harness.reports.allure_results import http_text
 
     def short(message: HttpRequest | HttpResponse) -> str:
-        text = http_text(message)
+        text = http_text(message, operation)
         return text if len(text) <= EXAMPLE_BODY else text[:EXAMPLE_BODY] + "\n[...]"
     return short(request) + "\n\n" + (short(response) if response is not None
                                       else "(no response)")

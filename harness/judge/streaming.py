@@ -183,7 +183,8 @@ def process(chunk: Chunk) -> ChunkResult:
                     failing = True
                     if (case := f.case) not in examples:
                         examples[case] = example_text(
-                            exchange.request, exchange.meta.get(ANSWER, exchange.response))
+                            exchange.request, exchange.meta.get(ANSWER, exchange.response),
+                            exchange.meta.get("operation"))
             else:
                 counts[f.rule, f.operation, f.binding, f.verdict] += 1
         result.failing += failing

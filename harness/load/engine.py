@@ -189,6 +189,10 @@ def run_master(paths: list[str], settings: Settings, outputs: Outputs, *, worker
         reason = _signal_name(stop.signal) if stop.signal else state["errors"][0]
         runner.send_message("harness_stop", {"reason": reason})
         gevent.sleep(0.2)
+        if stop.signal:  # what they sent until then: their calls in flight end, they report
+            deadline = time.monotonic() + STOP_REPORTS_S
+            while len(state["done"]) < workers and time.monotonic() < deadline:
+                gevent.sleep(0.05)
     runner.quit()
     return _finish(env, merged, outputs, extras, started, state["errors"], stop.signal)
 
@@ -300,6 +304,9 @@ def run_worker(paths: list[str], *, master_host: str, port: int) -> int:
     return 0
 
 
+#: Seconds the master waits, after a signal, for its workers' last figures and findings
+#: (they end the calls in flight first); past it the report holds what came.
+STOP_REPORTS_S = 3.0
 #: Seconds without the master's heartbeat (sent every second) before a worker ends: Locust's
 #: own limit is 60 s, during which a worker whose master died goes on sending.
 MASTER_LOST_S = 10.0
@@ -482,7 +489,7 @@ def _say(outputs: Outputs, line: str) -> None:
 
 def _start_outputs(env: Environment, outputs: Outputs, total: int | None) -> dict[str, Any]:
     """Progress in the console, the history CSV, the web UI: greenlets for the run."""
-    extras: dict[str, Any] = {"greenlets": []}
+    extras: dict[str, Any] = {"greenlets": [], "total": total}
     if not outputs.quiet:
         extras["greenlets"].append(gevent.spawn(_progress, env, total))
     if outputs.csv:
@@ -521,13 +528,6 @@ def _finish(env: Environment, merged: Merged, outputs: Outputs, extras: dict[str
     for greenlet in extras["greenlets"]:
         greenlet.kill(block=False)
     total = env.stats.total
-    if interrupted:
-        # Never a verdict on a run cut short (issue 24 will write the partial report here).
-        print(f"harness load: interrupted by {_signal_name(interrupted)} after "
-              f"{total.num_requests} request(s); no verdict", file=sys.stderr)
-        for error in errors:
-            print(f"harness load: error: {error}", file=sys.stderr)
-        return 128 + interrupted
     report = merged.finish()
     report.meta.update(
         duration_s=round(time.time() - started, 3), requests=total.num_requests,
@@ -536,6 +536,20 @@ def _finish(env: Environment, merged: Merged, outputs: Outputs, extras: dict[str
         p50_ms=total.get_response_time_percentile(0.5),
         p95_ms=total.get_response_time_percentile(0.95),
         p99_ms=total.get_response_time_percentile(0.99))
+    if interrupted:
+        # A run cut short: what it judged, marked interrupted (never a verdict), exit 128 + N
+        report.interrupt(_signal_name(interrupted))
+        report.planned = extras.get("total")  # "after N of M calls"
+        if "csv" in extras:
+            _write_csv(extras["csv"], outputs.csv)
+        _write_report(report, outputs)
+        print(f"harness load: interrupted by {_signal_name(interrupted)} after "
+              f"{total.num_requests} request(s): the report is of the part that ran, "
+              "no verdict", file=sys.stderr)
+        for error in errors:
+            if not error.startswith("interrupted by"):
+                print(f"harness load: error: {error}", file=sys.stderr)
+        return 128 + interrupted
     _add_trends(env, report, outputs, time.time() - started)
     if "csv" in extras:
         _write_csv(extras["csv"], outputs.csv)

@@ -143,14 +143,16 @@ def attach_call(call: Call) -> None:
         label = f"{call.operation.name} {call.binding.label}"
         allure.dynamic.feature(call.binding.label)
         allure.dynamic.story(call.operation.name)
+    operation = None if call.endpoint is not None else call.operation.name
     allure.attach(http_text(call.exchange.request), name=f"{label} request",
                   attachment_type=allure.attachment_type.TEXT)
     response = call.exchange.response
     if response is not None:
-        allure.attach(http_text(response), name=f"{label} response",
+        allure.attach(http_text(response, operation), name=f"{label} response",
                       attachment_type=allure.attachment_type.TEXT)
     if call.control is not None and call.control.response is not None:
-        allure.attach(http_text(call.control.request) + "\n\n" + http_text(call.control.response),
+        allure.attach(http_text(call.control.request) + "\n\n"
+                      + http_text(call.control.response, operation),
                       name=f"{label} with plain values (GAP-VALUES)",
                       attachment_type=allure.attachment_type.TEXT)
     judged = [f"{f.rule}: {f.verdict}" + (f" - expected {f.expected}, actual {f.actual}"

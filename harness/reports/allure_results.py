@@ -118,11 +118,11 @@ def _digest(text: str) -> str:
     return hashlib.md5(text.encode("utf-8"), usedforsecurity=False).hexdigest()
 
 
-def http_text(message: HttpRequest | HttpResponse) -> str:
+def http_text(message: HttpRequest | HttpResponse, operation: str | None = None) -> str:
     """A request or response as it would appear on the wire (body decoded as UTF-8), as
     reports may show it (``for_report``: no credential, no sensitive value within
     ``redacting_reports``)."""
-    message = for_report(message)
+    message = for_report(message, operation)
     if isinstance(message, HttpRequest):
         first = f"{message.method} {message.url} {message.http_version}"
     else:

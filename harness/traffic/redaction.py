@@ -70,14 +70,24 @@ KEY_BYTES = 32
 #: What a credential header's value becomes in a report (Allure, JSON, JUnit, console).
 REPORT_REDACTED = "[redacted]"
 _credential_names = frozenset(name.lower() for name in DEFAULT_HEADERS)
+#: The names of the headers this run's ``-H`` (or the config's ``headers``) adds to every
+#: request (``add_credential_headers``): whatever they are called, their values are secrets.
+_sent_names: set[str] = set()
+
+
+def add_credential_headers(names: Iterable[str]) -> None:
+    """Treat ``names`` (any case) as credential headers for the rest of the process: what
+    ``-H`` or the config adds to every request is redacted wherever it shows (a target that
+    echoes it, a report)."""
+    _sent_names.update(name.lower() for name in names)
 
 
 def is_credential_header(name: str, extra: Iterable[str] = ()) -> bool:
     """True for a header whose whole value is a credential or personal: DEFAULT_HEADERS, a
-    name matching CREDENTIAL_HEADER_PATTERN, or one of ``extra`` (lower-case names: what
-    ``-H``, the config or ``--redact`` name)."""
+    name matching CREDENTIAL_HEADER_PATTERN, one of ``extra`` (lower-case names: what
+    ``--redact`` names) or of the run's ``-H`` headers (``add_credential_headers``)."""
     low = name.lower()
-    return (low in _credential_names or low in extra
+    return (low in _credential_names or low in extra or low in _sent_names
             or CREDENTIAL_HEADER_PATTERN.fullmatch(low) is not None)
 
 
@@ -111,14 +121,16 @@ def redacting_reports(redactor: Redactor | None) -> Iterator[None]:
         _report_redactor = before
 
 
-def for_report(message: HttpRequest | HttpResponse) -> HttpRequest | HttpResponse:
+def for_report(message: HttpRequest | HttpResponse, operation: str | None = None
+               ) -> HttpRequest | HttpResponse:
     """``message`` as a report may show it: credential headers REPORT_REDACTED and, within
     ``redacting_reports``, sensitive values as pseudonyms (what cannot be checked is left out,
-    as in a recording)."""
+    as in a recording). ``operation``: the one a response answers (its result, sensitive,
+    is redacted in any form: text/plain, JSON)."""
     redactor = _report_redactor
     if redactor is not None:
         message = (redactor.request(message) if isinstance(message, HttpRequest)
-                   else redactor.response(message))
+                   else redactor.response(message, operation=operation))
     headers = redact_credentials(message.headers)
     return message if headers is message.headers else replace(message, headers=headers)
 
@@ -388,8 +400,10 @@ class Redactor:
                 root = parse_xml(body)
             except XMLRejected:
                 if b"<" in body[:64] and self._mentions_names(body):
-                    # Broken XML with sensitive names: rewrite the spans we can see.
-                    return _rewrite_spans(body, self._span_pattern(self.names), self._pseudo)
+                    # Broken XML (or an encoding libxml2 does not name, such as "latin-1")
+                    # with sensitive names: rewrite the spans we can see, result roots too.
+                    return _rewrite_spans(body, self._span_pattern(self.names | self.roots),
+                                          self._pseudo)
                 return body
         root_name = _local(root.tag) if isinstance(root.tag, str) else ""
         targets = [root] if (root.text and root_name in self.roots
