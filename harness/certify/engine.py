@@ -104,6 +104,9 @@ class Settings:
     maxfail: int | None = None
     #: The user's own feature files (``--features DIR``) instead of the packaged ones.
     features: tuple[Path, ...] = ()
+    #: The pseudonym key reports use (``--key-file``: a capture's key gives its recording's
+    #: pseudonyms); None: a random key of this run, never written.
+    key: bytes | None = None
     #: Set when the run had to stop (no answers, TLS): certify turns it into exit 2.
     stopped: HarnessError | None = None
     #: Answers, and those that were 404 or an HTML page (a wrong target's signs).
@@ -525,8 +528,9 @@ def certify(target: str | None, contract: Contract | str | None, outputs: Output
                                              f" written in {outputs.features}"),
               file=stream, flush=True)
         # Attachments and JUnit examples show the contract's sensitive values as pseudonyms
-        # (capture's scheme), under a key of this run that is never written.
-        with (redacting_reports(Redactor.for_contract(contract, secrets.token_bytes(KEY_BYTES))),
+        # (capture's scheme), under --key-file's key or a key of this run never written.
+        key = settings.key or secrets.token_bytes(KEY_BYTES)
+        with (redacting_reports(Redactor.for_contract(contract, key)),
               stopping.cooperative()):
             code = _run_pytest(args, plugin, stream, features)
     report.finish()

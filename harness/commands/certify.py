@@ -60,6 +60,11 @@ def register(sub) -> None:
                         "FILE.json: {\"Operation\": {\"param\": value}}), used instead of "
                         "generated values; an array or complex parameter takes a JSON list or "
                         "object (fields not named keep their generated values)")
+    p.add_argument("--key-file", metavar="PATH",
+                   help="pseudonym key for the sensitive values reports show: capture's key "
+                   "file (e.g. traffic.jsonl.key) gives the recording's pseudonyms, so a value "
+                   "reads the same in both (default: a random key of this run; a missing file "
+                   "is created 0600)")
     add_profile_options(p)
     p.add_argument("--require-wsdl", action="store_true",
                    help="an endpoint that publishes no WSDL at ?WSDL fails (default: a "
@@ -77,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     from harness.certify.engine import Outputs, Settings, certify, user_features
     from harness.contract.selection import Values
+    from harness.traffic.redaction import load_or_create_key
 
     check_outputs(args.json, args.junit)
     options = send_options(args)
@@ -89,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
         check_features(features, contract)
     settings = Settings(send=options, selection=selection(args, contract),
                         values=Values.load(contract, args.values),
+                        key=load_or_create_key(args.key_file) if args.key_file else None,
                         rules=frozenset(args.rule), maxfail=args.maxfail, features=features)
     outputs = Outputs(json=args.json, junit=args.junit, report_dir=args.report_dir,
                       html=not args.no_html, history=args.history)
