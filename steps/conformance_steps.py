@@ -59,6 +59,38 @@ def fetch_wsdl(endpoint: str, service: Service, calls: list[Call]) -> None:
     attach_call(made)
 
 
+@when(parsers.re(r"the client sends (?P<operation>\S+) over (?P<binding>SOAP 1\.[12]) with "
+                 r"(?P<kind>.+)"))
+def send_odd(operation: str, binding: str, kind: str, service: Service,
+             calls: list[Call]) -> None:
+    """When the client sends <Operation> over <SOAP 1.1|SOAP 1.2> with <an odd thing>
+
+    Sends a request the spec does not describe: ``a wrong SOAPAction``, ``an empty
+    SOAPAction``, ``another operation's SOAPAction`` (over SOAP 1.2 the Content-Type's
+    ``action``), ``an unknown extra element``, ``text/xml without charset`` (SOAP 1.1). The
+    answer is judged as the real ASMX answers it (``ODD-*`` rules).
+
+    Example: When the client sends SendMarkNotes over SOAP 1.1 with another operation's SOAPAction
+    """
+    made = service.odd(operation, binding, kind)
+    calls.append(made)
+    attach_call(made)
+
+
+@when(parsers.re(r"the client GETs (?P<endpoint>\S+) without an operation"))
+def get_bare_endpoint(endpoint: str, service: Service, calls: list[Call]) -> None:
+    """When the client GETs <endpoint> without an operation
+
+    A GET of the endpoint itself (no ``/<Operation>`` in the path), judged as ASMX answers it
+    (ODD-BARE-GET).
+
+    Example: When the client GETs /CenterlogOut.asmx without an operation
+    """
+    made = service.bare_get(endpoint)
+    calls.append(made)
+    attach_call(made)
+
+
 @then(parsers.re(r"(?P<sentence>.+) \(" + RULE_ID + r"\)"))
 def rule_holds(rule: str, calls: list[Call], tagged_rules: list[str],
                request: pytest.FixtureRequest) -> None:

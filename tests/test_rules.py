@@ -49,10 +49,13 @@ def test_catalogue_is_data_with_stable_ids():
     assert len(ids) == len(set(ids)) == len(RULES)
     assert all(re.fullmatch(r"[A-Z0-9]+(-[A-Z0-9]+)+", i) for i in ids)
     assert all(r.clause and r.title and callable(r.check) for r in rules.CATALOGUE)
-    from harness.judge import wsdl_rules
+    from harness.judge import odd_requests, wsdl_rules
 
-    assert set(rules.titles()) == {*ids, rules.UNCLASSIFIED, *wsdl_rules.RULES}
+    assert set(rules.titles()) == {*ids, rules.UNCLASSIFIED, *wsdl_rules.RULES,
+                                   *odd_requests.RULES}
     assert not set(ids) & set(wsdl_rules.RULES)
+    assert not (set(ids) | set(wsdl_rules.RULES)) & set(odd_requests.RULES)
+    assert rules.catalogue_ids() == {*ids, *wsdl_rules.RULES, *odd_requests.RULES}
     assert ("| `R1-SOAPACTION` | 4.1 rule 1 | request | failure | failure; warning: unquoted "
             "SOAPAction |") in rules.catalogue_table()
 

@@ -73,16 +73,35 @@ def test_spyne_certify_over_every_binding(spyne_url, tmp_path):
             if f["rule"] == "OP-RESULT" and f["verdict"] == "failed"} == {
         ("GetTokenDevice", "HTTP GET"), ("GetTokenDevice", "HTTP POST")}
     assert data["rules"]["WSDL-BINDINGS"]["warning"] == 21  # soap12, HttpGet, HttpPost x 7
+    # what only ASMX speaks of (docs/third-party-stacks.md S22-S24), warnings: spyne routes by
+    # the body whatever the SOAPAction, refuses an unknown element, and its WSDL makes every
+    # parameter optional and nillable (ASMX: an int minOccurs 1, none nillable)
+    assert data["rules"]["ODD-SOAPACTION"] == {"passed": 14, "warning": 26}
+    assert data["rules"]["ODD-EXTRA-ELEMENT"] == {"warning": 16}
+    assert data["rules"]["WSDL-TYPES"] == {"warning": 17}
 
 
 def test_node_soap_certify(node_soap_url, tmp_path):
     """Node's soap serves no GET/POST (404) and answers SOAP 1.2 in a SOAP 1.1 envelope."""
     code, data, out = report(tmp_path, "certify", "--target", node_soap_url)
     assert code == 1, out
+    # and the requests the spec does not describe (curl, docs/third-party-stacks.md N17-N19):
+    # SOAP 1.2 in a 1.1 envelope again; a SOAPAction naming no operation here crashes into a
+    # SOAP 1.1 envelope holding SOAP 1.2's Code/Reason (a TypeError), no faultcode; text/xml
+    # without charset is answered text/xml without charset (rule 7)
     assert failed(data) == {"R4-STATUS": 21, "R5-ENVELOPE": 8,
-                            "V1-VERSION-BY-CONTENT-TYPE": 8}, out
+                            "V1-VERSION-BY-CONTENT-TYPE": 8, "ODD-SOAPACTION": 30,
+                            "ODD-EXTRA-ELEMENT": 8, "ODD-CHARSET": 8}, out
     assert {c["cause"] for c in data["causes"] if c["verdict"] == "failed"} == {
-        "HTTP 404: the call is not served", "SOAP 1.2 answered with a SOAP 1.1 envelope"}
+        "HTTP 404: the call is not served", "SOAP 1.2 answered with a SOAP 1.1 envelope",
+        "a wrong SOAPAction over SOAP 1.1: the answer is a fault without faultcode: not a "
+        "SOAP 1.1 fault (4.1 rule 5)",
+        "another operation's SOAPAction over SOAP 1.1: the answer is a fault without "
+        "faultcode: not a SOAP 1.1 fault (4.1 rule 5)",
+        "text/xml without charset over SOAP 1.1: the answer is Content-Type text/xml, not "
+        "text/xml; charset=utf-8 (4.1 rule 7)"}
+    # an empty SOAPAction answered with a result, a bare GET with an empty 200: warnings
+    assert data["rules"]["ODD-BARE-GET"] == {"warning": 7}
 
 
 def test_spyne_probe_failures(spyne_url, tmp_path):

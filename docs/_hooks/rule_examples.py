@@ -19,12 +19,12 @@ from functools import cache
 from pathlib import Path
 
 from harness.contract import model
-from harness.contract.bindings import Binding, build_request, build_response
+from harness.contract.bindings import Binding, FaultCode, build_fault, build_request, build_response
 from harness.contract.model import Contract, ParamType, sample_arguments
 from harness.contract.xmlsafe import local_name, parse_xml
 from harness.diff.consistency import RULE as CROSS_BINDING
 from harness.errors import HarnessError, ResponseTooLarge, TargetUnreachable
-from harness.judge import rules, wsdl_rules
+from harness.judge import odd_requests, rules, wsdl_rules
 from harness.judge.findings import Finding, Verdict
 from harness.probe import checks as probe
 from harness.probe.cases import CANARY, ProbeCase
@@ -305,6 +305,50 @@ WSDL: dict[str, Example] = {
 }
 
 
+# ------------------------------------------------------- the requests the spec does not describe
+
+
+def _odd(name: str, binding: Binding, kind: str,
+         change: Callable[[HttpResponse], HttpResponse]) -> Callable[[], list[Finding]]:
+    """The odd request ``kind`` answered by the reference, then ``change``d, judged."""
+    def findings() -> list[Finding]:
+        contract = school()
+        odd = odd_requests.odd_request(contract, contract.find(name), binding, kind, BASE)
+        return [odd_requests.judge(odd, change(answer(contract, odd.request)))]
+    return findings
+
+
+def _bare_get() -> list[Finding]:
+    odd = odd_requests.bare_get(school(), "/AuthCodeSending.asmx", BASE)
+    return [odd_requests.judge(odd, HttpResponse(200, (), b""))]
+
+
+def _routed_by_body(response: HttpResponse) -> HttpResponse:
+    """The answer of a stack that ignores the SOAPAction: the body's operation answers."""
+    contract = school()
+    op = contract.find("AuthCode")
+    return answer(contract, build_request(contract, op, sample_arguments(op), Binding.SOAP11,
+                                          BASE))
+
+
+ODD: dict[str, Example] = {
+    "ODD-SOAPACTION": Example("AuthCode with `SOAPAction: \"http://tempuri.org/NoSuchOperation\"` "
+                              "answered as if it named AuthCode (the SOAPAction ignored)",
+                              _odd("AuthCode", Binding.SOAP11, "a wrong SOAPAction",
+                                   _routed_by_body)),
+    "ODD-EXTRA-ELEMENT": Example("an unknown element in GetTokenDevice refused with a Client "
+                                 "fault", _odd("GetTokenDevice", Binding.SOAP11,
+                                               "an unknown extra element",
+                                               lambda r: build_fault(Binding.SOAP11,
+                                                                     FaultCode.CLIENT, "x"))),
+    "ODD-CHARSET": Example("text/xml without charset answered `Content-Type: text/xml`",
+                           _odd("GetTokenDevice", Binding.SOAP11, "text/xml without charset",
+                                header("Content-Type", "text/xml"))),
+    "ODD-BARE-GET": Example("`GET /AuthCodeSending.asmx` answered 200 with an empty body",
+                            _bare_get),
+}
+
+
 # ------------------------------------------------------------- sending, replay, diff, probe
 
 
@@ -548,9 +592,11 @@ def examples_of(wanted: Iterable[str], examples: dict[str, Example]
 
 
 def catalogue_examples() -> list[tuple[str, str, str]]:
-    """The binding rules' and the WSDL rules' examples, in the catalogue's order."""
+    """The binding rules', the WSDL rules' and the odd requests' examples, in the catalogue's
+    order."""
     return examples_of([*(r.id for r in rules.CATALOGUE), rules.UNCLASSIFIED,
-                        *(r.id for r in wsdl_rules.CATALOGUE)], CATALOGUE | WSDL)
+                        *(r.id for r in wsdl_rules.CATALOGUE),
+                        *(r.id for r in odd_requests.CATALOGUE)], CATALOGUE | WSDL | ODD)
 
 
 

@@ -33,7 +33,7 @@ from harness.contract.model import Contract, Operation, sample_arguments, school
 from harness.contract.selection import Selection, Values
 from harness.contract.structure import Value
 from harness.errors import HarnessError, ResponseTooLarge, RunStopped, TargetUnreachable, UsageError
-from harness.judge import rules, sending, wsdl_rules
+from harness.judge import odd_requests, rules, sending, wsdl_rules
 from harness.judge.findings import (
     Finding,
     Report,
@@ -75,7 +75,7 @@ FEATURES = STEPS.parent / "features"
 #: one: it needs a recording).
 FEATURE_FILES = ("soap11.feature", "soap12.feature", "http_get.feature", "http_post.feature",
                  "get_token_device.feature", "notification_notes.feature",
-                 "versioning.feature")
+                 "versioning.feature", "odd_requests.feature")
 CONFORMANCE_TESTS = STEPS / "test_conformance.py"
 #: certify's pytest configuration (empty on purpose: see the file).
 PYTEST_INI = PACKAGE / "pytest.ini"
@@ -134,6 +134,8 @@ class Call:
     control: Exchange | None = None
     #: The endpoint whose WSDL was fetched (``Service.wsdl``); None for an operation's call.
     endpoint: str | None = None
+    #: How reports name it when not "<operation> <binding>" nor a WSDL (an odd request).
+    label: str | None = None
 
 
 class Service:
@@ -236,6 +238,45 @@ class Service:
         self._record(exchange, found)
         return Call(ops[0], Binding.HTTP_GET, exchange, found, endpoint=path)
 
+    def odd(self, operation: str, binding: str, kind: str) -> Call:
+        """Send ``operation`` over ``binding`` with the odd thing ``kind`` (a wrong SOAPAction,
+        an unknown extra element...: ``odd_requests.KINDS``) and judge the answer by how the
+        real ASMX answers it (``odd_requests.judge``)."""
+        op = self.contract.find(operation)
+        if op is None:
+            raise UsageError(f"the feature names {operation!r}, which is not an operation of "
+                             f"the {self.contract.name} contract")
+        how = Binding.parse(binding)
+        if how.value not in self.contract.bindings_of(op):
+            pytest.skip(f"{op.name} is not offered over {how.label}")
+        if not self.settings.selection.allows(op.name, how.label):
+            pytest.skip(f"{op.name} x {how.label} is not selected (--operation/--binding)")
+        try:
+            odd = odd_requests.odd_request(  # with the run's values (--values), if any
+                self.contract, op, how, kind, self.base_url,
+                self.settings.values.apply(op, sample_arguments(op, 0, how.value)))
+        except ValueError as exc:
+            raise UsageError(f"the feature asks for {exc}") from None
+        return self._odd_call(odd)
+
+    def bare_get(self, endpoint: str) -> Call:
+        """GET ``endpoint`` without an operation in its path, judged as ASMX answers it."""
+        path, _ = self._endpoint(endpoint)
+        if not self.settings.selection.allows(None, Binding.HTTP_GET.label):
+            pytest.skip("HTTP GET is not selected (--binding)")
+        return self._odd_call(odd_requests.bare_get(self.contract, path, self.base_url))
+
+    def _odd_call(self, odd: odd_requests.OddRequest) -> Call:
+        exchange, error = self._sent(odd.request, odd.operation, odd.binding)
+        found = [odd_requests.judge(odd, exchange.response, source=self.base_url)]
+        if exchange.response is None:
+            found.insert(0, sending.transport_finding(
+                TargetUnreachable(error), odd.endpoint or odd.operation.name, odd.binding.label))
+        self._record(exchange, found)
+        label = f"{odd.endpoint} bare GET" if odd.endpoint else \
+            f"{odd.operation.name} {odd.binding.label} with {odd.kind}"
+        return Call(odd.operation, odd.binding, exchange, found, label=label)
+
     def _endpoint(self, endpoint: str) -> tuple[str, tuple[Operation, ...]]:
         """The contract's path of ``endpoint`` as a feature spells it, and its operations;
         the scenario is skipped when none of them is selected (``--operation``)."""
@@ -253,7 +294,13 @@ class Service:
         must stop (silent target, TLS) ends pytest here."""
         from harness.traffic.exchange import HttpRequest
 
-        request = HttpRequest("GET", url, (("Host", url.split("/")[2]),))
+        return self._sent(HttpRequest("GET", url, (("Host", url.split("/")[2]),)))
+
+    def _sent(self, request, op: Operation | None = None, how: Binding | None = None
+              ) -> tuple[Exchange, str]:
+        """``request`` sent as an Exchange (no response: why, in the second place). A run
+        that must stop (silent target, TLS) ends pytest here."""
+        started = time.monotonic()
         try:
             return Exchange(request, self._sender.send(request), source=self.base_url), ""
         except (ResponseTooLarge, TargetUnreachable) as exc:
@@ -261,6 +308,9 @@ class Service:
         except RunStopped as exc:
             self.settings.stopped = exc
             pytest.exit(str(exc), returncode=2)
+        finally:
+            if self.report is not None and op is not None and how is not None:
+                self.report.add_seconds({(op.name, how.label): time.monotonic() - started})
 
     def _record(self, exchange: Exchange, findings: list[Finding]) -> None:
         """Into the run's Report; an identical finding on an identical request counts once
@@ -268,7 +318,8 @@ class Service:
         if self.report is None:
             return
         self.report.exchanges += 1
-        sent = (exchange.request.method, exchange.request.url, exchange.request.body)
+        sent = (exchange.request.method, exchange.request.url, exchange.request.headers,
+                exchange.request.body)
         number = self.report.exchanges  # the call's number in the run: its findings' index
         for f in (replace(f, index=number) if f.index is None else f for f in findings):
             if f.verdict is Verdict.FAILED:
@@ -286,7 +337,7 @@ def expect(rule: str, calls: Sequence[Call], tagged: Iterable[str]) -> list[Find
 
     The scenario must carry the rule's tag (so the report and the Gherkin agree) and the rule
     must have judged something."""
-    if rule not in rules.RULES and rule not in wsdl_rules.RULES:
+    if rule not in rules.catalogue_ids():
         raise AssertionError(f"{rule} is not a rule of the catalogue")
     if rule not in set(tagged):
         raise AssertionError(f"the scenario checks {rule} but is not tagged @{rule}")
@@ -467,7 +518,7 @@ def certify(target: str | None, contract: Contract | str | None, outputs: Output
     if not isinstance(contract, Contract):
         contract = school_mobile(contract)
     settings = settings or Settings()
-    unknown = sorted(settings.rules - set(rules.RULES) - set(wsdl_rules.RULES))
+    unknown = sorted(settings.rules - rules.catalogue_ids())
     if unknown:
         raise UsageError(f"--rule {unknown[0]} is not a rule ID (see --list-rules)")
     features = settings.features or _contract_features(contract, outputs.features)
@@ -477,7 +528,7 @@ def certify(target: str | None, contract: Contract | str | None, outputs: Output
                         | {SCENARIO: SCENARIO_TITLE},
                         profile=profile, namespace=contract.namespace)
         report.scope = selection_scope(contract, settings.selection, settings.rules,
-                                       len(set(rules.RULES) | set(wsdl_rules.RULES)))
+                                       len(rules.catalogue_ids()))
         plugin = CertifyPlugin(report, settings, contract)
         args = [str(CONFORMANCE_TESTS), "-c", str(PYTEST_INI), "--rootdir", str(STEPS.parent),
                 *(a for name in PLUGINS for a in ("-p", name)), "-q", "--tb=no", "-rN",

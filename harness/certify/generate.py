@@ -23,7 +23,8 @@ from harness.contract.types import ParamType
 #: Feature -> the bindings its calls use (the operations in its table must offer them all).
 BINDING_FEATURES = {"soap11.feature": ("soap11",), "soap12.feature": ("soap12",),
                     "http_get.feature": ("get",), "http_post.feature": ("post",),
-                    "versioning.feature": ("soap11", "soap12")}
+                    "versioning.feature": ("soap11", "soap12"),
+                    "odd_requests.feature": ("soap11", "soap12")}
 WSDL_FEATURE = "wsdl.feature"
 RESULTS_FEATURE = "results.feature"
 _LABELS = {"soap11": "SOAP 1.1", "soap12": "SOAP 1.2", "get": "HTTP GET", "post": "HTTP POST"}
@@ -65,21 +66,31 @@ def feature_text(contract: Contract, name: str, template: str) -> str | None:
     if not ops:
         return None
     text = _with_table(template, "operation", [op.name for op in ops])
+    if _header(text, "endpoint") is not None:  # odd_requests.feature's bare GETs
+        text = _with_table(text, "endpoint", list(contract.endpoints))
     return _typed_steps(text, ops)
 
 
+def _header(text: str, column: str, after: int = 0) -> int | None:
+    """The line number of the first table header ``| column |`` from line ``after``."""
+    return next((i for i, line in enumerate(text.splitlines()) if i >= after
+                 and re.fullmatch(rf"\|\s*{column}\s*\|", line.strip())), None)
+
+
 def _with_table(template: str, column: str, rows: list[str]) -> str:
-    """``template`` with its one-column Examples table ``| column |`` holding ``rows``."""
-    lines = template.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.strip() == f"| {column} |"
-                 or re.fullmatch(rf"\|\s*{column}\s*\|", line.strip()))
-    end = start + 1
-    while end < len(lines) and lines[end].strip().startswith("|"):
-        end += 1
-    indent = lines[start][:len(lines[start]) - len(lines[start].lstrip())]
-    width = max(len(column), *(len(r) for r in rows))
-    table = [f"{indent}| {cell:<{width}} |" for cell in (column, *rows)]
-    return "\n".join([*lines[:start], *table, *lines[end:]]) + "\n"
+    """``template`` with each one-column Examples table ``| column |`` holding ``rows``."""
+    text, after = template, 0
+    while (start := _header(text, column, after)) is not None:
+        lines = text.splitlines()
+        end = start + 1
+        while end < len(lines) and lines[end].strip().startswith("|"):
+            end += 1
+        indent = lines[start][:len(lines[start]) - len(lines[start].lstrip())]
+        width = max(len(column), *(len(r) for r in rows))
+        table = [f"{indent}| {cell:<{width}} |" for cell in (column, *rows)]
+        text = "\n".join([*lines[:start], *table, *lines[end:]]) + "\n"
+        after = start + len(table)
+    return text
 
 
 def _typed_steps(text: str, ops: list[Operation]) -> str:

@@ -41,6 +41,19 @@ class Parameter:
     type_name: str | None = None
     #: The members of an enumeration, in schema order.
     values: tuple[str, ...] = ()
+    #: (minOccurs, maxOccurs or None for unbounded, nillable) as a WSDL publishes it; None:
+    #: as ASMX publishes the type (``occurrence``). Not part of the contract's identity.
+    occurs: tuple[int, int | None, bool] | None = field(default=None, compare=False)
+
+    @property
+    def occurrence(self) -> tuple[int, int | None, bool]:
+        """(minOccurs, maxOccurs, nillable): as published, else as ASMX publishes a parameter
+        of this type: a .NET value type (int, bool, a date, an enum...) once and required, a
+        reference type (string, base64Binary, an array or class) minOccurs 0; none nillable."""
+        if self.occurs is not None:
+            return self.occurs
+        optional = self.type in (ParamType.STRING, ParamType.BASE64, ParamType.COMPLEX)
+        return (0 if optional else 1), 1, False
 
     def accepts(self, text: str, *, http: bool = False) -> bool:
         """Whether ASMX reads ``text`` as a value of this parameter (``http``: a GET/POST

@@ -257,6 +257,17 @@ class _Types:
         self.found: dict[str, NamedType] = {}
 
     def parameter(self, name: str, element, depth: int = 0) -> Parameter:
+        """The parameter ``element`` declares, with its occurrence and nillable as published."""
+        p = self._parameter(name, element, depth)
+        try:
+            high = element.max_occurs
+            occurs = (int(element.min_occurs), None if high == "unbounded" else int(high),
+                      bool(element.nillable))
+        except (AttributeError, TypeError, ValueError):
+            return p
+        return replace(p, occurs=occurs)
+
+    def _parameter(self, name: str, element, depth: int = 0) -> Parameter:
         xsd_type = element.type
         qname = getattr(xsd_type, "qname", None)
         ns, local = (qname.namespace, qname.localname) if qname is not None else ("", "")

@@ -17,6 +17,8 @@ from harness.contract.bindings import (
 from harness.contract.model import Contract, Operation, ParamType, sample_arguments
 from harness.contract.structure import Value, canonical
 from harness.errors import ClassificationError
+from harness.judge import odd_requests
+from harness.judge.odd_requests import OddRequest
 from harness.traffic.exchange import HttpRequest, replace_header
 from harness.traffic.recording import read_exchanges
 
@@ -42,9 +44,14 @@ class Case:
     #: The endpoint whose WSDL the request fetches: the case compares two contracts, not
     #: two calls (reported at that endpoint x WSDL).
     described: str | None = None
+    #: A request the spec does not describe (``--errors``): the answers are compared by what
+    #: they are (``odd_requests.compare``), not body by body.
+    odd: OddRequest | None = None
 
     @property
     def operation_name(self) -> str:
+        if self.odd is not None and self.odd.endpoint is not None:
+            return self.odd.endpoint  # a bare GET: its endpoint
         if self.operation:
             return self.operation.name
         return self.described or "(unclassified)"
@@ -109,6 +116,14 @@ def error_cases(contract: Contract, start: int = 0) -> Iterator[Case]:
                 continue
             index += 1
             yield Case(request, op, binding, None, index, f"error: {what}")
+        for odd in odd_requests.requests_for(contract, op, _PLACEHOLDER):
+            index += 1
+            yield Case(odd.request, op, odd.binding, None, index, f"error: {odd.kind}", odd=odd)
+    for endpoint in contract.endpoints:
+        odd = odd_requests.bare_get(contract, endpoint, _PLACEHOLDER)
+        index += 1
+        yield Case(odd.request, odd.operation, odd.binding, None, index, f"error: {odd.kind}",
+                   odd=odd)
 
 
 def _errors(contract: Contract, op: Operation) -> Iterator[tuple[str, HttpRequest, Binding]]:

@@ -26,6 +26,7 @@ from harness.diff.consistency import RULE as CROSS_BINDING
 from harness.diff.consistency import Consistency, outcome
 from harness.diff.noise import Noise, noise_key
 from harness.errors import ResponseTooLarge, TargetUnreachable
+from harness.judge import odd_requests
 from harness.judge.causes import leak_cause, outcome_cause, words_of
 from harness.judge.compare import WSDL_NS, Difference, compare_responses, ignored_path
 from harness.judge.findings import Finding, Report, Verdict, selection_scope
@@ -158,6 +159,14 @@ class Diff:
         self._examples: dict[tuple[str, str, str, str, str], dict[str, Any]] = {}
         self._spill: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115
 
+    def _selected(self, case: Case) -> bool:
+        """Whether ``--operation``/``--binding`` keep ``case``: a bare GET of an endpoint
+        when one of its operations is kept."""
+        if case.odd is not None and case.odd.endpoint is not None:
+            return any(self.selection.allows(op.name, case.binding_label)
+                       for op in self.contract.endpoints.get(case.odd.endpoint, ()))
+        return self.selection.allows(case.operation_name, case.binding_label)
+
     def _meta(self) -> dict[str, Any]:
         return {"primary": self.roles[PRIMARY], "secondary": self.roles.get(SECONDARY),
                 "candidate": self.roles[CANDIDATE]}
@@ -166,7 +175,7 @@ class Diff:
         """Send every case to every target and compare; ``progress`` hears of each case."""
         for url in self.roles.values():
             check_reachable(url, options=self.options)
-        cases = (c for c in cases if self.selection.allows(c.operation_name, c.binding_label))
+        cases = (c for c in cases if self._selected(c))
         with (Sender(self.options, connections=self.jobs * len(self.roles)) as sender,
               stopping.cooperative()):  # a signal: the cases in flight finish, no more start
             for answered in _ordered_map(lambda case: self._answer(sender, case), cases,
@@ -221,6 +230,10 @@ class Diff:
                 f"the candidate publishes no WSDL ({why}): {NOT_PUBLISHED.split(': ', 1)[1]}")
             return Answered(case, requests, responses, [unpublished_wsdl], [], [], started,
                             seconds)
+        if case.odd is not None:  # compared by what each answer is (odd_requests.compare)
+            return Answered(case, requests, responses,
+                            odd_requests.compare(case.odd, own[PRIMARY], own[CANDIDATE]), [],
+                            [], started, seconds)
         differences = self._compare(own[PRIMARY], own[CANDIDATE])
         noise = self._compare(own[PRIMARY], own[SECONDARY]) if SECONDARY in own else []
         return Answered(case, requests, responses, differences, noise, [], started, seconds)

@@ -951,10 +951,19 @@ def with_passive(ids: Iterable[str] | None) -> tuple[str, ...] | None:
 
 def titles() -> dict[str, str]:
     """Rule ID -> title, for ``Report(titles=...)``."""
-    from harness.judge import wsdl_rules
+    from harness.judge import odd_requests, wsdl_rules
 
     return {UNCLASSIFIED: "request is none of the contract's operation x binding pairs",
-            **{rule.id: rule.title for rule in CATALOGUE}, **wsdl_rules.titles()}
+            **{rule.id: rule.title for rule in CATALOGUE}, **wsdl_rules.titles(),
+            **odd_requests.titles()}
+
+
+def catalogue_ids() -> frozenset[str]:
+    """Every rule ID a feature may check: the exchange rules, the WSDL rules and the rules of
+    the requests the spec does not describe (``odd_requests``)."""
+    from harness.judge import odd_requests, wsdl_rules
+
+    return frozenset(RULES) | frozenset(wsdl_rules.RULES) | frozenset(odd_requests.RULES)
 
 
 def select(ids: Iterable[str] | None) -> tuple[Rule, ...]:
@@ -1165,4 +1174,10 @@ def catalogue_table() -> str:
     for r in wsdl_rules.CATALOGUE:
         level = "warning" if r.level == "permitted" else "failure"
         lines.append(f"| `{r.id}` | {r.clause} | WSDL | {level} | {level} | {_md(r.title)} |")
+    from harness.judge import odd_requests
+
+    for o in odd_requests.CATALOGUE:
+        verdicts = "failure where the spec speaks; warning where only ASMX does"
+        lines.append(f"| `{o.id}` | {o.clause} | response | {verdicts} | {verdicts} | "
+                     f"{_md(o.title)} |")
     return "\n".join(lines)

@@ -195,6 +195,14 @@ def _judge_operation(want: Operation, got: Operation, source: str) -> Iterator[F
         if drift or expected != actual:
             expected, actual = _shown(want, p.type_name, expected), _shown(got, other.type_name,
                                                                            actual)
+        if not drift and expected == actual and p.occurrence != other.occurrence:
+            # the spec shows no optionality (4.10): as ASMX publishes it, else a warning
+            yield _finding("WSDL-TYPES", Verdict.WARNING, source, want.name,
+                           expected=f"{p.name}: {expected}, {_occurs(p.occurrence)}",
+                           actual=f"{p.name}: {actual}, {_occurs(other.occurrence)}",
+                           message="optionality is not shown in the spec (4.10); ASMX "
+                                   "publishes it so")
+            continue
         yield _finding("WSDL-TYPES", bad if drift or expected != actual else ok, source,
                        want.name, expected=f"{p.name}: {expected}", actual=f"{p.name}: {actual}",
                        message="; ".join(drift))
@@ -205,6 +213,12 @@ def _judge_operation(want: Operation, got: Operation, source: str) -> Iterator[F
         expected, actual = signature(want.schema, expected), signature(got.schema, actual)
     yield _finding("WSDL-RESULT", bad if drift or expected != actual else ok, source, want.name,
                    expected=expected, actual=actual, message="; ".join(drift))
+
+
+def _occurs(occurrence: tuple[int, int | None, bool]) -> str:
+    low, high, nillable = occurrence
+    return (f"minOccurs {low}, maxOccurs {'unbounded' if high is None else high}"
+            + (", nillable" if nillable else ""))
 
 
 def _drift(want: Operation, got: Operation, type_name: str | None, got_name: str | None,

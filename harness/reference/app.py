@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from html import escape
 from urllib.parse import SplitResult, urlsplit
@@ -119,7 +119,7 @@ def answer(contract: Contract, request: HttpRequest, produce: Produce = referenc
         return _describe(contract, endpoint, base, parts.query)
     binding = _binding_for_errors(request, has_operation)
     try:
-        call = classify(contract, request)
+        call = _routed(contract, request, classify(contract, request))
         binding = call.binding
         binding, arguments = _accepted(contract, request, endpoint, call, wildcard)
         return produce(contract, call, binding, arguments)
@@ -139,9 +139,25 @@ def accepted_call(contract: Contract, request: HttpRequest, *,
                   ) -> tuple[Classification, Binding, dict[str, Value]]:
     """(call, answering binding, arguments) of a request the binding rules accept, as
     ``answer`` hands them to ``produce``; ClassificationError or Refusal otherwise."""
-    call = classify(contract, request)
+    call = _routed(contract, request, classify(contract, request))
     endpoint = _route(contract, urlsplit(request.url).path)[0]
     return (call, *_accepted(contract, request, endpoint or "", call, wildcard))
+
+
+def _routed(contract: Contract, request: HttpRequest, call: Classification) -> Classification:
+    """The call as ASMX routes it: a SOAP action (1.1's SOAPAction, 1.2's ``action``) naming
+    another operation of the endpoint calls that one, with the parameters the body holds
+    (checked with curl on the real ASMX: SOAPAction SendNotificationType on a SendMarkNotes
+    body answers SendNotificationTypeResponse)."""
+    if not call.binding.is_soap or call.problem is not None or call.guess is not None:
+        return call
+    action = _action(request, call.binding)
+    if not action:
+        return call
+    for op in contract.endpoints.get(call.operation.endpoint, ()):
+        if op is not call.operation and action.strip('"') == contract.soap_action(op).strip('"'):
+            return replace(call, operation=op)
+    return call
 
 
 def _accepted(contract: Contract, request: HttpRequest, endpoint: str, call: Classification,
@@ -210,9 +226,11 @@ def _check(contract: Contract, request: HttpRequest, endpoint: str, call: Classi
     if call.operation_namespace != contract.namespace:
         raise Refusal(f"operation element namespace {call.operation_namespace!r} is not "
                       f"{contract.namespace!r}")
-    # A missing SOAPAction is routed by the body element, as ASMX does.
+    # A missing SOAPAction is routed by the body element, as ASMX does; so is any SOAP 1.2
+    # action that names no operation of the endpoint (1.1: a Client fault, even for "").
     action = _action(request, call.binding)
-    if action is not None and action.strip('"') != contract.soap_action(op).strip('"'):
+    if call.binding is Binding.SOAP11 and action is not None \
+            and action.strip('"') != contract.soap_action(op).strip('"'):
         raise Refusal(f"Server did not recognize the value of SOAPAction: {action}")
 
 
@@ -311,10 +329,7 @@ def _arguments(call: Classification, wildcard: Wildcard | None = None) -> dict[s
     one read into a list or dict; a simple one ``wildcard`` takes is not type-checked)."""
     op, given = call.operation, _given(call)
     structured: dict[str, Value] = {}
-    for name in given:
-        if op.parameter(name) is None and call.binding.is_soap:
-            raise Refusal(f"element {name!r} is not a parameter of {op.name}")
-    for p in op.parameters:
+    for p in op.parameters:  # an element that is no parameter is ignored, as ASMX does
         if p.name not in given:
             if not call.binding.is_soap:
                 raise Refusal(f"Missing parameter: {p.name}.")

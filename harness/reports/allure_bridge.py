@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import allure
 import pytest
 
-from harness.judge import rules, wsdl_rules
+from harness.judge import rules
 from harness.judge.findings import Finding, Verdict, cause_of
 from harness.reports.allure_results import http_text
 
@@ -74,7 +74,7 @@ def warning_line(f: Finding) -> str:
 
 def pytest_bdd_apply_tag(tag: str, function: Any) -> bool | None:
     """A rule-ID tag becomes ``pytest.mark.rule(ID)`` plus an Allure tag; others the default."""
-    if tag not in rules.RULES and tag not in wsdl_rules.RULES:
+    if tag not in rules.catalogue_ids():
         return None
     pytest.mark.rule(tag)(function)
     allure.tag(tag)(function)
@@ -131,7 +131,11 @@ def _close(request: pytest.FixtureRequest, exception: BaseException | None) -> N
 def attach_call(call: Call) -> None:
     """The request and response as text attachments of the current step; labels of the test
     from the contract: feature = binding, story = operation; a WSDL's: WSDL, its endpoint."""
-    if call.endpoint is not None:
+    if call.label is not None:
+        label = call.label
+        allure.dynamic.feature(call.binding.label)
+        allure.dynamic.story(call.operation.name)
+    elif call.endpoint is not None:
         label = f"{call.endpoint} WSDL"
         allure.dynamic.feature("WSDL")
         allure.dynamic.story(call.endpoint)

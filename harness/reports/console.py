@@ -132,7 +132,8 @@ def by_binding(report: Report, cause: Cause) -> list[tuple[list[str], list[str] 
 def _operations_seen(report: Report) -> dict[str, set[str]]:
     seen: dict[str, set[str]] = defaultdict(set)
     for _, op, binding in report.by_case:
-        if op != "(unclassified)":
+        # an endpoint (a bare GET of it) is no operation, except where endpoints are listed
+        if op != "(unclassified)" and (binding == WSDL or not op.startswith("/")):
             seen[binding].add(op)
     return seen
 

@@ -342,11 +342,11 @@ def _expects_error(after: list) -> bool:
 
 def _check_arguments(args: dict[str, Any], tags: set[str]) -> None:
     """What the step's other arguments name exists and reads."""
-    from harness.judge import rules, wsdl_rules
+    from harness.judge import rules
 
     rule = args.get("rule")
     if rule:
-        if rule not in rules.RULES and rule not in wsdl_rules.RULES:
+        if rule not in rules.catalogue_ids():
             raise UsageError(f"{rule} is not a rule of the catalogue (harness certify "
                              "--list-rules)")
         if rule not in tags:
