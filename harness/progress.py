@@ -71,6 +71,14 @@ class Progress:
                 self._bar.set_postfix(failing=self.failing, refresh=False)
             self._show()
 
+    def set(self, done: int, failing: int) -> None:
+        """The counts so far, as a run keeping its own says them (load: Locust's stats)."""
+        with self._lock:
+            self.done, self.failing = done, failing
+            if self._bar is not None:
+                self._bar.set_postfix(failing=failing, refresh=False)
+            self._show()
+
     def _answered(self, count: int) -> None:
         with self._lock:
             self.live += count

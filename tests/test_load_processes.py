@@ -125,7 +125,7 @@ class Run:
         return "".join(self.lines)
 
 
-SENDING = re.compile(r"load: [1-9]\d*/\d+ answered")
+SENDING = re.compile(r"load: [1-9]\d*(/\d+)? requests, ")
 
 
 @contextlib.contextmanager

@@ -51,6 +51,12 @@ def test_probe_without_a_terminal_says_its_progress(slow_url: str) -> None:
     assert [line for line in lines if line.startswith("probe: ") and " cases, " in line]
 
 
+def test_load_without_a_terminal_says_its_progress(slow_url: str) -> None:
+    lines = _progress_lines(["load", str(SAMPLE), "--target", slow_url, "--rate", "8"])
+    assert [line for line in lines if line.startswith("load: ") and "/32 requests, " in line
+            and " failing" in line], lines
+
+
 def test_quiet_silences_the_progress(slow_url: str) -> None:
     lines = _progress_lines(["replay", str(SAMPLE), "--target", slow_url, "--quiet"])
     assert not [line for line in lines if "/32 exchanges" in line]

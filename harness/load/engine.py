@@ -40,6 +40,7 @@ from harness.load.trend import ALL, Limits, compare, split_name, stats_line
 from harness.load.trend import TITLES as TREND_TITLES
 from harness.load.user import Feed, ReplayUser
 from harness.load.verdict import Merged
+from harness.progress import Progress
 from harness.traffic.send import SendOptions, check_reachable
 
 #: Seconds between the go message and the first request due: every worker hears it first.
@@ -510,12 +511,13 @@ def _total(schedule: Schedule) -> int | None:
 
 
 def _progress(env: Environment, total: int | None) -> None:
-    while True:
-        gevent.sleep(2.0)
-        t = env.stats.total
-        done = f"{t.num_requests}/{total}" if total is not None else f"{t.num_requests}"
-        print(f"load: {done} answered, {t.current_rps:.0f} req/s, "
-              f"{t.num_failures} failed", file=sys.stderr, flush=True)
+    """Locust's counts in the shared progress (``harness.progress``): a bar on a terminal,
+    a line every 5 s without one; ends when the greenlet is killed."""
+    with Progress("load", total=total, unit="requests") as progress:
+        while True:
+            gevent.sleep(0.5)
+            t = env.stats.total
+            progress.set(t.num_requests, t.num_failures)
 
 
 def _prefix(path: str) -> str:
