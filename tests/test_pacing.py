@@ -7,13 +7,12 @@ shares, which gave about half the asked rate at the default concurrency."""
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from itertools import pairwise
 from pathlib import Path
 
 import pytest
+from arrivals import Arrivals, achieved, listening
 
 from harness.contract.model import Contract
 from harness.replay import replay
@@ -22,52 +21,10 @@ from harness.traffic.pacing import Pace
 SAMPLE = Path(__file__).resolve().parents[1] / "recordings" / "sample-all-bindings.jsonl"
 
 
-class Arrivals(ThreadingHTTPServer):
-    """Answers every request with an empty 200 after ``delay`` seconds; notes arrival times."""
-
-    daemon_threads = True
-
-    def __init__(self, delay: float = 0.0) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.delay = delay
-        self.times: list[float] = []
-        self.lock = threading.Lock()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}"
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: Arrivals
-
-    def _answer(self) -> None:
-        with self.server.lock:
-            self.server.times.append(time.monotonic())
-        length = int(self.headers.get("Content-Length") or 0)
-        if length:
-            self.rfile.read(length)
-        if self.server.delay:
-            time.sleep(self.server.delay)
-        self.send_response(200)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-    do_GET = do_POST = _answer
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
 def arrivals() -> Iterator[Arrivals]:
-    server = Arrivals()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
+    with listening() as server:
+        yield server
 
 
 def recording(tmp_path: Path, count: int) -> Path:
@@ -76,11 +33,6 @@ def recording(tmp_path: Path, count: int) -> Path:
     path = tmp_path / f"sample-{count}.jsonl"
     path.write_bytes(header + b"".join(lines[i % len(lines)] for i in range(count)))
     return path
-
-
-def achieved(times: list[float]) -> float:
-    times = sorted(times)
-    return (len(times) - 1) / (times[-1] - times[0])
 
 
 @pytest.mark.parametrize(("rate", "count"), [(2, 7), (8, 32), (50, 150)])
