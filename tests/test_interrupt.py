@@ -23,9 +23,9 @@ from pathlib import Path
 import psutil
 import pytest
 from faulty import serve_fault
+from test_probe import accepts_any_id
 
-from harness.contract.bindings import build_response, classify
-from harness.contract.model import ParamType
+from harness.contract.bindings import classify
 from harness.errors import ClassificationError
 from harness.reference.app import answer
 from harness.traffic.recording import read_exchanges
@@ -170,19 +170,6 @@ def test_lint_with_workers_stops_and_keeps_the_chunks_judged(tmp_path: Path) -> 
     data = interrupted_json(report)
     assert data["exchanges"] < 32 * 600
     assert "lint: INTERRUPTED by SIGINT" in out
-
-
-def accepts_any_id(contract, request):
-    """Answers 200 to a LogoutFromSchool whose id_row_central is not an integer (a failure
-    the probe saves as a failing case)."""
-    try:
-        call = classify(contract, request)
-    except ClassificationError:
-        return answer(contract, request)
-    value = call.args.get("id_row_central")
-    if value is not None and not ParamType.INT.accepts(value):
-        return build_response(contract, call.operation, call.binding)
-    return answer(contract, request)
 
 
 def test_probe_stops_and_never_replaces_a_complete_failures_file(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from harness.capture.writer import Console, Transcriber, WriterSetup
 from harness.contract.bindings import Binding, build_request, build_response
 from harness.contract.model import school_mobile
+from harness.traffic.exchange import HttpResponse
 from harness.traffic.recording import RecordingWriter, read_exchanges
 
 UPSTREAM = "http://127.0.0.1:9"
@@ -90,6 +91,21 @@ def _texts(path: Path) -> list[str]:
     return out
 
 
+
+def _token_answer(binding: Binding, token: str, charset: str, form: str
+                  ) -> tuple[bytes, tuple[tuple[str, str], ...]]:
+    """GetTokenDevice's answer of ``token`` over ``binding``, in ``form`` (an XML answer,
+    text/plain over GET/POST, or JSON) and ``charset`` where the token fits it."""
+    answer = build_response(CONTRACT, TOKEN_OP, binding, token)
+    answer_charset = charset if _fits(token, charset) else "utf-8"
+    soap = binding in (Binding.SOAP11, Binding.SOAP12)
+    if form == "text/plain" and not soap:
+        return _recode(token.encode("utf-8"), answer.headers, answer_charset, "text/plain")
+    if form == "json":
+        return _recode(json.dumps({"d": token}).encode("utf-8"), answer.headers,
+                       answer_charset, "application/json")
+    return _recode(answer.body, answer.headers, answer_charset)
+
 @settings(max_examples=150, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(code=values, phone=values, phone_number=values, uuid=values, token=values,
@@ -114,19 +130,10 @@ def test_no_sensitive_value_reaches_the_disk_in_clear(tmp_path_factory, code, ph
         reply = build_response(CONTRACT, op, binding, None)
         exchanges.append((request, reply))
     token_request = build_request(CONTRACT, TOKEN_OP, {"id": "device-7"}, binding, UPSTREAM)
-    answer = build_response(CONTRACT, TOKEN_OP, binding, token)
-    answer_charset = charset if _fits(token, charset) else "utf-8"
-    if form == "text/plain" and not soap:
-        body, headers = _recode(token.encode("utf-8"), answer.headers, answer_charset,
-                                "text/plain")
-    elif form == "json":
-        body, headers = _recode(json.dumps({"d": token}).encode("utf-8"), answer.headers,
-                                answer_charset, "application/json")
-    else:
-        body, headers = _recode(answer.body, answer.headers, answer_charset)
+    body, headers = _token_answer(binding, token, charset, form)
     headers = tuple((k, str(len(body)) if k.lower() == "content-length" else v)
                     for k, v in headers)
-    exchanges.append((token_request, type(answer)(200, headers, body)))
+    exchanges.append((token_request, HttpResponse(200, headers, body)))
 
     path = tmp_path_factory.mktemp("property") / "r.jsonl"
     _record(path, exchanges)
@@ -157,16 +164,7 @@ def test_no_sensitive_value_or_credential_reaches_a_report_in_clear(code, phone,
     request = type(request)(request.method, request.url, (*request.headers, (header, secret)),
                             request.body)
     answer = build_response(CONTRACT, TOKEN_OP, binding, token)
-    answer_charset = charset if _fits(token, charset) else "utf-8"
-    soap = binding in (Binding.SOAP11, Binding.SOAP12)
-    if form == "text/plain" and not soap:
-        body, headers = _recode(token.encode("utf-8"), answer.headers, answer_charset,
-                                "text/plain")
-    elif form == "json":
-        body, headers = _recode(json.dumps({"d": token}).encode("utf-8"), answer.headers,
-                                answer_charset, "application/json")
-    else:
-        body, headers = _recode(answer.body, answer.headers, answer_charset)
+    body, headers = _token_answer(binding, token, charset, form)
     answer = type(answer)(200, (*headers, ("Set-Cookie", secret)), body)
     with redacting_reports(Redactor.for_contract(CONTRACT, KEY)):
         text = http_text(request) + http_text(answer, TOKEN_OP.name)
