@@ -73,7 +73,7 @@ def test_spyne_certify_over_every_binding(spyne_url, tmp_path):
             if f["rule"] == "OP-RESULT" and f["verdict"] == "failed"} == {
         ("GetTokenDevice", "HTTP GET"), ("GetTokenDevice", "HTTP POST")}
     assert data["rules"]["WSDL-BINDINGS"]["warning"] == 21  # soap12, HttpGet, HttpPost x 7
-    # what only ASMX speaks of (docs/third-party-stacks.md S22-S24), warnings: spyne routes by
+    # what only ASMX speaks of (docs/third-party-stacks.md S25-S27), warnings: spyne routes by
     # the body whatever the SOAPAction, refuses an unknown element, and its WSDL makes every
     # parameter optional and nillable (ASMX: an int minOccurs 1, none nillable)
     assert data["rules"]["ODD-SOAPACTION"] == {"passed": 14, "warning": 26}
