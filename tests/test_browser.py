@@ -9,6 +9,7 @@ scripts/setup Allure 3).
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -110,7 +111,9 @@ def test_certify_overview_shows_the_verdict_and_the_warnings(tmp_path: Path) -> 
     # one click away: the warnings category and Allure's "accepted" resolution, 4 tests
     assert page.tabs["categories"] == "Categories 1"
     assert page.tabs["resolutionCategories"] == "Resolutions 1"
-    assert page.tabs["results"] == "Results 61"
+    # the same count as the console's verdict line ("... in 84 scenarios: ...")
+    scenarios = re.search(r"certify: PASSED - .* in (\d+) scenarios", done.stdout)
+    assert scenarios and page.tabs["results"] == f"Results {scenarios[1]}", done.stdout
 
 
 def test_diff_overview_shows_primary_candidate_and_the_failure(tmp_path: Path) -> None:
