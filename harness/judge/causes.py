@@ -49,22 +49,17 @@ def words_of(d: Difference, whose: str) -> str:
     summary = getattr(d, "summary", "")
     if summary:
         return summary
-    where = d.path or "the body"
     if d.kind == "content-type":
         return f"Content-Type {d.actual or '(none)'} where {whose} {d.expected or '(none)'}"
-    if d.kind == "element":
-        return f"{where}: element {d.actual} where {whose} {d.expected}"
-    if d.kind == "missing":
-        return f"{where} missing"
-    if d.kind == "extra":
-        return f"{where} not expected"
-    if d.kind == "attribute":
-        return f"attributes of {where} differ"
-    if d.kind == "text":
-        return f"text of {where} differs"
-    if not d.path:
-        return f"{d.kind} differs"
-    return f"{d.kind} of {where} differs"
+    template = _WORDS.get(d.kind, "{kind} of {where} differs" if d.path else "{kind} differs")
+    return template.format(where=d.path or "the body", kind=d.kind, whose=whose,
+                           expected=d.expected, actual=d.actual)
+
+
+#: A difference's words by its kind (content-type above: its absent values read "(none)").
+_WORDS = {"element": "{where}: element {actual} where {whose} {expected}",
+          "missing": "{where} missing", "extra": "{where} not expected",
+          "attribute": "attributes of {where} differ", "text": "text of {where} differs"}
 
 
 _LEAK_KIND = re.compile(r"(?:^|; )([A-Za-z][\w .-]*?): ['\"]")
