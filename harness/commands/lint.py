@@ -70,9 +70,9 @@ def write_outputs(report: Report, args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from harness.judge.lint import lint
-    from harness.judge.streaming import progress_bar
+    from harness.progress import Progress
 
-    with progress_bar("lint", quiet=args.quiet) as bar:
+    with Progress("lint", quiet=args.quiet) as bar:
         report = lint(args.recordings, contract_from(args), workers=args.workers,
                       on_broken=broken_line_printer("lint"),
                       on_progress=lambda result: bar.update(result.exchanges,

@@ -64,8 +64,8 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.judge.streaming import progress_bar
     from harness.mock import Mock, Options, load, summary
+    from harness.progress import Progress
     from harness.reference.app import create_app
     from harness.reference.server import serve
 
@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     headers = _headers(args.recordings)
     redactor = _redactor(args.key_file, headers)
     started = time.perf_counter()
-    with progress_bar("mock: reading", quiet=args.quiet) as bar:
+    with Progress("mock: reading", quiet=args.quiet) as bar:
         index = load(contract, args.recordings, cache=args.index_cache,
                      on_progress=bar.update)
     for reason in index.broken:

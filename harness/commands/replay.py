@@ -48,7 +48,8 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.judge.streaming import count_exchanges, progress_bar
+    from harness.judge.streaming import count_exchanges
+    from harness.progress import Progress
     from harness.replay import REPLAY_RULES, replay
 
     require(args, "target")
@@ -59,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     def advance(result) -> None:
         bar.update(result.exchanges, failing=result.failing)
 
-    with progress_bar("replay", quiet=args.quiet, total=count_exchanges(args.recordings)) as bar:
+    with Progress("replay", quiet=args.quiet, total=count_exchanges(args.recordings)) as bar:
         report = replay(args.recordings, contract, args.target,
                         concurrency=args.concurrency, rate=args.rate, ignore=args.ignore,
                         options=options, selection=selection(args, contract),

@@ -27,7 +27,6 @@ from harness import progress, stopping
 from harness.contract.bindings import Binding
 from harness.errors import RecordingError, RunStopped
 from harness.judge.findings import Finding, Report, Verdict, example_text
-from harness.progress import Progress
 from harness.traffic.exchange import Exchange
 from harness.traffic.recording import (
     FORMAT_VERSION,
@@ -377,9 +376,3 @@ def default_workers(paths: Sequence[str | Path]) -> int:
         return 1
     return max(1, os.cpu_count() or 1)
 
-
-def progress_bar(command: str, *, quiet: bool, total: int | None = None,
-                 unit: str = "exchanges") -> Progress:
-    """The run's progress (``harness.progress``): a bar on a terminal, else a plain line at
-    most every 5 s; nothing when quiet."""
-    return Progress(command, total=total, unit=unit, quiet=quiet)
