@@ -149,6 +149,28 @@ def add_send_options(p: argparse.ArgumentParser, *,
                         "(repeatable; default all)")
 
 
+def add_key_option(p: argparse.ArgumentParser) -> None:
+    """``--key-file``: a recording's pseudonym key, for commands that compare recorded values."""
+    p.add_argument("--key-file", metavar="FILE",
+                   help="the recordings' pseudonym key file, when it is not where capture put "
+                        "it (default: found by the recording's key id in your key store, or "
+                        "beside the recording): redacted values are compared by pseudonym "
+                        "under it; without one they are not compared, and said")
+
+
+def recording_keys(args: argparse.Namespace, command: str,
+                   stream: IO[str] = sys.stderr) -> dict[str, bytes | None]:
+    """Each recording's pseudonym key by its path (``--key-file`` or found without a flag);
+    one line on ``stream`` naming the redacted recordings whose key was not found."""
+    from harness.traffic.keys import missing_line
+    from harness.traffic.keys import recording_keys as found
+
+    keys = found(args.recordings, args.key_file)
+    if line := missing_line(keys.values(), command):
+        print(line, file=stream)
+    return {path: k.key for path, k in keys.items()}
+
+
 def send_options(args: argparse.Namespace) -> SendOptions:
     from harness.traffic.redaction import add_credential_headers
     from harness.traffic.send import SendOptions  # httpx only for commands that send

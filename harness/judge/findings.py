@@ -39,6 +39,10 @@ if TYPE_CHECKING:
 #: page) reach a Report, which counts them by kind (the finding's ``actual``; in a tally key,
 #: the operation slot) apart from the findings.
 DESCRIPTION = "SERVICE-DESCRIPTION"
+#: The ``extra`` of a finding counting recorded values it could not compare (pseudonyms
+#: without the recording's key): a Report sums them into ``meta["uncompared"]``, which every
+#: verdict line says.
+UNCOMPARED = "uncompared"
 #: Distinct causes a Report keeps apart; beyond them, a rule's further causes share one group
 #: (each finding keeps its own cause in the JSON).
 MAX_CAUSES = 1000
@@ -305,6 +309,8 @@ class Report:
             self.known += 1
             return
         self.counts[finding.verdict] += 1
+        if uncompared := finding.extra.get(UNCOMPARED):
+            self.meta[UNCOMPARED] = self.meta.get(UNCOMPARED, 0) + uncompared
         self.by_rule.setdefault(finding.rule, Counter())[finding.verdict] += 1
         self.by_case.setdefault(finding.case, Counter())[finding.verdict] += 1
         if finding.verdict in (Verdict.FAILED, Verdict.WARNING):

@@ -62,6 +62,9 @@ class Settings:
     sending: dict[str, Any] = field(default_factory=dict)
     operations: tuple[str, ...] = ()
     bindings: tuple[str, ...] = ()
+    #: --key-file: the recordings' pseudonym key file (a path: each process reads its own;
+    #: without it, or where it is missing, each finds the key where capture put it).
+    key_file: str | None = None
 
     def to_data(self) -> dict[str, Any]:
         return {**self.__dict__, "timing": self.timing.__dict__, "ignore": list(self.ignore),
@@ -407,9 +410,22 @@ def _feed(recordings: Recordings, schedule: Schedule, settings: Settings,
     contract = from_dict(settings.contract)
     feed = Feed(recordings, schedule, contract, settings.target, settings.check_ratio,
                 settings.ignore, settings.options, settings.selection(contract),
-                settings.concurrency, on_done)
+                settings.concurrency, on_done, keys=_keys(recordings.sources, settings.key_file))
     ReplayUser.feed = feed
     return feed
+
+
+def _keys(recordings: list[str], key_file: str | None) -> dict[str, bytes | None]:
+    """Each recording's pseudonym key in this process: --key-file's where this machine has
+    that file, else where capture put it (``harness.traffic.keys``)."""
+    from harness.traffic.keys import recording_keys
+
+    given = key_file if key_file and Path(key_file).is_file() else None
+    try:
+        found = recording_keys(recordings, given)
+    except UsageError:  # not the key of this machine's copies: look for theirs
+        found = recording_keys(recordings)
+    return {path: k.key for path, k in found.items()}
 
 
 def _merged(settings: Settings, paths: list[str], schedule: Schedule, *, workers: int,
@@ -667,7 +683,7 @@ def run_from_options(o: dict[str, Any]) -> int:
                "insecure": o["insecure"], "cacert": o["cacert"], "headers": o["header"]}
     settings = Settings(o["target"], o["contract"], timing, o["check_ratio"],
                         tuple(o["ignore"]), o["concurrency"], sending,
-                        tuple(o["operation"]), tuple(o["binding"]))
+                        tuple(o["operation"]), tuple(o["binding"]), o.get("key_file"))
     outputs = Outputs(o["json"], o["junit"], o["csv"], o["html"], o["quiet"], o["fail_ratio"],
                       o["p95_ms"], o["web_port"], o.get("baseline_run"), o.get("limits"))
     if o["master"]:

@@ -18,7 +18,7 @@ from harness.judge.findings import Finding, Report, Verdict
 from harness.judge.rules import titles
 from harness.judge.sending import RULE_TITLES
 from harness.judge.streaming import Tally
-from harness.replay.engine import REPLAY_RULES, Answer, judge_answer
+from harness.replay.engine import REPLAY_RULES, Answer, Keys, judge_answer
 from harness.traffic.exchange import Exchange, HttpResponse
 
 #: An answer this much later than due counts as late.
@@ -51,14 +51,15 @@ class Gathered:
     cpu_s: float = 0.0  # this process's CPU time from the start to the end of its slice
 
     def judge(self, exchange: Exchange, answer: Answer, contract: Contract, *, check: bool,
-              ignore: Sequence[str]) -> list[Finding]:
+              ignore: Sequence[str], keys: Keys | None = None) -> list[Finding]:
         """The failures and warnings on one answer, as replay finds them (``judge_answer``:
         the answer, or the transport failure, the size overflow, a service description's
-        kind); passed and not-applicable findings are only counted."""
+        kind); passed and not-applicable findings are only counted. ``keys``: the
+        recordings' pseudonym keys."""
         self.sent += not isinstance(answer, str)  # a service description is not sent
         self.judged += isinstance(answer, HttpResponse) and check
         found = judge_answer(exchange, answer, contract, ignore=ignore, check=check,
-                             tally=self.tally)
+                             tally=self.tally, keys=keys)
         if any(f.verdict is Verdict.FAILED for f in found):
             self.failing += 1
         self.kept += found
