@@ -437,3 +437,102 @@ def _http(response: httpx.Response):
 
     return HttpResponse(response.status_code, tuple(response.headers.multi_items()),
                         response.content)
+
+
+# -- the command ------------------------------------------------------------------------------
+
+
+def test_the_command_serves_stubs_alone_and_counts_the_faults_it_injected(contract, tmp_path):
+    from test_mock import Served
+
+    path = tmp_path / "stubs.toml"
+    path.write_text(STUBS.replace('delay = "1.5s"', 'delay = "0.1s"'), encoding="utf-8")
+    served = Served("--stubs", str(path), "--fault", "delay=0.05s", "--journal",
+                    str(tmp_path / "journal.jsonl"), "--json", str(tmp_path / "mock.json"),
+                    cwd=tmp_path)
+    curl(contract, served.url, "GetTokenDevice", {"id": "dev-1"}, Binding.SOAP12)
+    curl(contract, served.url, "LogoutFromSchool", LOGOUT, Binding.HTTP_GET)
+    curl(contract, served.url, "GetTeacherGrpupsByID", {"Tid": "1"}, Binding.HTTP_POST)
+    code, out, err = served.stop()
+    assert code == 0 and "Traceback" not in err, err
+    assert "as stubbed on http://127.0.0.1:" in err and "/__harness/" in err
+    lines = out.splitlines()
+    assert "harness mock: 3 call(s) answered: 3 by stubs" in lines
+    assert "harness mock: faults injected: 3 delay 0.05s, 1 delay 0.1s, 1 reset" in lines
+    journal = [json.loads(line) for line in
+               (tmp_path / "journal.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [(j["operation"], j["binding"], j["status"]) for j in journal] == [
+        ("GetTokenDevice", "SOAP 1.2", 200), ("LogoutFromSchool", "HTTP GET", 200),
+        ("GetTeacherGrpupsByID", "HTTP POST", None)]
+    assert journal[1]["values"]["PhoneNumber"].startswith("redacted-")
+    assert "0501234567" not in (tmp_path / "journal.jsonl").read_text(encoding="utf-8")
+    data = json.loads((tmp_path / "mock.json").read_text(encoding="utf-8"))
+    assert data["answered"]["stub"] == 3
+    assert data["injected"] == {"delay 0.05s": 3, "delay 0.1s": 1, "reset": 1}
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    ([], "nothing to answer with: give a recording, --stubs FILE or --fallback URL"),
+    (["--fault", "rest"], "--fault rest: 'rest' is no fault (did you mean reset?)"),
+    (["--fallback", "somewhere"], "'somewhere' is none of none, reference, or a URL"),
+    (["--stubs", "x.toml", "--record", "r.jsonl"], "--record needs --fallback URL"),
+])
+def test_wrong_flags_are_one_line_and_exit_2(tmp_path, args, words):
+    from test_mock import run
+
+    done = run("mock", "--port", "0", *args, cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == "", done
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and words in lines[-1], lines
+
+
+# -- record-through ---------------------------------------------------------------------------
+
+
+def test_record_through_answers_from_the_deployment_and_the_next_mock_from_the_file(
+        contract, reference_url, tmp_path):
+    """--fallback URL --record FILE: an unstubbed, unrecorded call is forwarded and recorded
+    (redacted as capture redacts); the next mock of that recording answers it itself."""
+    from harness.commands.mock import _headers, _redactor
+    from harness.mock.forward import Forwarder
+    from harness.reference.app import answer
+    from harness.traffic.recording import read_exchanges
+
+    record = tmp_path / "through.jsonl"
+    token_call = build_request(contract, contract.operation("GetTokenDevice"), {"id": "dev-9"},
+                               Binding.HTTP_GET, reference_url)
+    token = read_response(contract.operation("GetTokenDevice"), Binding.HTTP_GET,
+                          answer(contract, token_call)).result
+    forwarder = Forwarder(contract, reference_url, record=str(record))
+    index = load(contract, [])
+    mock = Mock(contract, index, Options(fallback=reference_url), forwarder=forwarder)
+    try:
+        with running(contract, app=create_mock_app(contract, mock)) as url:
+            through = httpx.get(f"{url}/PushNotificationMobile.asmx/GetTokenDevice",
+                                params={"id": "dev-9"})
+            auth = httpx.get(f"{url}/AuthCodeSending.asmx/AuthCode", params=AUTH)
+            journal = counted(url)
+    finally:
+        forwarder.close()
+        index.close()
+    assert through.status_code == 200 and token in through.text
+    assert through.headers["X-Harness-Mock"] == auth.headers["X-Harness-Mock"] == "forwarded"
+    assert [c["answered"] for c in journal["calls"]] == ["forwarded"] * 2
+    recorded = list(read_exchanges([record]))
+    assert len(recorded) == 2 and recorded[0].request.url.startswith(reference_url)
+    kept = record.read_bytes()
+    assert token.encode() not in kept and AUTH["phone"].encode() not in kept  # redacted
+    redactor = _redactor(f"{record}.key", _headers([str(record)]))
+    with contextlib.ExitStack() as stack:
+        index = load(contract, [record])
+        stack.callback(index.close)
+        again = Mock(contract, index, Options(redactor=redactor))
+        url = stack.enter_context(running(contract, app=create_mock_app(contract, again)))
+        soap = httpx.post(f"{url}/PushNotificationMobile.asmx", **_soap12(contract))
+        get = httpx.get(f"{url}/PushNotificationMobile.asmx/GetTokenDevice",
+                        params={"id": "dev-9"})
+        auth = httpx.post(f"{url}/AuthCodeSending.asmx/AuthCode", data=AUTH)
+    assert get.status_code == 200 and get.headers["X-Harness-Mock"] == "recorded"
+    assert auth.status_code == 200 and auth.headers["X-Harness-Mock"] == "recorded"
+    assert soap.status_code == 500  # another value: not recorded, and no fallback now
+    assert again.stats.answered["recorded"] == 2

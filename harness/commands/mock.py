@@ -100,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.reference.server import serve
 
     check_outputs(args.json, args.index_cache, args.journal)
+    faults = tuple(parse_option(text) for text in args.fault)
     forwarding = args.fallback not in ("none", "reference")
     if not (args.recordings or args.stubs or forwarding):
         raise UsageError("nothing to answer with: give a recording, --stubs FILE or "
@@ -107,7 +108,6 @@ def run(args: argparse.Namespace) -> int:
     if args.record and not forwarding:
         raise UsageError("--record needs --fallback URL: it records what the deployment "
                          "there answers")
-    faults = tuple(parse_option(text) for text in args.fault)
     contract = contract_from(args)
     stubs = Stubs(load_files(contract, args.stubs))
     headers = _headers(args.recordings)

@@ -118,6 +118,8 @@ class Fault:
         """``answer`` with this fault done to it."""
         if self.kind == "delay":
             wait = self.low if self.low == self.high else rng.uniform(self.low, self.high)
+            if isinstance(answer, Delayed):  # delays add up
+                return Delayed(answer.response, answer.seconds + wait)
             return Delayed(answer, wait) if wait > 0 else answer
         if self.kind in ("reset", "empty"):
             return Disrupted(self.kind)

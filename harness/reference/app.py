@@ -429,7 +429,7 @@ async def deliver(response: Delivery, scope, receive, send) -> None:
     """Send ``response`` as it says: at once, later, made on a worker thread, or wrong."""
     if isinstance(response, Later):
         response = await asyncio.get_running_loop().run_in_executor(None, response.make)
-    if isinstance(response, Delayed):
+    while isinstance(response, Delayed):
         await asyncio.sleep(response.seconds)
         response = response.response
     if isinstance(response, Disrupted):
