@@ -31,8 +31,9 @@ from harness.reference.app import answer
 from harness.reference.wsdl import service_name
 from harness.traffic import send
 from harness.traffic.exchange import HttpResponse
+from harness.traffic.keys import find_key, recorded_key_id, stored_key_path
 from harness.traffic.recording import read_exchanges
-from harness.traffic.redaction import load_or_create_key, pseudonym
+from harness.traffic.redaction import pseudonym
 
 pytestmark = pytest.mark.interop
 
@@ -120,7 +121,8 @@ def harness(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 def mock(service):
     # capture's key: zeep and Node send real phone numbers and codes, recorded as pseudonyms
     served = Served(str(service.recording), str(service.soap11_only), *service.options,
-                    "--key-file", f"{service.recording}.key", cwd=service.folder)
+                    "--key-file", str(stored_key_path(recorded_key_id(service.recording))),
+                    cwd=service.folder)
     yield served
     served.stop()
 
@@ -280,7 +282,8 @@ def test_record_through_the_real_runtime_then_answered_from_the_recording(contra
                              capture_output=True, text=True, timeout=60, check=False).stdout
     assert [e.request.url.split("/")[-1] for e in read_exchanges([record])] == [
         "PushNotificationMobile.asmx"]
-    again = Served(str(record), "--key-file", f"{record}.key", cwd=tmp_path)
+    key, key_file = find_key(record)
+    again = Served(str(record), "--key-file", str(key_file), cwd=tmp_path)
     soap = curl(contract, again.url, "GetTokenDevice", {"id": "dev-77"}, Binding.SOAP11)
     get = curl(contract, again.url, "GetTokenDevice", {"id": "dev-77"}, Binding.HTTP_GET)
     code, out, _err = again.stop()
@@ -289,7 +292,7 @@ def test_record_through_the_real_runtime_then_answered_from_the_recording(contra
                           HttpResponse(200, (("Content-Type", "text/xml"),),
                                             runtime.encode())).result
     assert token and token not in record.read_text(encoding="utf-8")  # redacted as captured
-    secret = pseudonym(token, load_or_create_key(f"{record}.key"))
+    secret = pseudonym(token, key)
     # the runtime's bytes, its sensitive result as the recording holds it
     assert soap.stdout.rsplit("\n", 1) == [runtime.replace(token, secret), "200"]
     assert "<string" in get.stdout and get.stdout.endswith("\n200")

@@ -496,6 +496,7 @@ def test_record_through_answers_from_the_deployment_and_the_next_mock_from_the_f
     from harness.commands.mock import _headers, _redactor
     from harness.mock.forward import Forwarder
     from harness.reference.app import answer
+    from harness.traffic.keys import find_key
     from harness.traffic.recording import read_exchanges
 
     record = tmp_path / "through.jsonl"
@@ -522,7 +523,9 @@ def test_record_through_answers_from_the_deployment_and_the_next_mock_from_the_f
     assert len(recorded) == 2 and recorded[0].request.url.startswith(reference_url)
     kept = record.read_bytes()
     assert token.encode() not in kept and AUTH["phone"].encode() not in kept  # redacted
-    redactor = _redactor(f"{record}.key", _headers([str(record)]))
+    key = find_key(record)  # capture's key store: the key is not beside the recording
+    assert key is not None and key[1].parent != record.parent
+    redactor = _redactor(str(key[1]), _headers([str(record)]))
     with contextlib.ExitStack() as stack:
         index = load(contract, [record])
         stack.callback(index.close)

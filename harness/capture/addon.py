@@ -20,6 +20,7 @@ import hashlib
 import logging
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import IO
 
 from mitmproxy import ctx, exceptions, http
@@ -50,6 +51,8 @@ class Recorder:
         self.contract = contract or school_mobile()
         self.out = out  # where the writer prints the console lines (None: our stdout)
         self.writer: WriterProcess | None = None
+        #: Where the redactor's key is (None: in memory only, or no redaction).
+        self.key_file: Path | None = None
         self.failed: str | None = None  # why recording stopped, when it did
         self.rewrite = True  # ctx.options.rewrite_addresses (an option read costs a deep copy)
 
@@ -78,8 +81,9 @@ class Recorder:
                           "truncated (their first 64 KiB, size and SHA-256); sets mitmproxy's "
                           "stream_large_bodies.")
         loader.add_option("redaction_key_file", str | None, None,
-                          "Key file of the pseudonyms (default: <recording>.key, created 0600); "
-                          "'-' for a random key kept in memory for this run only.")
+                          "Key file of the pseudonyms (default: the recording's key in the "
+                          "per-user key store, harness.traffic.keys, created 0600); '-' for a "
+                          "random key kept in memory for this run only.")
 
     def configure(self, updated: set[str]) -> None:
         if "rewrite_addresses" in updated:
@@ -106,6 +110,7 @@ class Recorder:
                                     keep_foreign=ctx.options.keep_foreign)
         except HarnessError as exc:
             raise exceptions.OptionsError(str(exc)) from None
+        self.key_file = setup.key_file
         self.writer = WriterProcess(setup, self.out, self._writer_failed)
 
     # -- events ------------------------------------------------------------------------------

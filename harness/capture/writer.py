@@ -30,7 +30,6 @@ import logging
 import marshal
 import os
 import pickle
-import secrets
 import signal
 import struct
 import subprocess
@@ -70,6 +69,8 @@ class WriterSetup:
     redact_names: list[str] = field(default_factory=list)
     upstream: str | None = None
     keep_foreign: bool = False
+    #: Where the key is kept (None: in memory only, or no redaction), for the user to be told.
+    key_file: Path | None = None
 
 
 # -- proxy side ----------------------------------------------------------------------------------
@@ -427,24 +428,25 @@ def recording_setup(path: str, contract: Contract, *, redact: bool = True,
                     redact_names: Sequence[str] = (), key_file: str | None = None,
                     upstream: str | None = None, mode: str = "reverse",
                     keep_foreign: bool = False, flag: str = "--out") -> WriterSetup:
-    """What a writer of ``path`` needs: its header and redaction key (``key_file``, default
-    ``<path>.key``, created 0600; ``-``: a key used once and kept nowhere). Checked before
+    """What a writer of ``path`` needs: its header and redaction key (``key_file``, else the
+    recording's own, else a new one in the key store: ``harness.traffic.keys.capture_key``;
+    ``-``: a key used once and kept nowhere). Checked before
     anything is recorded: appending keeps the recording's redaction (same setting, same key),
     and any error is a one-line HarnessError (``flag``: the option naming ``path``)."""
+    from harness.traffic.keys import capture_key, key_id
     from harness.traffic.recording import RecordingWriter
-    from harness.traffic.redaction import Redactor, key_id, load_or_create_key
+    from harness.traffic.redaction import Redactor
 
-    redactor = None
+    redactor, key_path = None, None
     if redact:
-        key_path = key_file or f"{path}.key"
-        key = secrets.token_bytes(32) if key_path == "-" else load_or_create_key(key_path)
+        key, key_path = capture_key(path, key_file)
         redactor = Redactor.for_contract(contract, key, redact_names)
     _check_append(path, None if redactor is None else key_id(redactor.key), flag)
     header = {"upstream": upstream, "redacted": redactor is not None, "mode": mode,
               "redaction": redactor.settings() if redactor else None}
     RecordingWriter(path, **header).close()  # any error is said now, before listening
     return WriterSetup(path, contract, header, redactor.key if redactor else None,
-                       list(redact_names), upstream, keep_foreign)
+                       list(redact_names), upstream, keep_foreign, key_path)
 
 
 def _check_append(path: str, key: str | None, flag: str) -> None:

@@ -53,8 +53,9 @@ def register(sub) -> None:
                         "recorded); counted either way")
     g.add_argument("--record", metavar="FILE",
                    help="with --fallback URL: append each forwarded exchange to this "
-                        "recording, redacted as capture redacts (key: --key-file, else "
-                        "FILE.key), so the next mock of it answers the call itself")
+                        "recording, redacted as capture redacts (key: --key-file, else the "
+                        "recording's own, else a new one in the key store), so the next mock "
+                        "of it answers the call itself")
     g.add_argument("--sequence", action="store_true",
                    help="several recorded answers to one call: give them in recorded order, "
                         "one per call, then the last again (default: always the last)")
@@ -140,9 +141,11 @@ def run(args: argparse.Namespace) -> int:
                 on_unmatched=_say, on_error=_complain)
 
     def announce(url: str) -> None:
+        key = forwarder.key_file if forwarder is not None else None
         unmatched = {"none": "refused", "reference": "answered by the reference"}.get(
             args.fallback, f"forwarded to {args.fallback}"
-            + (f" and recorded in {args.record}" if args.record else ""))
+            + (f" and recorded in {args.record}" if args.record else "")
+            + (f" (pseudonym key in {key}: never share it)" if key else ""))
         served = " and ".join(what for what, given in (("as recorded", args.recordings),
                                                       ("as stubbed", args.stubs)) if given)
         print(f"harness mock: {contract.name} {served or 'through the fallback'} on {url} "

@@ -43,10 +43,13 @@ class Forwarder:
         self.http = send.client(self.options)
         self.recorded = 0
         self._transcriber: Transcriber | None = None
+        #: Where the recording's pseudonym key is kept (None: not recording).
+        self.key_file = None
         self._lock = threading.Lock()
         if record is not None:
             setup = recording_setup(record, contract, key_file=key_file, upstream=self.base,
                                     mode="record-through", flag="--record")
+            self.key_file = setup.key_file
             self._transcriber = Transcriber(setup, _Said(out or sys.stdout))
 
     def forward(self, request: HttpRequest) -> HttpResponse:
