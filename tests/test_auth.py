@@ -322,3 +322,26 @@ def _nowhere(secret: str, folder: Path, done: subprocess.CompletedProcess[str]) 
             assert secret.encode() not in path.read_bytes(), path
     digest_like = json.dumps(secret)[1:-1]
     assert digest_like not in done.stdout
+
+
+def test_one_client_shared_by_threads_keeps_each_ntlm_handshake_whole(ntlm_front: str) -> None:
+    """A bare client (probe's, mock's forwarding) under NTLM has one connection: a request
+    of another thread never slips between a handshake's legs."""
+    import threading
+
+    from harness.traffic import send
+    from harness.traffic.exchange import HttpRequest
+
+    options = send.SendOptions(auth=AuthOptions(scheme="ntlm", user=NTLM_USER,
+                                                password=Secret(PASSWORD)))
+    url = f"{ntlm_front}/PushNotificationMobile.asmx/GetTokenDevice?id=3"
+    request = HttpRequest("GET", url, (("Host", url.split("/")[2]),))
+    statuses: list[int] = []
+    with send.client(options) as http:
+        threads = [threading.Thread(target=lambda: statuses.extend(
+            send.send(http, request, options).status for _ in range(3))) for _ in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert statuses == [200] * 18
