@@ -474,6 +474,27 @@ def test_key_file_lets_real_values_find_their_pseudonymised_record(contract, tmp
     assert mock.stats.answered["recorded"] == 4
 
 
+def test_the_key_is_found_where_capture_put_it(contract, tmp_path):
+    """Issue 30 item 5: no --key-file: the key in the key store (by the recording's key id)
+    lets real values find their pseudonymised record."""
+    from harness.commands.mock import _headers, _redactor
+    from harness.traffic.keys import key_id, read_key, stored_key_path, write_key
+
+    path, key_file = _redacted_recording(contract, tmp_path)
+    beside = _redactor(None, _headers([str(path)]), [str(path)])  # r.jsonl.key, as before
+    key = read_key(key_file)
+    assert beside is not None and beside.key == key
+    key_file.rename(tmp_path / "elsewhere.key")
+    assert _redactor(None, _headers([str(path)]), [str(path)]) is None  # nowhere to be found
+    write_key(stored_key_path(key_id(key)), key)
+    redactor = _redactor(None, _headers([str(path)]), [str(path)])
+    assert redactor is not None and redactor.key == key
+    with mocked(contract, [path], redacted=True, redactor=redactor) as (url, _mock, _said):
+        response = ask(contract, url, "AuthCode", {"code": "1234", "phone": "0501234567"},
+                       Binding.HTTP_GET)
+    assert response.status == 200 and response.header("X-Harness-Mock") == "recorded"
+
+
 # -- inputs -----------------------------------------------------------------------------------
 
 
