@@ -231,13 +231,14 @@ def send_options(args: argparse.Namespace) -> SendOptions:
     """The SendOptions the flags and the config file give, with the cookie login done (the
     only thing it sends) and every password resolved (asked now, before anything is sent)."""
     from harness.traffic.login import log_in
-    from harness.traffic.redaction import add_credential_headers
+    from harness.traffic.redaction import add_credential_headers, add_report_secrets, passwords
     from harness.traffic.send import SendOptions  # httpx only for commands that send
 
     add_credential_headers(name for name, _ in args.header)  # never shown in clear
     options = SendOptions(timeout=args.timeout, max_response_mb=args.max_response_mb,
                           insecure=args.insecure, cacert=args.cacert, headers=tuple(args.header),
                           auth=auth_options(args))
+    add_report_secrets([*(value for _, value in args.header), *passwords(options.auth)])
     if options.auth.cert is not None:
         options.verify()  # a certificate that cannot be read: its one line now
     if getattr(args, "dry_run", False):  # nothing is sent, not even the login

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 import tempfile
 import time
 from collections import Counter, deque
@@ -37,7 +38,8 @@ from harness.judge.sending import RULE_TITLES, size_finding, transport_finding
 from harness.judge.wsdl_rules import NOT_PUBLISHED, unpublished
 from harness.progress import Progress
 from harness.traffic.exchange import Exchange, HttpRequest, HttpResponse
-from harness.traffic.redaction import redact_credentials
+from harness.traffic.keys import KEY_BYTES
+from harness.traffic.redaction import ReportRedaction
 from harness.traffic.send import (
     Sender,
     SendOptions,
@@ -136,7 +138,7 @@ class Diff:
                  ignore_values: Iterable[str] = (),
                  jobs: int = 8, timeout: float = 30.0, options: SendOptions | None = None,
                  selection: Selection | None = None,
-                 profile: Profile | None = None) -> None:
+                 profile: Profile | None = None, key: bytes | None = None) -> None:
         self.contract = contract
         self.roles = targets.roles()
         self.ignore = tuple(ignore)
@@ -148,6 +150,10 @@ class Diff:
         self.report = Report("diff", self.roles[CANDIDATE], TITLES | RULE_TITLES,
                              profile=profile, **self._meta())
         self.report.scope = selection_scope(contract, self.selection)
+        #: Every output shows a secret by its pseudonym under a key of this run, never
+        #: written (--key-file's when given: a recording's pseudonyms).
+        self.redaction = ReportRedaction(contract, key or secrets.token_bytes(KEY_BYTES))
+        self.report.redaction = self.redaction
         #: Per role: answers, and those that were 404/HTML (a wrong target's signs).
         self._answered: Counter[str] = Counter()
         self._strange: Counter[str] = Counter()
@@ -251,6 +257,8 @@ class Diff:
     def _take(self, answered: Answered) -> None:
         case = answered.case
         where = (case.operation_name, case.binding_label)
+        for role, response in answered.responses.items():  # its secrets, before any finding
+            self.redaction.observe(answered.requests.get(role), response, case.operation_name)
         self.report.exchanges += 1
         self.report.add_seconds({where: answered.seconds})
         for role, response in answered.responses.items():
@@ -263,12 +271,13 @@ class Diff:
         place.cases += 1
         place.seconds += answered.seconds
         self.noise.learn(*where, answered.noise)
+        shown = self.redaction.text  # the spill is a file: no secret in clear
         record = {"op": where[0], "binding": where[1], "index": case.index,
-                  "source": case.source, "request": f"{case.request.method} "
-                  f"{answered.requests[PRIMARY].target}",
+                  "source": case.source, "request": shown(f"{case.request.method} "
+                                                          f"{answered.requests[PRIMARY].target}"),
                   "uncompared": answered.uncompared,
-                  "diffs": [[d.kind, d.path, d.expected, d.actual, d.warning, d.summary]
-                            for d in answered.differences],
+                  "diffs": [[d.kind, d.path, _shown(d.expected, shown), _shown(d.actual, shown),
+                             d.warning, shown(d.summary)] for d in answered.differences],
                   "permitted": _permitted(answered) if answered.differences else None}
         self._spill.write(json.dumps(record, ensure_ascii=False) + "\n")
         for difference in answered.differences:
@@ -297,8 +306,10 @@ class Diff:
         self._examples[place] = {
             "rule": place[2], "operation": place[0], "binding": place[1],
             "path": difference.path, "kind": difference.kind,
-            "difference": difference.describe(), "index": case.index, "source": case.source,
-            **{role: _reported(answered.requests[role], answered.responses[role])
+            "difference": self.redaction.text(difference.describe()), "index": case.index,
+            "source": case.source,
+            **{role: _reported(self.redaction, answered.requests[role],
+                               answered.responses[role], case.operation_name)
                for role in (PRIMARY, CANDIDATE)},
         }
 
@@ -434,11 +445,15 @@ def _no_wsdl(response: HttpResponse) -> str | None:
     return None if root_tag(response.body) == WSDL_ROOT else "not a WSDL"
 
 
-def _reported(request: HttpRequest, response: HttpResponse) -> dict[str, Any]:
-    """An example exchange as reports show it: credential headers redacted."""
-    request = replace(request, headers=redact_credentials(request.headers))
-    response = replace(response, headers=redact_credentials(response.headers))
-    return Exchange(request, response).to_dict()
+def _reported(redaction: ReportRedaction, request: HttpRequest, response: HttpResponse,
+              operation: str | None) -> dict[str, Any]:
+    """An example exchange as reports show it: every secret by its pseudonym."""
+    return Exchange(redaction.message(request), redaction.message(response, operation)
+                    ).to_dict()
+
+
+def _shown(value: str | None, shown: Callable[[str], str]) -> str | None:
+    return None if value is None else shown(value)
 
 
 def _without_own_url(response: HttpResponse, url: str) -> HttpResponse:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import secrets
 import sys
 import time
 from collections.abc import Callable
@@ -42,6 +43,8 @@ from harness.load.user import Feed, ReplayUser
 from harness.load.verdict import Merged
 from harness.progress import Progress
 from harness.traffic.auth import AuthOptions
+from harness.traffic.keys import KEY_BYTES
+from harness.traffic.redaction import ReportRedaction, passwords
 from harness.traffic.send import SendOptions, check_reachable
 
 #: Seconds between the go message and the first request due: every worker hears it first.
@@ -68,6 +71,9 @@ class Settings:
     #: --key-file: the recordings' pseudonym key file (a path: each process reads its own;
     #: without it, or where it is missing, each finds the key where capture put it).
     key_file: str | None = None
+    #: The run's key of the pseudonyms its reports show (hex; a recording's key wins): the
+    #: master's, so that every worker shows a secret by the same pseudonym. Never written.
+    report_key: str = ""
 
     def to_data(self) -> dict[str, Any]:
         return {**self.__dict__, "timing": self.timing.__dict__, "ignore": list(self.ignore),
@@ -421,9 +427,11 @@ def ssl_context_factory(options: SendOptions) -> Callable[[], Any] | None:
 def _feed(recordings: Recordings, schedule: Schedule, settings: Settings,
           on_done: Callable[[], None]) -> Feed:
     contract = from_dict(settings.contract)
+    keys = _keys(recordings.sources, settings.key_file)
     feed = Feed(recordings, schedule, contract, settings.target, settings.check_ratio,
                 settings.ignore, settings.options, settings.selection(contract),
-                settings.concurrency, on_done, keys=_keys(recordings.sources, settings.key_file))
+                settings.concurrency, on_done, keys=keys)
+    feed.gathered.redaction = _redaction(settings, contract, keys)
     ReplayUser.feed = feed
     return feed
 
@@ -441,6 +449,17 @@ def _keys(recordings: list[str], key_file: str | None) -> dict[str, bytes | None
     return {path: k.key for path, k in found.items()}
 
 
+def _redaction(settings: Settings, contract: Contract,
+               keys: dict[str, bytes | None]) -> ReportRedaction:
+    """The run's one face for every secret: a recording's key (a value reads as in the
+    recording), else the master's key of the run; the -H values and passwords among them."""
+    key = next((k for k in keys.values() if k), None) or bytes.fromhex(settings.report_key)
+    redaction = ReportRedaction(contract, key)
+    options = settings.options
+    redaction.add([*(value for _, value in options.headers), *passwords(options.auth)])
+    return redaction
+
+
 def _merged(settings: Settings, paths: list[str], schedule: Schedule, *, workers: int,
             broken: int) -> Merged:
     t = settings.timing
@@ -450,6 +469,7 @@ def _merged(settings: Settings, paths: list[str], schedule: Schedule, *, workers
                     scheduled_duration_s=schedule.duration, broken_lines=broken)
     contract = from_dict(settings.contract)
     merged.report.scope = selection_scope(contract, settings.selection(contract))
+    merged.report.redaction = _redaction(settings, contract, _keys(paths, settings.key_file))
     return merged
 
 
@@ -697,7 +717,8 @@ def run_from_options(o: dict[str, Any]) -> int:
                "auth": o.get("auth")}
     settings = Settings(o["target"], o["contract"], timing, o["check_ratio"],
                         tuple(o["ignore"]), o["concurrency"], sending,
-                        tuple(o["operation"]), tuple(o["binding"]), o.get("key_file"))
+                        tuple(o["operation"]), tuple(o["binding"]), o.get("key_file"),
+                        secrets.token_hex(KEY_BYTES))
     outputs = Outputs(o["json"], o["junit"], o["csv"], o["html"], o["quiet"], o["fail_ratio"],
                       o["p95_ms"], o["web_port"], o.get("baseline_run"), o.get("limits"))
     if o["master"]:

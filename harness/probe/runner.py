@@ -8,6 +8,7 @@ target stops answering.
 
 from __future__ import annotations
 
+import secrets
 import sys
 import time
 from collections.abc import Iterable, Iterator
@@ -30,10 +31,12 @@ from harness.probe.checks import Answer
 from harness.probe.http_level import http_cases
 from harness.progress import Progress
 from harness.reference.server import target_or_reference
-from harness.reports.allure_results import http_text
+from harness.reports.allure_results import http_text, redact_results
 from harness.traffic import send
 from harness.traffic.exchange import HttpRequest
+from harness.traffic.keys import KEY_BYTES
 from harness.traffic.pacing import Pace
+from harness.traffic.redaction import ReportRedaction, redacting_reports
 
 
 @dataclass(frozen=True)
@@ -145,6 +148,7 @@ class Prober:
         answer, outcomes = self.try_case(case)
         if health or answer.response is None:
             outcomes.append(("ROB-NO-CRASH", self.still_answers(case)))
+        self.report.observe(case.request, answer.response, case.operation.name)
         return self.record(case, outcomes, Sent.of(case, answer))
 
     def record(self, case: ProbeCase, outcomes: list[tuple[str, Outcome]],
@@ -303,6 +307,8 @@ def probe(target: str | None, contract: Contract, budget: Budget, outputs: Outpu
     with target_or_reference(target, contract, options) as url:
         shown = url if target else f"embedded reference at {url}"
         report = Report("probe", shown, titles=checks.titles(), namespace=contract.namespace)
+        # every output shows a secret by its pseudonym under a key of this run, never written
+        report.redaction = ReportRedaction(contract, secrets.token_bytes(KEY_BYTES))
         cases_out = None if replay else CaseFile(outputs.failures)
         print(f"probe: {shown}, at most {budget.max_requests} requests in "
               f"{budget.max_time:g} s" + (f" at {budget.rate:g}/s" if budget.rate else ""),
@@ -318,7 +324,8 @@ def probe(target: str | None, contract: Contract, budget: Budget, outputs: Outpu
         prober.progress = Progress("probe", total=len(saved) if saved is not None else None,
                                    unit="cases", quiet=quiet)
         try:
-            with stopping.cooperative():  # a signal: Prober.left() ends the run
+            with stopping.cooperative(), redacting_reports(report.redaction):
+                # a signal: Prober.left() ends the run
                 if saved is not None:
                     run_fixed(prober, picked(_retargeted(case, url) for case in saved))
                 else:
@@ -373,5 +380,7 @@ def _write(report: Report, prober: Prober, cases_out: CaseFile | None, outputs: 
         from harness.probe.allure import write_allure
 
         write_allure(report, outputs.allure_dir, prober.exchanges, prober.first_sent)
+        if report.redaction is not None:  # exchanges shown before a secret was met
+            redact_results(outputs.allure_dir, report.redaction.text)
         print(f"probe: Allure results in {outputs.allure_dir}", file=stream)
     return report.exit_code

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import secrets
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -41,8 +42,9 @@ from harness.judge.sending import RULE_TITLES, no_answer_cause, size_finding
 from harness.judge.streaming import ANSWER, ANSWERED_IN, STOPPED, ChunkResult, Tally, run
 from harness.progress import answered
 from harness.traffic.exchange import Exchange, HttpResponse
-from harness.traffic.keys import recording_keys
+from harness.traffic.keys import KEY_BYTES, recording_keys
 from harness.traffic.pacing import Pace
+from harness.traffic.redaction import ReportRedaction
 from harness.traffic.send import (
     DEFAULT_TIMEOUT,
     Sender,
@@ -110,6 +112,8 @@ class ReplayJob:
     profile: Profile = SPEC
     #: Each recording's pseudonym key by its path (``harness.traffic.keys.recording_keys``).
     keys: Keys = field(default_factory=dict)
+    #: How the run's reports show secrets (its workers show them alike).
+    redaction: ReportRedaction | None = None
     _state: dict = field(default_factory=dict, repr=False)
 
     def __getstate__(self) -> dict:
@@ -462,13 +466,17 @@ def replay(paths: Sequence[str | Path], contract: Contract, target: str, *,
     layout = Layout.for_concurrency(concurrency)
     if keys is None:
         keys = {path: found.key for path, found in recording_keys(paths).items()}
+    # Reports show a secret as the recording shows it: by its pseudonym under its key.
+    redaction = ReportRedaction(contract, next((k for k in keys.values() if k),
+                                               None) or secrets.token_bytes(KEY_BYTES))
     job = ReplayJob(contract, target, tuple(ignore), layout.threads,
                     Pace(rate), check, options.timeout, options,
-                    selection or Selection(), profile, keys)
+                    selection or Selection(), profile, keys, redaction)
     report = Report("replay", target, titles() | REPLAY_RULES | RULE_TITLES,
                     profile=profile,
                     recordings=[str(p) for p in paths], concurrency=concurrency, rate=rate,
                     processes=layout.processes, threads=layout.threads)
+    report.redaction = redaction
     report.descriptions_note = "skipped: not sent"
     report.scope = selection_scope(contract, job.selection)
     # Big chunks: a chunk's answers are checked in one run, and a longer run keeps caches warm.
