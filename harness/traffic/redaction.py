@@ -116,8 +116,8 @@ def redact_credentials(headers: Headers, extra: Iterable[str] = ()) -> Headers:
     names = frozenset(e.lower() for e in extra)
     if not any(is_credential_header(k, names) for k, _ in headers):
         return headers
-    return tuple((k, REPORT_REDACTED if v and is_credential_header(k, names) else v)
-                 for k, v in headers)
+    return tuple((k, REPORT_REDACTED if v and not is_pseudonym(v)  # a recording's face stays
+                  and is_credential_header(k, names) else v) for k, v in headers)
 
 
 #: Substring scrubbing (``ReportRedaction.text``) leaves alone secrets shorter than this: a
