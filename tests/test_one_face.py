@@ -33,6 +33,22 @@ def echoing_url() -> str:
         yield url
 
 
+@pytest.fixture(scope="module")
+def clear_recording(contract, tmp_path_factory) -> Path:
+    """A recording made without redaction (test data): AuthCode with the personal values and
+    GetTokenDevice over every binding, answered by the reference."""
+    from traffic import BASE, exchange, write_recording
+
+    from harness.contract.bindings import Binding, build_request
+
+    calls = [(op, args) for op, args in ((contract.operation("AuthCode"),
+                                          {"code": CODE, "phone": PHONE}),
+                                         (contract.operation("GetTokenDevice"), {"id": "D1"}))]
+    return write_recording(tmp_path_factory.mktemp("clear") / "clear.jsonl", [
+        exchange(contract, build_request(contract, op, args, binding, BASE))
+        for op, args in calls for binding in Binding])
+
+
 def run(folder: Path, *args: str) -> str:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "values.toml").write_text(VALUES, encoding="utf-8")
@@ -76,8 +92,10 @@ def test_certify(echoing_url: str, tmp_path: Path):
     assert len(quoted) == 1, quoted  # the --values code: one pseudonym in every output
 
 
-def test_replay(echoing_url: str, tmp_path: Path):
-    out = run(tmp_path, "replay", str(SAMPLE), "--target", echoing_url, "--quiet", "--json",
+@pytest.mark.parametrize("recording", ["sample", "clear"])
+def test_replay(echoing_url: str, clear_recording: Path, tmp_path: Path, recording: str):
+    path = SAMPLE if recording == "sample" else clear_recording
+    out = run(tmp_path, "replay", str(path), "--target", echoing_url, "--quiet", "--json",
               "r.json", "--junit", "r.xml")
     one_face(written(tmp_path, out))
 
@@ -96,7 +114,9 @@ def test_probe(echoing_url: str, tmp_path: Path):
     one_face(written(tmp_path, out))
 
 
-def test_load(echoing_url: str, tmp_path: Path):
-    out = run(tmp_path, "load", str(SAMPLE), "--target", echoing_url, "--quiet", "--json",
-              "l.json", "--junit", "l.xml", "--html", "l.html", "--csv", "l")
-    written(tmp_path, out)
+def test_load(echoing_url: str, clear_recording: Path, tmp_path: Path):
+    out = run(tmp_path, "load", str(clear_recording), str(SAMPLE), "--target", echoing_url,
+              "--quiet", "--json", "l.json", "--junit", "l.xml", "--html", "l.html", "--csv",
+              "l")
+    text = written(tmp_path, out)
+    assert "Invalid code 'redacted-" in text  # the refusal quoting the values: shown, redacted

@@ -206,19 +206,19 @@ def process(chunk: Chunk) -> ChunkResult:
     redaction = report_redaction()
     for exchange, findings in zip(exchanges, judged, strict=False):
         failing = False
+        answer = exchange.meta.get(ANSWER, exchange.response)  # the answer judged
+        operation = next((f.operation for f in findings if f.operation),
+                         exchange.meta.get("operation"))
         if redaction is not None and any(f.verdict in _KEPT for f in findings):
             # its secrets, noted before its findings quote them (the report shows them so)
-            redaction.observe(exchange.request, exchange.meta.get(ANSWER, exchange.response),
-                              exchange.meta.get("operation"))
+            redaction.observe(exchange.request, answer, operation)
         for f in findings:
             if f.verdict in _KEPT:
                 kept.append(f)
                 if f.verdict is Verdict.FAILED:
                     failing = True
                     if (case := f.case) not in examples:
-                        examples[case] = example_text(
-                            exchange.request, exchange.meta.get(ANSWER, exchange.response),
-                            exchange.meta.get("operation"))
+                        examples[case] = example_text(exchange.request, answer, operation)
             else:
                 counts[f.rule, f.operation, f.binding, f.verdict] += 1
         result.failing += failing

@@ -66,8 +66,10 @@ class Gathered:
         if any(f.verdict is Verdict.FAILED for f in found):
             self.failing += 1
         if found and self.redaction is not None:  # its secrets, before a finding quotes them
+            operation = next((f.operation for f in found if f.operation),
+                             exchange.meta.get("operation"))
             self.redaction.observe(exchange.request, answer if isinstance(
-                answer, HttpResponse) else None, exchange.meta.get("operation"))
+                answer, HttpResponse) else None, operation)
             found = [redacted(f, self.redaction) for f in found]
         self.kept += found
         return found
