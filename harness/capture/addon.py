@@ -50,6 +50,12 @@ logger = logging.getLogger(__name__)
 class Recorder:
     """Records every exchange with the service into a harness recording (JSON Lines)."""
 
+    #: The module of the writer process (``WriterProcess``'s entry).
+    entry = "harness.capture.writer"
+    #: Whether a response waits until its exchange is in the recording (capture's guarantee:
+    #: no answer without its record).
+    hold = True
+
     def __init__(self, contract: Contract | None = None, out: IO[str] | None = None) -> None:
         self.contract = contract or school_mobile()
         self.out = out  # where the writer prints the console lines (None: our stdout)
@@ -107,15 +113,23 @@ class Recorder:
             self._check_append(path)
             header = {"upstream": ctx.options.recording_upstream,
                       "redacted": self.redactor is not None, "mode": ctx.options.recording_mode,
-                      "redaction": self.redactor.settings() if self.redactor else None}
+                      "redaction": self.redactor.settings() if self.redactor else None,
+                      **self.extra_header()}
             RecordingWriter(path, **header).close()  # any error is said now, before listening
         except HarnessError as exc:
             raise exceptions.OptionsError(str(exc)) from None
-        self.writer = WriterProcess(
-            WriterSetup(path, self.contract, header, self.redactor.key if self.redactor else None,
-                        list(ctx.options.redact_names), ctx.options.recording_upstream,
-                        ctx.options.keep_foreign),
-            self.out, self._writer_failed)
+        self.writer = WriterProcess(self.writer_setup(WriterSetup(
+            path, self.contract, header, self.redactor.key if self.redactor else None,
+            list(ctx.options.redact_names), ctx.options.recording_upstream,
+            ctx.options.keep_foreign)), self.out, self._writer_failed, self.entry)
+
+    def extra_header(self) -> dict[str, object]:
+        """More for the recording's header line (a subclass's own settings)."""
+        return {}
+
+    def writer_setup(self, setup: WriterSetup) -> object:
+        """What the writer process is handed first (a subclass's writer may need more)."""
+        return setup
 
     def _redactor(self, path: str) -> Redactor:
         key_file = ctx.options.redaction_key_file or f"{path}.key"
@@ -177,6 +191,8 @@ class Recorder:
             number = writer.put(snapshot)
         except Exception as exc:  # e.g. more than a pipe frame can carry
             self._refuse_recorded(flow, f"not recorded: {type(exc).__name__}: {exc}")
+            return
+        if not self.hold:
             return
         try:
             await writer.written(number)

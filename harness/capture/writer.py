@@ -78,11 +78,12 @@ class WriterProcess:
     """The proxy's handle on the writer: ``put`` snapshots, ``close`` to drain and stop.
 
     ``on_failure(message)`` is called (on the event loop) when the writer stops on its own,
-    e.g. the disk is full.
+    e.g. the disk is full. ``entry`` is the module whose ``main()`` the child runs: this
+    module's, or another that reads the same pipes (``harness.shadow.worker``).
     """
 
-    def __init__(self, setup: WriterSetup, out: IO[str] | None,
-                 on_failure: Callable[[str], None]) -> None:
+    def __init__(self, setup: Any, out: IO[str] | None,
+                 on_failure: Callable[[str], None], entry: str = __name__) -> None:
         self._status, status_w = os.pipe()
         self._acks, acks_w = os.pipe()
         package_root = str(Path(__file__).resolve().parents[2])
@@ -92,7 +93,7 @@ class WriterProcess:
         if stdout is not None:
             stdout.flush()
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", "from harness.capture.writer import main; main()",
+            [sys.executable, "-c", f"from {entry} import main; main()",
              str(status_w), str(acks_w)],
             stdin=subprocess.PIPE, stdout=stdout, pass_fds=(status_w, acks_w), env=env,
             start_new_session=True)  # a Ctrl-C for the proxy must not kill the writer
@@ -255,7 +256,7 @@ def main() -> None:
         signal.signal(sig, signal.SIG_IGN)  # stop only when the input ends: nothing is lost
     status = os.fdopen(int(sys.argv[1]), "w", encoding="utf-8")
     acks = int(sys.argv[2])
-    batches = _frames(sys.stdin.buffer.fileno())
+    batches = frames(sys.stdin.buffer.fileno())
     first = next(batches, [b""])  # the setup, maybe with the first snapshots behind it
     setup: WriterSetup = pickle.loads(first[0])
     transcriber = Transcriber(setup, Console(sys.stdout))
@@ -267,7 +268,7 @@ def main() -> None:
             transcriber.flush()  # the pipe is drained: every line reaches the OS before we wait
             if batch:
                 done += len(batch)  # only now may the proxy answer these exchanges' clients
-                acks = _acknowledge(acks, done)
+                acks = acknowledge(acks, done)
     except OSError as exc:  # disk full, file gone: say so; the proxy stops visibly
         print(f"cannot write recording {setup.path}: {exc.strerror or exc}", file=status,
               flush=True)
@@ -278,7 +279,7 @@ def main() -> None:
     sys.exit(code)
 
 
-def _acknowledge(fd: int, done: int) -> int:
+def acknowledge(fd: int, done: int) -> int:
     """Tell the proxy ``done`` exchanges are recorded; -1 once it is gone (killed: the writer
     still writes every exchange it was handed)."""
     if fd < 0:
@@ -302,7 +303,7 @@ def _acknowledge(fd: int, done: int) -> int:
 CHUNK = 16
 
 
-def _frames(fd: int) -> Iterator[list[bytes]]:
+def frames(fd: int) -> Iterator[list[bytes]]:
     """Chunks of frames: every complete frame the pipe holds, read at once (a burst of
     exchanges costs one read), in chunks of at most CHUNK (each costs one flush and one
     acknowledgement in the writer). Ends when the input ends. While the writer records a
@@ -324,6 +325,15 @@ def _frames(fd: int) -> Iterator[list[bytes]]:
             yield batch[at:at + CHUNK]  # the caller records, flushes and acknowledges it
 
 
+@dataclass
+class Taken:
+    """An exchange classified by ``Transcriber.take``, waiting for ``Transcriber.write``."""
+
+    exchange: Exchange
+    envelope: Any  # the parsed SOAP envelope, for redaction (None: not SOAP)
+    line: tuple[str, list[str]]  # the console line and the counters it adds to
+
+
 class Transcriber:
     """Classifies, redacts and writes each snapshot; tells the console."""
 
@@ -341,15 +351,27 @@ class Transcriber:
         self._service_urls: dict[str, bool] = {}
 
     def record(self, snapshot: Snapshot) -> None:
+        taken = self.take(snapshot)
+        if taken is not None:
+            self.write(taken)
+
+    def take(self, snapshot: Snapshot) -> Taken | None:
+        """The snapshot's exchange, classified (its ``meta``), not yet redacted nor written;
+        None for foreign traffic left out."""
         exchange = exchange_from(snapshot)
         meta, envelope = self._classify(exchange.request)
         if meta.get("foreign") and not self.keep_foreign:
             self.console.left_out()
-            return
+            return None
         line = self.console.describe(exchange, meta)  # before redaction: the user's console
         exchange.meta.update(meta)
-        self.writer.write(self._redact(exchange, envelope), flush=False)
-        self.console.recorded(self.writer.count, *line)
+        return Taken(exchange, envelope, line)
+
+    def write(self, taken: Taken, *, flush: bool = False) -> int:
+        """Redact ``taken`` and write its line; its index in this session's lines."""
+        self.writer.write(self._redact(taken.exchange, taken.envelope), flush=flush)
+        self.console.recorded(self.writer.count, *taken.line)
+        return self.writer.count
 
     def record_safely(self, snapshot: Snapshot) -> None:
         """``record``, but one exchange the harness cannot represent is said on stderr and
