@@ -162,10 +162,9 @@ def _tolerant(factory):
 
 
 async def serve(settings: CaptureSettings, recorder: Recorder,
-                announce: Callable[[Any], Awaitable[None]],
-                duration: float | None = None) -> None:
+                announce: Callable[[Any], Awaitable[None]]) -> None:
     """Run mitmproxy with capture's addons and ``recorder`` until SIGINT/SIGTERM (or
-    ``duration`` seconds); ``announce(master)`` runs once it is started (it says where it
+    ``master.shutdown()``); ``announce(master)`` runs once it is started (it says where it
     listens). ``harness shadow`` serves through here too, with its own recorder."""
     from mitmproxy import options
     from mitmproxy.master import Master
@@ -198,8 +197,6 @@ async def serve(settings: CaptureSettings, recorder: Recorder,
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, master.shutdown)
-    if duration is not None:
-        loop.call_later(duration, master.shutdown)
     said = asyncio.create_task(announce(master))
     await master.run()
     said.cancel()

@@ -76,9 +76,8 @@ def run_shadow(settings: CaptureSettings, mirror: MirrorOptions, contract: Contr
     if mirror.live_port:
         check_listen(LIVE_HOST, mirror.live_port)
     recorder = ShadowRecorder(contract, sys.stdout, mirror)
-    asyncio.run(serve(settings, recorder, lambda master: _announce(master, settings, mirror,
-                                                                   contract), duration),
-                loop_factory=event_loop_factory())
+    asyncio.run(serve(settings, recorder, lambda master: _announce(
+        master, settings, mirror, contract, duration)), loop_factory=event_loop_factory())
     if recorder.failed or recorder.exit_status not in (0, 1, 2):
         raise HarnessError(recorder.failed or f"the shadow worker stopped unexpectedly (exit "
                                               f"status {recorder.exit_status})")
@@ -86,8 +85,8 @@ def run_shadow(settings: CaptureSettings, mirror: MirrorOptions, contract: Contr
 
 
 async def _announce(master, settings: CaptureSettings, mirror: MirrorOptions,
-                    contract: Contract) -> None:
-    """Say where we listen once the proxy is up."""
+                    contract: Contract, duration: float | None) -> None:
+    """Say where we listen once the proxy is up; from then on, ``duration`` seconds."""
     proxyserver = master.addons.get("proxyserver")
     for _ in range(500):
         addrs = proxyserver.listen_addrs()
@@ -101,6 +100,8 @@ async def _announce(master, settings: CaptureSettings, mirror: MirrorOptions,
                   f"{settings.upstream}; mirroring to {mirror.candidate}{also}; recording both "
                   f"answers to {settings.out} ({redaction}); Ctrl-C stops and reports",
                   file=sys.stderr, flush=True)
+            if duration is not None:
+                asyncio.get_running_loop().call_later(duration, master.shutdown)
             return
         await asyncio.sleep(0.01)
     print("harness shadow: error: the proxy did not start listening", file=sys.stderr,

@@ -10,9 +10,9 @@ from harness.traffic.send import SendOptions
 
 #: Calls waiting for their turn to be mirrored (``--queue``).
 DEFAULT_QUEUE = 1000
-#: Seconds the worker still waits for the calls in flight to the candidate once the proxy
-#: stops; then they are counted as not compared (the calls still waiting are, at once).
-STOP_GRACE = 5.0
+#: Seconds the worker goes on mirroring the calls still queued or in flight once the proxy
+#: stops; then what is left is counted as not compared.
+STOP_GRACE = 10.0
 
 
 @dataclass

@@ -149,8 +149,8 @@ class Shadow:
             with self.lock:
                 while not self.waiting and not self.stopping:
                     self.lock.wait()
-                if self.stopping:
-                    return  # what still waits is close()'s
+                if not self.waiting:
+                    return  # stopping, and nothing left
                 item = self.waiting.popleft()
                 self.in_flight.add(item)
                 self.tally.waiting, self.tally.in_flight = len(self.waiting), len(self.in_flight)
@@ -266,21 +266,24 @@ class Shadow:
     # -- the end -----------------------------------------------------------------------------
 
     def close(self) -> int:
-        """Stop mirroring (what waits is not mirrored, what is in flight gets the grace),
-        judge with the whole run's noise, write every report; the exit status."""
+        """Stop: the calls still queued or in flight get ``stop_grace`` seconds to be
+        mirrored, the rest is counted as not compared; judge with the whole run's noise,
+        write every report; the exit status."""
         grace = self.options.stop_grace
         with self.lock:
             self.stopping = True
             self.lock.notify_all()
+            left = len(self.waiting) + len(self.in_flight)
+            if left:
+                print(f"harness shadow: stopping: mirroring the {left} call(s) still queued or "
+                      f"in flight (at most {grace:g} s)", file=sys.stderr, flush=True)
+            deadline = time.monotonic() + grace
+            while (self.waiting or self.in_flight) and (
+                    rest := deadline - time.monotonic()) > 0:
+                self.lock.wait(rest)
             for item in list(self.waiting):
                 self._not_compared(item, "not mirrored: shadow stopped before the call's turn")
             self.waiting.clear()
-            if self.in_flight and not self.options.quiet:
-                print(f"harness shadow: waiting up to {grace:g} s for {len(self.in_flight)} "
-                      "call(s) in flight to the candidate", file=sys.stderr, flush=True)
-            deadline = time.monotonic() + grace
-            while self.in_flight and (left := deadline - time.monotonic()) > 0:
-                self.lock.wait(left)
             for item in list(self.in_flight):
                 self.in_flight.discard(item)
                 self._not_compared(item, "not compared: shadow stopped before the "
