@@ -294,3 +294,18 @@ def test_a_compressed_primary_answer_is_compared_as_the_sending_path_reads_one()
     assert got.body == body and got.headers == (("Content-Type", "text/xml"),)
     plain = HttpResponse(200, (("Content-Type", "text/xml"),), body)
     assert as_received(plain, request, 1 << 20) is plain
+
+
+def test_a_killed_proxy_loses_no_call_it_answered(contract, reference_url, tmp_path):
+    """kill -9 of the proxy: the worker still mirrors, records and reports every call handed
+    to it (its input ends; it writes what it holds)."""
+    out = tmp_path / "killed.jsonl"
+    op = contract.find("GetTeacherSubjectsByID")
+    with ShadowProcess(reference_url, reference_url, out, "--quiet", "--allure-dir", "",
+                       "--no-live") as shadow, httpx.Client(trust_env=False, timeout=30) as http:
+        answers = [send(http, build_request(contract, op, sample_arguments(op), binding,
+                                            shadow.url)) for binding in Binding]
+        shadow.kill()
+    assert [a.status_code for a in answers] == [200] * 4
+    recorded = list(read_exchanges([out]))
+    assert [e.meta["shadow"]["mirrored"] for e in recorded] == [True] * 4

@@ -103,6 +103,8 @@ class WriterProcess:
         self._pending: list[bytes] = []
         self._scheduled = False
         self._on_failure = on_failure
+        #: How long ``close`` waits for the writer before it kills it (seconds).
+        self.drain_timeout = DRAIN_TIMEOUT
         self.failed: str | None = None
         self.sent = 0  # snapshots handed over so far
         self.acked = 0  # of which the writer has written and flushed (or skipped) so far
@@ -200,7 +202,7 @@ class WriterProcess:
         with contextlib.suppress(OSError):  # a writer that died already closed its end
             self.proc.stdin.close()  # type: ignore[union-attr]
         try:
-            self.proc.wait(timeout=DRAIN_TIMEOUT)
+            self.proc.wait(timeout=self.drain_timeout)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()

@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import os
+import signal
 import sys
 from typing import Any
 
@@ -21,12 +23,15 @@ from harness.capture.proxy import (
 from harness.contract.model import Contract
 from harness.errors import HarnessError
 from harness.shadow.live import HOST as LIVE_HOST
-from harness.shadow.setup import MirrorOptions, ShadowSetup
+from harness.shadow.setup import HURRY, MirrorOptions, ShadowSetup
 from harness.traffic.send import check_reachable
 
 #: The hand-over pipe's size: room for a burst while the worker is busy (Linux).
 PIPE_BYTES = 1 << 20
 _SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
+#: Seconds the proxy gives the worker, past its --timeout and stop grace, to write the
+#: reports before it stops it.
+DRAIN_MARGIN = 300.0
 
 
 class ShadowRecorder(Recorder):
@@ -58,12 +63,32 @@ class ShadowRecorder(Recorder):
             with contextlib.suppress(OSError):  # a smaller pipe only means less room
                 fcntl.fcntl(self.writer.proc.stdin.fileno(),  # type: ignore[union-attr]
                             _SETPIPE_SZ, PIPE_BYTES)
+            # the worker waits for the calls in flight (each within --timeout) before it
+            # reports: killing it sooner would lose their lines
+            self.writer.drain_timeout = (self.mirror.send.timeout + self.mirror.stop_grace
+                                         + DRAIN_MARGIN)
 
     def close(self) -> None:
+        """Stop the worker once it has mirrored, recorded and reported; a second Ctrl-C (or
+        SIGTERM) meanwhile tells it to stop waiting for the candidate."""
         writer = self.writer
-        super().close()
-        if writer is not None:
-            self.exit_status = writer.proc.returncode
+        if writer is None:
+            return super().close()
+        worker = writer.proc.pid
+
+        def hurry(signum: int, frame: Any) -> None:
+            os.write(2, b"\nharness shadow: stopping at once: not waiting for the candidate "
+                        b"any more\n")
+            with contextlib.suppress(OSError):
+                os.kill(worker, HURRY)
+
+        previous = {sig: signal.signal(sig, hurry) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            super().close()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+        self.exit_status = writer.proc.returncode
 
 
 def run_shadow(settings: CaptureSettings, mirror: MirrorOptions, contract: Contract,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from dataclasses import dataclass, field
 
 from harness.capture.writer import WriterSetup
@@ -13,6 +14,9 @@ DEFAULT_QUEUE = 1000
 #: Seconds the worker goes on mirroring the calls still queued or in flight once the proxy
 #: stops; then what is left is counted as not compared.
 STOP_GRACE = 10.0
+#: What the proxy sends the worker on a second Ctrl-C (or SIGTERM) while it stops: stop
+#: waiting for the candidate.
+HURRY = signal.SIGUSR1
 
 
 @dataclass

@@ -47,7 +47,7 @@ from harness.judge.findings import Finding, Verdict, selection_scope
 from harness.judge.sending import transport_finding
 from harness.progress import Progress
 from harness.shadow.choice import SKIPPED, Choice
-from harness.shadow.setup import MirrorOptions, ShadowSetup
+from harness.shadow.setup import HURRY, MirrorOptions, ShadowSetup
 from harness.shadow.tally import Tally
 from harness.traffic.exchange import HttpResponse, response_dict
 from harness.traffic.send import Sender, as_received
@@ -57,6 +57,9 @@ from harness.traffic.send import Sender, as_received
 COMPARED_RULE = "SHADOW-COMPARED"
 COMPARED_TITLE = ("every call through the shadow is mirrored and compared (a warning when the "
                   "queue was full or shadow stopped first)")
+#: The worker's niceness: on a machine short of CPU the proxy, which the clients wait on,
+#: gets it first; the mirror (and the recording lines, written after it) wait instead.
+NICE = 10
 #: Exit statuses: no difference, differences, nothing compared, the worker failed.
 PASSED, DIFFERING, NOTHING, FAILED = 0, 1, 2, 3
 
@@ -94,6 +97,10 @@ class Shadow:
         self.waiting: deque[Item] = deque()
         self.in_flight: set[Item] = set()
         self.stopping = False
+        #: Once stopping: no call starts after this (monotonic seconds), and, set by a second
+        #: Ctrl-C (the proxy's SIGUSR1), none is waited for any more.
+        self.drain_until = float("inf")
+        self.hurry = False
         self.tally = Tally(self.diff.roles)
         self.progress = Progress("shadow", unit="calls mirrored", failing="differing",
                                  detail=lambda: self.tally.line, quiet=options.quiet)
@@ -135,8 +142,7 @@ class Shadow:
                 return
             item = Item(taken, case, primary)
             if len(self.waiting) >= self.options.queue:
-                self._not_compared(item, f"not mirrored: the mirror queue was full "
-                                         f"({self.options.queue} calls waiting)")
+                self._not_compared(item, queue_full(self.options.queue))
                 return
             self.waiting.append(item)
             self.tally.waiting = len(self.waiting)
@@ -147,10 +153,10 @@ class Shadow:
     def _mirror(self) -> None:
         while True:
             with self.lock:
-                while not self.waiting and not self.stopping:
+                while not (self.waiting and not self._late()):
+                    if self.stopping:
+                        return  # nothing left, or too late to start another
                     self.lock.wait()
-                if not self.waiting:
-                    return  # stopping, and nothing left
                 item = self.waiting.popleft()
                 self.in_flight.add(item)
                 self.tally.waiting, self.tally.in_flight = len(self.waiting), len(self.in_flight)
@@ -208,10 +214,7 @@ class Shadow:
 
     def _not_compared(self, item: Item, why: str, mirrored: bool = False) -> None:
         """A call the shadow did not compare for a reason of its own: a warning, named."""
-        case = item.case
-        finding = Finding(COMPARED_RULE, Verdict.WARNING, case.operation_name,
-                          case.binding_label, expected="mirrored and compared", actual=why,
-                          cause=why, index=self._next_index(), source=self.path)
+        finding = not_compared(item.case, why, self._next_index(), self.path)
         self.diff.report.add(finding)
         self.tally.not_compared(why, [finding])
         self._write(item.taken, {"mirrored": mirrored, "reason": why})
@@ -258,6 +261,10 @@ class Shadow:
         taken.exchange.meta["shadow"] = shadow
         self.transcriber.write(taken, flush=True)
 
+    def _late(self) -> bool:
+        """Too late to start mirroring another call (shadow stopped a while ago)."""
+        return self.stopping and (self.hurry or time.monotonic() > self.drain_until)
+
     def snapshot(self) -> dict[str, Any]:
         """The tally as JSON data (the live view's), taken under the lock."""
         with self.lock:
@@ -266,21 +273,24 @@ class Shadow:
     # -- the end -----------------------------------------------------------------------------
 
     def close(self) -> int:
-        """Stop: the calls still queued or in flight get ``stop_grace`` seconds to be
-        mirrored, the rest is counted as not compared; judge with the whole run's noise,
-        write every report; the exit status."""
-        grace = self.options.stop_grace
+        """Stop: the calls still queued are mirrored for ``stop_grace`` seconds more, the
+        calls in flight get their own --timeout (a dead candidate's are thus failures, as in
+        diff), unless a second Ctrl-C hurries (``hurry``); what is left is counted as not
+        compared. Then judge with the whole run's noise, write every report; the exit
+        status."""
+        options = self.options
         with self.lock:
             self.stopping = True
+            self.drain_until = time.monotonic() + options.stop_grace
             self.lock.notify_all()
-            left = len(self.waiting) + len(self.in_flight)
-            if left:
-                print(f"harness shadow: stopping: mirroring the {left} call(s) still queued or "
-                      f"in flight (at most {grace:g} s)", file=sys.stderr, flush=True)
-            deadline = time.monotonic() + grace
-            while (self.waiting or self.in_flight) and (
-                    rest := deadline - time.monotonic()) > 0:
-                self.lock.wait(rest)
+            if self.waiting or self.in_flight:
+                print(f"harness shadow: stopping: mirroring the {len(self.waiting)} call(s) "
+                      f"still queued (for at most {options.stop_grace:g} s) and waiting for "
+                      f"the {len(self.in_flight)} in flight (at most --timeout "
+                      f"{options.send.timeout:g} s); again to stop at once",
+                      file=sys.stderr, flush=True)
+            while not self.hurry and (self.in_flight or (self.waiting and not self._late())):
+                self.lock.wait(0.2)  # short: a second Ctrl-C only sets ``hurry``
             for item in list(self.waiting):
                 self._not_compared(item, "not mirrored: shadow stopped before the call's turn")
             self.waiting.clear()
@@ -333,6 +343,18 @@ class Shadow:
                   file=sys.stderr, flush=True)
             return NOTHING
         return PASSED
+
+
+def not_compared(case: Case, why: str, index: int, source: str) -> Finding:
+    """SHADOW-COMPARED's finding: a call through the shadow not compared for a reason of the
+    shadow's own (``why``), a warning."""
+    return Finding(COMPARED_RULE, Verdict.WARNING, case.operation_name, case.binding_label,
+                   expected="mirrored and compared", actual=why, cause=why, index=index,
+                   source=source)
+
+
+def queue_full(size: int) -> str:
+    return f"not mirrored: the mirror queue was full ({size} calls waiting)"
 
 
 class Counting(Console):
@@ -388,6 +410,8 @@ def main() -> None:
     """Entry point of the worker process (``WriterProcess(..., entry=__name__)``)."""
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, signal.SIG_IGN)  # the proxy decides; it ends our input
+    with contextlib.suppress(OSError):
+        os.nice(NICE)  # where CPU is short, the proxy (the clients) comes first
     status = os.fdopen(int(sys.argv[1]), "w", encoding="utf-8")
     acks = int(sys.argv[2])
     batches = frames(sys.stdin.buffer.fileno())
@@ -396,6 +420,11 @@ def main() -> None:
     code = FAILED
     try:
         shadow = Shadow(setup, sys.stdout)
+
+        def hurry(signum: int, frame: Any) -> None:
+            shadow.hurry = True
+
+        signal.signal(HURRY, hurry)
         done = 0
         try:
             for batch in itertools.chain([first[1:]], batches):
