@@ -39,6 +39,7 @@ INDEX_HTML = """<!doctype html>
 APP_JS = r"""'use strict';
 const token = new URLSearchParams(location.search).get('token') || '';
 const opened = new Set();  // causes whose example is open: kept open across refreshes
+let first = true;  // the first cause's example opens by itself, once
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -63,7 +64,7 @@ function count(label, value, kind) {
 }
 
 function body(message) {
-  if (!message || !message.body) return '';
+  if (!message || !message.body) return '(no body)';
   if (message.body.text !== undefined) return message.body.text;
   return '(binary, ' + message.body.base64.length + ' base64 characters)';
 }
@@ -89,6 +90,7 @@ function example(cause) {
     el('p', {}, 'Example: call #' + ex.index + ' (' + ex.operation + ' x ' + ex.binding + ') ',
        el('code', {}, request)),
     sent && sent.body ? el('pre', {class: 'body request'}, body(sent)) : null,
+    // the answers' own words, as each side gave them (credential headers redacted)
     el('div', {class: 'pair'}, answer('primary', ex.primary), answer('candidate', ex.candidate)));
 }
 
@@ -134,6 +136,10 @@ function render(data) {
     count('not compared', uncompared, uncompared ? 'warn' : ''),
     count('waiting / in flight', data.waiting + ' / ' + data.in_flight),
     count('noise places learned', data.noise_places));
+  if (first && data.causes.length) {
+    opened.add(data.causes[0].verdict + '|' + data.causes[0].cause);
+    first = false;
+  }
   const causes = document.getElementById('causes');
   const nothing = data.compared ? 'No difference so far.' : 'Nothing compared yet.';
   causes.replaceChildren(...(data.causes.length ? data.causes.map(causeRow)
