@@ -9,6 +9,7 @@ import fcntl
 import os
 import signal
 import sys
+from pathlib import Path
 from typing import Any
 
 from harness.capture.addon import Recorder
@@ -102,7 +103,8 @@ def run_shadow(settings: CaptureSettings, mirror: MirrorOptions, contract: Contr
         check_listen(LIVE_HOST, mirror.live_port)
     recorder = ShadowRecorder(contract, sys.stdout, mirror)
     asyncio.run(serve(settings, recorder, lambda master: _announce(
-        master, settings, mirror, contract, duration)), loop_factory=event_loop_factory())
+        master, settings, mirror, contract, duration, recorder.key_file)),
+        loop_factory=event_loop_factory())
     if recorder.failed or recorder.exit_status not in (0, 1, 2):
         raise HarnessError(recorder.failed or f"the shadow worker stopped unexpectedly (exit "
                                               f"status {recorder.exit_status})")
@@ -110,14 +112,15 @@ def run_shadow(settings: CaptureSettings, mirror: MirrorOptions, contract: Contr
 
 
 async def _announce(master, settings: CaptureSettings, mirror: MirrorOptions,
-                    contract: Contract, duration: float | None) -> None:
+                    contract: Contract, duration: float | None,
+                    recorder_key: Path | None) -> None:
     """Say where we listen once the proxy is up; from then on, ``duration`` seconds."""
     proxyserver = master.addons.get("proxyserver")
     for _ in range(500):
         addrs = proxyserver.listen_addrs()
         if addrs:
             host, port = addrs[0][:2]
-            redaction, warning = redaction_said(settings, contract)
+            redaction, warning = redaction_said(settings, contract, recorder_key)
             if warning:
                 print(warning.replace("capture", "shadow", 1), file=sys.stderr, flush=True)
             also = f" and {mirror.secondary} (noise)" if mirror.secondary else ""
