@@ -74,6 +74,7 @@ def serve_trickling(port: int, answers: dict) -> None:
     import uvloop
 
     missing = b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"
+    running: set[asyncio.Future] = set()
 
     class Slow(asyncio.Protocol):
         def connection_made(self, transport) -> None:
@@ -91,7 +92,9 @@ def serve_trickling(port: int, answers: dict) -> None:
             key = (self.parser.get_method().decode(), self.url.decode("latin-1"),
                    b"".join(self.body))
             self.url, self.body = b"", []
-            asyncio.ensure_future(self.trickle(answers.get(key, missing)))
+            task = asyncio.ensure_future(self.trickle(answers.get(key, missing)))
+            running.add(task)  # held until done: the loop keeps only weak references
+            task.add_done_callback(running.discard)
 
         async def trickle(self, data: bytes) -> None:
             step = max(1, -(-len(data) // PIECES))
