@@ -127,7 +127,8 @@ def run(args: argparse.Namespace) -> int:
     check_outputs(args.json, args.junit)
     host, port = parse_listen(args.listen)
     options = send_options(args)
-    check_reachable(args.primary, options=options)
+    for url in filter(None, (args.primary, args.candidate, args.secondary)):
+        check_reachable(url, options=options)  # every target up before the ?WSDL line
     contract = contract_for_target(args, args.primary, options, command="shadow")
     mirrored = _operations(contract, args.mirror_operation, "--mirror-operation")
     skipped = _operations(contract, args.skip_operation, "--skip-operation")
