@@ -310,7 +310,7 @@ def contract_for_target(args: argparse.Namespace, url: str | None, options: Send
     the namespace of ``url``'s ?WSDL (said in one line)."""
     if args.namespace is None and not args.contract and not args.wsdl and url:
         args.namespace = resolve_namespace(None, url, options, stream, command)
-    return contract_from(args)
+    return contract_from(args, options)
 
 
 def resolve_namespace(given: str | None, url: str | None, options: SendOptions,
@@ -345,7 +345,7 @@ def check_service(args: argparse.Namespace, url: str | None, options: SendOption
     from harness.traffic import send
 
     send.check_reachable(url, options=options)
-    if (reason := not_the_service(url, contract_from(args), options)) is not None:
+    if (reason := not_the_service(url, contract_from(args, options), options)) is not None:
         raise NotTheService(reason)
 
 
@@ -393,8 +393,9 @@ def add_contract_options(p: argparse.ArgumentParser) -> None:
                             "with a target, its ?WSDL targetNamespace, else http://tempuri.org/)")
 
 
-def contract_from(args: argparse.Namespace) -> Contract:
-    """The contract the options name."""
+def contract_from(args: argparse.Namespace, options: SendOptions | None = None) -> Contract:
+    """The contract the options name (a --wsdl URL fetched with ``options``: the run's TLS
+    and authentication)."""
     from harness.contract.model import load, school_mobile
 
     if args.contract and args.wsdl:
@@ -406,7 +407,7 @@ def contract_from(args: argparse.Namespace) -> Contract:
     elif args.wsdl:
         from harness.contract.wsdl_import import import_wsdls
 
-        contract = import_wsdls(args.wsdl)
+        contract = import_wsdls(args.wsdl, options=options)
     else:
         contract = school_mobile()
     return contract.with_namespace(args.namespace)

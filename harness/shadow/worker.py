@@ -36,7 +36,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any
 
-from harness.capture.writer import Console, Taken, Transcriber, acknowledge, frames, summary
+from harness.capture.writer import (
+    Console,
+    Taken,
+    Transcriber,
+    acknowledge,
+    exchange_from,
+    frames,
+    summary,
+)
 from harness.commands.options import MAX_COUNT
 from harness.contract.selection import Selection
 from harness.diff import Diff, Targets, print_places, write_allure
@@ -117,7 +125,7 @@ class Shadow:
 
     def take(self, snapshot: Any) -> None:
         with self.lock:
-            taken = self.transcriber.take(snapshot)
+            taken = self.transcriber.take(exchange_from(snapshot))
             if taken is None:
                 return  # foreign traffic, left out as capture leaves it out
             self.tally.seen += 1
