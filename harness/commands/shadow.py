@@ -93,7 +93,9 @@ def register(sub) -> None:
                      metavar="NAME", help="also redact this parameter, element or header "
                      "(repeatable)")
     out.add_argument("--key-file", metavar="PATH",
-                     help="pseudonym key (default <out>.key, as capture's)")
+                     help="pseudonym key file, as capture's (default: the recording's key in "
+                          "your key store; '-' for a random key of this run only). Never "
+                          "share it with the recording.")
     out.add_argument("--max-body-mb", type=positive(int, 1024), default=16, metavar="N",
                      help="a body over N MB is streamed to the client and recorded truncated, "
                           "as capture does, and not mirrored (default 16)")
