@@ -68,6 +68,9 @@ COMPARED_TITLE = ("every call through the shadow is mirrored and compared (a war
 #: The worker's niceness: on a machine short of CPU the proxy, which the clients wait on,
 #: gets it first; the mirror (and the recording lines, written after it) wait instead.
 NICE = 10
+#: The bytes the calls waiting for the mirror may hold in all (bodies up to --max-body-mb
+#: each): past it the queue is full whatever its count.
+QUEUE_BYTES = 256 << 20
 #: Exit statuses: no difference, differences, nothing compared, the worker failed.
 PASSED, DIFFERING, NOTHING, FAILED = 0, 1, 2, 3
 
@@ -79,6 +82,11 @@ class Item:
     taken: Taken  # classified, not yet recorded
     case: Case
     primary: HttpResponse  # as the client got it, decoded as the sending path decodes
+
+    @property
+    def size(self) -> int:
+        """The bytes it holds (its request's body and the primary's answer's)."""
+        return len(self.case.request.body) + len(self.primary.body)
 
 
 class Shadow:
@@ -103,6 +111,7 @@ class Shadow:
                              connections=options.jobs * len(self.diff.roles))
         self.lock = threading.Condition()
         self.waiting: deque[Item] = deque()
+        self.waiting_bytes = 0  # held by the calls waiting (QUEUE_BYTES at most)
         self.in_flight: set[Item] = set()
         self.stopping = False
         #: Once stopping: no call starts after this (monotonic seconds), and, set by a second
@@ -149,10 +158,12 @@ class Shadow:
                 self._write(taken, {"mirrored": False, "reason": reason})
                 return
             item = Item(taken, case, primary)
-            if len(self.waiting) >= self.options.queue:
+            if len(self.waiting) >= self.options.queue or (
+                    self.waiting and self.waiting_bytes + item.size > QUEUE_BYTES):
                 self._not_compared(item, queue_full(self.options.queue))
                 return
             self.waiting.append(item)
+            self.waiting_bytes += item.size
             self.tally.waiting = len(self.waiting)
             self.lock.notify()
 
@@ -166,6 +177,7 @@ class Shadow:
                         return  # nothing left, or too late to start another
                     self.lock.wait()
                 item = self.waiting.popleft()
+                self.waiting_bytes -= item.size
                 self.in_flight.add(item)
                 self.tally.waiting, self.tally.in_flight = len(self.waiting), len(self.in_flight)
                 self.tally.mirrored += 1
@@ -362,7 +374,8 @@ def not_compared(case: Case, why: str, index: int, source: str) -> Finding:
 
 
 def queue_full(size: int) -> str:
-    return f"not mirrored: the mirror queue was full ({size} calls waiting)"
+    return (f"not mirrored: the mirror queue was full ({size} calls or "
+            f"{QUEUE_BYTES >> 20} MB waiting)")
 
 
 class Counting(Console):
