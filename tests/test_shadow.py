@@ -308,6 +308,20 @@ def test_mirror_and_skip_operations_are_honoured_exactly(contract):
     assert nothing.why_not(unanswered) == (UNCOMPARED, "the primary gave no answer")
 
 
+def test_a_request_the_mirror_cannot_send_as_it_came_is_not_compared(contract):
+    """Two different requests' answers would differ falsely: a request target with bytes
+    that are not UTF-8 (mitmproxy keeps them as surrogates; the mirror would send them
+    percent-encoded) or with dot segments (the sending path resolves them)."""
+    nothing = Choice(contract)
+    exchange = _exchange(contract, None, unclassified="no operation")
+    raw = "http://primary/AuthCodeSending.asmx/AuthCode?code=\udcff&phone=1"
+    assert nothing.why_not(exchange, raw)[0] == UNCOMPARED
+    assert "not UTF-8" in nothing.why_not(exchange, raw)[1]
+    dots = "http://primary/CenterlogOut.asmx/../../etc/passwd"
+    assert "dot segments" in nothing.why_not(exchange, dots)[1]
+    assert nothing.why_not(exchange, "http://primary/CenterlogOut.asmx/x..y") is None
+
+
 def test_a_compressed_primary_answer_is_compared_as_the_sending_path_reads_one():
     import gzip
 

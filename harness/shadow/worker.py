@@ -132,13 +132,24 @@ class Shadow:
 
     # -- the main thread: taking each exchange ------------------------------------------------
 
+    def take_safely(self, snapshot: Any) -> None:
+        """``take``, but an exchange the harness cannot represent is said on stderr and
+        skipped, as capture's writer does: hostile traffic must not stop the shadow."""
+        try:
+            self.take(snapshot)
+        except OSError:
+            raise  # the recording itself cannot be written: stop visibly
+        except Exception as exc:
+            print(f"harness shadow: exchange {snapshot[0]} {snapshot[1]!r} not recorded: "
+                  f"{type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+
     def take(self, snapshot: Any) -> None:
         with self.lock:
             taken = self.transcriber.take(exchange_from(snapshot))
             if taken is None:
                 return  # foreign traffic, left out as capture leaves it out
             self.tally.seen += 1
-            why = self.choice.why_not(taken.exchange)
+            why = self.choice.why_not(taken.exchange, snapshot[1])
             if why is not None:
                 kind, reason = why
                 if kind == SKIPPED:
@@ -186,7 +197,11 @@ class Shadow:
                 if item in self.in_flight:  # else given up on when shadow stopped
                     self.in_flight.discard(item)
                     self.tally.in_flight = len(self.in_flight)
-                    self._judged(item, answered)
+                    lines = self.transcriber.writer.count
+                    try:
+                        self._judged(item, answered)
+                    except Exception as exc:  # one call: said, recorded, the mirror goes on
+                        self._unjudged(item, exc, self.transcriber.writer.count > lines)
                     self.lock.notify_all()
 
     def _answer(self, item: Item) -> Answered:
@@ -231,6 +246,16 @@ class Shadow:
         self.tally.noise_places = len(self.diff.noise.seen)
         self._write(item.taken, self._mirrored(answered, findings))
         self.progress.update(1, failing=int(differs))
+
+    def _unjudged(self, item: Item, exc: Exception, recorded: bool) -> None:
+        why = f"not compared: {type(exc).__name__}: {exc}"
+        print(f"harness shadow: {item.case.request.method} {item.case.request.url}: {why}",
+              file=sys.stderr, flush=True)
+        if recorded:
+            return
+        with contextlib.suppress(Exception):  # a recording that cannot be written: the main
+            self.tally.not_compared(why)      # thread stops on it at its next line
+            self._write(item.taken, {"mirrored": True, "reason": why})
 
     def _not_compared(self, item: Item, why: str, mirrored: bool = False) -> None:
         """A call the shadow did not compare for a reason of its own: a warning, named."""
@@ -450,7 +475,7 @@ def main() -> None:
         try:
             for batch in itertools.chain([first[1:]], batches):
                 for frame in batch:
-                    shadow.take(marshal.loads(frame))
+                    shadow.take_safely(marshal.loads(frame))
                 if batch:
                     done += len(batch)
                     acks = acknowledge(acks, done)
