@@ -162,17 +162,30 @@ def drive(wrk: str | None, binding: Binding, requests: list[HttpRequest], url: s
             else run_processes(binding, requests, args))
 
 
-def rounds(wrk: str | None, binding: Binding, mock: tuple[list[HttpRequest], str],
-           serve: tuple[list[HttpRequest], str], args: argparse.Namespace
-           ) -> tuple[list[float], list[float]]:
+def cpu_seconds(pid: int) -> float:
+    """CPU seconds (user and system) process ``pid`` has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def rounds(wrk: str | None, binding: Binding, mock: tuple[list[HttpRequest], str, int],
+           serve: tuple[list[HttpRequest], str, int], args: argparse.Namespace
+           ) -> tuple[list[float], list[float], list[float], list[float]]:
     """Requests/s of the mock and of serve, ``args.rounds`` times each, alternating which
-    goes first (a shared machine's load drifts; a ratio within a round is what compares)."""
-    mocked, served = [], []
+    goes first (a shared machine's load drifts; a ratio within a round is what compares);
+    and the requests each answered per second of its own CPU (what other jobs on the machine
+    do not change)."""
+    mocked, served, mocked_cpu, served_cpu = [], [], [], []
     for turn in range(args.rounds):
-        order = [(mock, mocked), (serve, served)]
-        for (requests, url), rates in order if turn % 2 == 0 else reversed(order):
-            rates.append(drive(wrk, binding, requests, url, args).rate)
-    return mocked, served
+        order = [(mock, mocked, mocked_cpu), (serve, served, served_cpu)]
+        for (requests, url, pid), rates, per_cpu in order if turn % 2 == 0 \
+                else reversed(order):
+            before = cpu_seconds(pid)
+            row = drive(wrk, binding, requests, url, args)
+            used = cpu_seconds(pid) - before
+            rates.append(row.rate)
+            per_cpu.append(row.requests / used if used else 0.0)
+    return mocked, served, mocked_cpu, served_cpu
 
 
 def cpu_per_answer(index, requests: list[HttpRequest]) -> tuple[float, float, float]:
@@ -273,8 +286,9 @@ def main(argv: list[str] | None = None) -> int:
             index = load(school_mobile(), [path], cache=cache)  # the same mock, in process
             try:
                 print(f"{'binding':<10} {'calls':<22} {'mock req/s':>10} {'serve req/s':>11} "
-                      f"{'mock/serve':>10}  (median of {args.rounds} alternating rounds); CPU "
-                      "per answer: mock (calls asked again), mock (each call asked the first "
+                      f"{'mock/serve':>10}  (median of {args.rounds} alternating rounds); "
+                      "requests per second of each server's own CPU; CPU per answer in "
+                      "process: mock (calls asked again), mock (each call asked the first "
                       "time), reference", flush=True)
                 for binding in bindings:
                     for recorded_over in (True, False):
@@ -283,14 +297,19 @@ def main(argv: list[str] | None = None) -> int:
                         to_reference = [retarget(r, ref_url) for r in to_mock]
                         check(to_mock, "the mock")
                         check(to_reference, "the reference")
-                        mocked, served = rounds(wrk, binding, (to_mock, mock.url),
-                                                (to_reference, ref_url), args)
+                        mocked, served, mocked_cpu, served_cpu = rounds(
+                            wrk, binding, (to_mock, mock.url, mock.proc.pid),
+                            (to_reference, ref_url, reference.pid), args)
                         how = "as recorded" if recorded_over else "recorded over others"
                         ratio = statistics.median(m / s for m, s in zip(mocked, served,
                                                                          strict=True) if s)
+                        by_cpu = statistics.median(m / s for m, s in zip(
+                            mocked_cpu, served_cpu, strict=True) if s)
                         warm_us, cold_us, reference_us = cpu_per_answer(index, to_mock)
                         print(f"{binding.label:<10} {how:<22} {statistics.median(mocked):>10.0f}"
-                              f" {statistics.median(served):>11.0f} {ratio:>9.2f}x  CPU per "
+                              f" {statistics.median(served):>11.0f} {ratio:>9.2f}x  per CPU "
+                              f"second {statistics.median(mocked_cpu):.0f} vs "
+                              f"{statistics.median(served_cpu):.0f}: {by_cpu:.2f}x; CPU per "
                               f"answer {warm_us:.0f} us, {cold_us:.0f} us first time, vs "
                               f"{reference_us:.0f} us (load average "
                               f"{os.getloadavg()[0]:.2f})", flush=True)
