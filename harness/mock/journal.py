@@ -80,6 +80,7 @@ class Journal:
 
     def __init__(self, path: str | Path | None = None, kept: int = KEPT) -> None:
         self._entries: collections.deque[Entry] = collections.deque(maxlen=kept)
+        self._kept = kept
         self._seq = 0
         self.dropped = 0  # entries no longer held (the file has them)
         self._lock = threading.Lock()
@@ -95,11 +96,12 @@ class Journal:
     def record(self, operation: str, binding: str, values: tuple[tuple[str, str], ...],
                answered: str, stub: str | None, injected: tuple[str, ...],
                status: int | None) -> Entry:
+        now = time.time()
         with self._lock:
             self._seq += 1
-            entry = Entry(self._seq, time.time(), operation, binding, values, answered, stub,
+            entry = Entry(self._seq, now, operation, binding, values, answered, stub,
                           injected, status)
-            if len(self._entries) == self._entries.maxlen:
+            if len(self._entries) == self._kept:
                 self.dropped += 1
             self._entries.append(entry)
             if self._file is not None:

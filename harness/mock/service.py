@@ -133,14 +133,19 @@ class Bounded[T]:
 
 def _memo_key(request: HttpRequest) -> tuple[str, str, str | None, str | None, bytes] | None:
     """What the binding rules read of a request (method, path and query, Content-Type,
-    SOAPAction, body), or None when it is not to be kept (a big body, a GET that may be a
-    service description)."""
+    SOAPAction, body), or None when it is not to be kept (a big body)."""
     if len(request.body) > MEMO_BODY:
         return None
     target = request.url.partition("://")[2]
     at = target.find("/")
-    return (request.method, target[at:] if at >= 0 else "/", request.header("Content-Type"),
-            request.header("SOAPAction"), request.body)
+    content_type = action = None
+    for name, value in request.headers:  # one pass: the first of each, as ``header`` reads
+        if len(name) == 12 and content_type is None and name.lower() == "content-type":
+            content_type = value
+        elif len(name) == 10 and action is None and name.lower() == "soapaction":
+            action = value
+    return (request.method, target[at:] if at >= 0 else "/", content_type, action,
+            request.body)
 
 
 @dataclass(frozen=True)
@@ -281,6 +286,10 @@ class Mock:
         chosen = self.stubs.choose(op.name, known.values) if self.stubs else None
         if chosen is None and not self.options.faults:  # the common case, kept short
             delivery, source = self._otherwise(contract, known, request, stubbed=False)
+            if isinstance(delivery, HttpResponse):
+                self.journal.record(op.name, binding.label, known.shown, source, None, (),
+                                    delivery.status)
+                return delivery
             return _each(delivery, self._journalled(known, source, None, ()))
         if chosen is not None and chosen.reply.answers:
             delivery: Delivery = chosen.reply.response(contract, op, binding)
