@@ -49,7 +49,7 @@ from harness.commands.options import MAX_COUNT
 from harness.contract.selection import Selection
 from harness.diff import Diff, Targets, print_places, write_allure
 from harness.diff.cases import Case, case_of
-from harness.diff.engine import CANDIDATE, PRIMARY, SECONDARY, Answered, reported_exchange
+from harness.diff.engine import CANDIDATE, PRIMARY, SECONDARY, Answered
 from harness.errors import ResponseTooLarge, RunStopped, TargetUnreachable
 from harness.judge.findings import Finding, Verdict, selection_scope
 from harness.judge.sending import transport_finding
@@ -218,7 +218,8 @@ class Shadow:
         finding = transport_finding(reason, case.operation_name, case.binding_label,
                                     extra={"implementation": CANDIDATE}, index=case.index,
                                     source=case.source)
-        return Answered(case, {}, {PRIMARY: item.primary}, [], [], [finding])
+        return Answered(case, {PRIMARY: case.request}, {PRIMARY: item.primary}, [], [],
+                        [finding])
 
     # -- under the lock: judging and recording -----------------------------------------------
 
@@ -229,12 +230,10 @@ class Shadow:
         record = self.diff.take(answered)
 
         def example() -> dict[str, Any]:
-            request = item.taken.exchange.request
             return {"index": index, "operation": case.operation_name,
                     "binding": case.binding_label,
-                    **{role: reported_exchange(answered.requests.get(role, request), response)
-                       for role, response in answered.responses.items()
-                       if role in (PRIMARY, CANDIDATE)}}
+                    **{role: self.diff.reported(answered, role)
+                       for role in (PRIMARY, CANDIDATE) if role in answered.responses}}
 
         if record is None:  # no answer: the findings say why
             findings = answered.unanswered
