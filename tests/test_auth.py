@@ -345,3 +345,36 @@ def test_one_client_shared_by_threads_keeps_each_ntlm_handshake_whole(ntlm_front
         for thread in threads:
             thread.join()
     assert statuses == [200] * 18
+
+
+def test_mock_records_through_an_ntlm_front(ntlm_front: str, tmp_path: Path) -> None:
+    """``mock --fallback URL --record FILE`` with the deployment's credentials: an unrecorded
+    call is forwarded through the handshake, answered and recorded."""
+    import signal
+
+    import httpx
+
+    record = tmp_path / "through.jsonl"
+    mock = subprocess.Popen(
+        [*HARNESS, "mock", "--port", "0", "--quiet", "--fallback", ntlm_front, "--record",
+         str(record), "--user", NTLM_USER, "--ntlm"], cwd=tmp_path, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env={**_env(), "HARNESS_PASSWORD": PASSWORD})
+    try:
+        line = ""
+        while " on http://" not in line:
+            line = mock.stderr.readline()
+            assert line, mock.stderr.read()
+        url = line.split(" on ", 1)[1].split()[0]
+        answer = httpx.get(f"{url}/PushNotificationMobile.asmx/GetTokenDevice?id=5", timeout=60)
+    finally:
+        mock.send_signal(signal.SIGINT)
+        mock.communicate(timeout=120)
+    assert answer.status_code == 200 and b"<string" in answer.content, answer.text
+    assert b"GetTokenDevice" in record.read_bytes() and PASSWORD.encode() not in (
+        record.read_bytes())
+
+
+def test_mock_refuses_credentials_without_a_deployment(capsys, tmp_path: Path) -> None:
+    line = refused(capsys, "mock", str(SAMPLE), "--user", "alice:x", "--port", "0")
+    assert "need --fallback URL" in line
