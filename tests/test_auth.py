@@ -378,3 +378,24 @@ def test_mock_records_through_an_ntlm_front(ntlm_front: str, tmp_path: Path) -> 
 def test_mock_refuses_credentials_without_a_deployment(capsys, tmp_path: Path) -> None:
     line = refused(capsys, "mock", str(SAMPLE), "--user", "alice:x", "--port", "0")
     assert "need --fallback URL" in line
+
+
+def test_shadow_mirrors_to_a_candidate_behind_ntlm(ntlm_front: str, auth_upstream: str,
+                                                  tmp_path: Path) -> None:
+    """``shadow --candidate URL`` with the candidate's credentials: each mirrored call goes
+    through the handshake; the comparison passes."""
+    import httpx
+
+    from harness.shadow.process import ShadowProcess
+
+    before = stats(ntlm_front)
+    with ShadowProcess(auth_upstream, ntlm_front, tmp_path / "shadow.jsonl", "--user",
+                       f"{NTLM_USER}:{PASSWORD}", "--ntlm", "--json",
+                       str(tmp_path / "shadow.json")) as shadow:
+        answers = [httpx.get(f"{shadow.url}/PushNotificationMobile.asmx/GetTokenDevice?id={i}",
+                             timeout=60) for i in (1, 2)]
+        code, stdout, stderr = shadow.stop()
+    assert code == 0, stdout[-2000:] + stderr
+    assert [a.status_code for a in answers] == [200, 200]
+    assert json.loads((tmp_path / "shadow.json").read_text())["verdict"] == "passed"
+    assert stats(ntlm_front)["passed"] - before["passed"] >= 2
