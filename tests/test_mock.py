@@ -526,6 +526,28 @@ def test_the_key_is_found_where_capture_put_it(contract, tmp_path):
     assert response.status == 200 and response.header("X-Harness-Mock") == "recorded"
 
 
+def test_the_command_shows_a_personal_value_by_its_recorded_pseudonym(contract, tmp_path):
+    """Issue 30 item 6: the console and the JSON show a call's personal value by its
+    pseudonym under the recording's key (as the recording shows it), not as [redacted]."""
+    from harness.traffic.keys import key_id, read_key, stored_key_path, write_key
+    from harness.traffic.redaction import pseudonym
+
+    path, key_file = _redacted_recording(contract, tmp_path)
+    key = read_key(key_file)
+    key_file.rename(tmp_path / "elsewhere.key")
+    write_key(stored_key_path(key_id(key)), key)
+    served = Served(str(path), "--json", str(tmp_path / "mock.json"), cwd=tmp_path)
+    try:
+        refused = ask(contract, served.url, "AuthCode",
+                      {"code": "1234", "phone": "0509999999"}, Binding.SOAP11)
+    finally:
+        _code, out, err = served.stop()
+    assert refused.status == 500
+    said = out + err + (tmp_path / "mock.json").read_text(encoding="utf-8")
+    assert "0509999999" not in said and "[redacted]" not in said
+    assert f"phone={pseudonym('0509999999', key)}" in said
+
+
 # -- inputs -----------------------------------------------------------------------------------
 
 

@@ -122,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
     headers = _headers(args.recordings)
     # with no recording, --key-file is the key --record writes with (no lookup needs it)
     redactor = _redactor(args.key_file, headers, args.recordings) if args.recordings else None
+    _show_secrets(contract, redactor)
     started = time.perf_counter()
     with Progress("mock: reading", quiet=args.quiet) as bar:
         index = load(contract, args.recordings, cache=args.index_cache,
@@ -226,6 +227,18 @@ def _headers(paths: list[str]) -> list[dict]:
     from harness.traffic.recording import read_header
 
     return [h for h in (read_header(p) for p in paths if Path(p).is_file()) if h]
+
+
+def _show_secrets(contract, redactor) -> None:
+    """The console and the JSON show a personal value by its pseudonym: the recording's (its
+    key), so a value reads as in the recording; without the key, one of this run's."""
+    import secrets
+
+    from harness.traffic.keys import KEY_BYTES
+    from harness.traffic.redaction import ReportRedaction, use_report_redaction
+
+    key = redactor.key if redactor is not None else secrets.token_bytes(KEY_BYTES)
+    use_report_redaction(ReportRedaction(contract, key))
 
 
 def _redactor(key_file: str | None, headers: list[dict], recordings: list[str] = ()):

@@ -281,6 +281,13 @@ def report_redaction() -> ReportRedaction | None:
     return _report_redaction
 
 
+def shown_secret(value: str) -> str:
+    """A secret as the current run's outputs show it: its pseudonym within a run
+    (``redacting_reports``, ``use_report_redaction``), REPORT_REDACTED outside one."""
+    redaction = _report_redaction
+    return redaction.pseudonym(value) if redaction is not None else REPORT_REDACTED
+
+
 def for_report(message: HttpRequest | HttpResponse, operation: str | None = None
                ) -> HttpRequest | HttpResponse:
     """``message`` as a report may show it: through the run's ReportRedaction (secrets by
