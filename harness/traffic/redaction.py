@@ -124,6 +124,10 @@ def redact_credentials(headers: Headers, extra: Iterable[str] = ()) -> Headers:
 #: value of 1 to 3 characters would hit innocent text. (Where such a value sits in a
 #: sensitive element, header or field, the structural redaction replaces it all the same.)
 MIN_SCRUBBED = 4
+#: Secrets a run hunts in free text, at most (the given ones first, then those met): memory
+#: and the scrubbing's cost stay bounded in a long run. Beyond, a value is still replaced
+#: where it sits in a sensitive element, field or header of a message.
+MAX_SECRETS = 2000
 
 
 class ReportRedaction:
@@ -132,58 +136,69 @@ class ReportRedaction:
     A run's secrets are the values the contract marks sensitive (found in every message shown,
     by capture's own ``Redactor``, and noted), the values of credential headers (``-H``, the
     config's, Authorization, cookies...) and those given at the start (``add``: ``-H`` values,
-    ``--values`` of sensitive parameters). Every message a report shows goes through
+    passwords, ``--values`` of sensitive parameters). Every message a report shows goes through
     ``message`` (structural redaction, credential headers by pseudonym, then every known secret
     wherever it is, e.g. echoed by the target under another name); every finding's words
     through ``text``. The key is the recording's for commands that read one (so a value reads
     as in the recording), ``--key-file``'s, or a key of the run's own that is never written.
 
-    Picklable: worker processes get a copy, and hand what they ``learned`` back (``merge``).
+    Picklable: worker processes get a copy, and hand what they met back (``learned``,
+    ``merge``).
     """
 
     def __init__(self, contract: Contract | None, key: bytes) -> None:
         self.key = key
-        #: Every secret met or given, in clear, and its pseudonym.
+        #: Every secret met or given (at most MAX_SECRETS), in clear, and its pseudonym.
         self.secrets: dict[str, str] = {}
+        self._fresh: dict[str, str] = {}
         self.redactor = (Redactor.for_contract(contract, key, learned=self.secrets)
                          if contract is not None else
                          Redactor(key, frozenset(), learned=self.secrets))
-        self._pattern: re.Pattern[str] | None = None
-        self._forms: dict[str, str] = {}
-        self._patterned = 0
-        self._handed = 0
+        self._reset()
         self.add(_given)
+
+    def _reset(self) -> None:
+        self._pattern: re.Pattern[str] | None = None
+        self._forms: dict[str, str] = {}  # a form of a settled secret -> its pseudonym
+        self._settled = 0  # secrets in _pattern
+        self._pending: list[tuple[str, str]] = []  # (form, pseudonym) of the others
+        self._seen = 0  # secrets when _pending was last brought up to date
 
     def __getstate__(self) -> dict[str, Any]:
         return {"key": self.key, "secrets": dict(self.secrets), "redactor": self.redactor}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.key, self.secrets = state["key"], state["secrets"]
+        self.key, self.secrets, self._fresh = state["key"], state["secrets"], {}
         self.redactor = replace(state["redactor"], learned=self.secrets)
-        self._pattern, self._forms = None, {}
-        self._patterned, self._handed = 0, len(self.secrets)
+        self._reset()
+        self._refresh()
+        self._fresh = {}  # what the parent knows is nothing to hand back
 
     def add(self, values: Iterable[str]) -> None:
         """Treat each of ``values`` as a secret for the rest of the run."""
         for value in values:
-            if value and not is_pseudonym(value) and value not in self.secrets:
+            if (value and value not in self.secrets and not is_pseudonym(value)
+                    and len(self.secrets) < MAX_SECRETS):
                 self.secrets[value] = pseudonym(value, self.key)
 
     def merge(self, learned: dict[str, str]) -> None:
         """Secrets another process of the run met (``learned``)."""
         for value, made in learned.items():
-            self.secrets.setdefault(value, made)
+            if value not in self.secrets and len(self.secrets) < MAX_SECRETS:
+                self.secrets[value] = made
 
     def learned(self) -> dict[str, str]:
         """The secrets met since the last call (what a worker hands back to its parent)."""
-        items = list(self.secrets.items())[self._handed:]
-        self._handed = len(self.secrets)
-        return dict(items)
+        self._refresh()
+        fresh, self._fresh = self._fresh, {}
+        return fresh
 
     def pseudonym(self, value: str) -> str:
-        """``value``'s one face in this run (noted as a secret)."""
+        """``value``'s one face in this run (noted as a secret); a pseudonym as it is."""
+        if is_pseudonym(value):
+            return value
         self.add([value])
-        return self.secrets.get(value, value)
+        return self.secrets.get(value) or pseudonym(value, self.key)
 
     # -- messages ------------------------------------------------------------------------
 
@@ -214,7 +229,7 @@ class ReportRedaction:
             self.message(response, operation)
 
     def _body(self, body: bytes) -> bytes:
-        if not body or self._scrubbing() is None:
+        if not body or not self.secrets:
             return body
         text = body.decode("utf-8", "surrogateescape")
         scrubbed = self.text(text)
@@ -225,33 +240,55 @@ class ReportRedaction:
     def text(self, text: str) -> str:
         """``text`` with every known secret (in clear, XML-escaped or URL-encoded) replaced by
         its pseudonym; pseudonyms already there are left alone."""
-        pattern = self._scrubbing()
-        if pattern is None or not text:
+        if not text or not self.secrets:
+            return text
+        self._refresh()
+        if self._pattern is None and not self._pending:
             return text
         pieces = _PSEUDONYM.split(text)
         kept = _PSEUDONYM.findall(text)
-        out = [pattern.sub(self._replacement, piece) for piece in pieces]
+        out = [self._scrubbed(piece) for piece in pieces]
         return "".join(piece + (kept[i] if i < len(kept) else "")
                        for i, piece in enumerate(out))
 
-    def _replacement(self, match: re.Match[str]) -> str:
-        return self._forms[match.group(0)]
+    def _scrubbed(self, piece: str) -> str:
+        if self._pattern is not None:
+            piece = self._pattern.sub(lambda m: self._forms[m.group(0)], piece)
+        for form, made in self._pending:
+            if form in piece:
+                piece = piece.replace(form, made)
+        return piece
 
-    def _scrubbing(self) -> re.Pattern[str] | None:
-        """The pattern of every secret's forms (rebuilt when secrets were added)."""
-        if self._patterned != len(self.secrets):
+    def _refresh(self) -> None:
+        """Bring the forms up to date with the secrets: new ones wait in ``_pending`` (plain
+        replacements), folded into the one pattern once they are a quarter of the settled
+        ones (so the pattern is rebuilt a few dozen times at most in a run)."""
+        count = len(self.secrets)
+        if count == self._seen:
+            return
+        new = list(self.secrets.items())[self._seen:]
+        self._seen = count
+        self._fresh.update(new)
+        if count - self._settled >= max(32, self._settled // 4):
             forms: dict[str, str] = {}
             for value, made in self.secrets.items():
-                if len(value) >= MIN_SCRUBBED:
-                    for form in (value, html.escape(value, quote=False), html.escape(value),
-                                 quote_plus(value), quote(value, safe="")):
-                        forms.setdefault(form, made)
-            self._forms = forms
+                forms.update(_forms(value, made))
+            self._forms, self._settled, self._pending = forms, count, []
             self._pattern = (re.compile("|".join(re.escape(f) for f in
                                                  sorted(forms, key=len, reverse=True)))
                              if forms else None)
-            self._patterned = len(self.secrets)
-        return self._pattern
+            return
+        for value, made in new:
+            self._pending += _forms(value, made).items()
+        self._pending.sort(key=lambda pair: len(pair[0]), reverse=True)
+
+
+def _forms(value: str, made: str) -> dict[str, str]:
+    """The forms a secret takes in a report's text (in clear, XML-escaped, URL-encoded)."""
+    if len(value) < MIN_SCRUBBED:
+        return {}
+    return dict.fromkeys((value, html.escape(value, quote=False), html.escape(value),
+                          quote_plus(value), quote(value, safe="")), made)
 
 
 #: How reports of the current run show messages and words (``redacting_reports``).
@@ -579,8 +616,8 @@ class Redactor:
         if not text or is_pseudonym(text):
             return text
         made = pseudonym(text, self.key)
-        if self.learned is not None:
-            self.learned[text] = made
+        if self.learned is not None and len(self.learned) < MAX_SECRETS:
+            self.learned.setdefault(text, made)
         return made
 
     def _span_pattern(self, names: frozenset[str]) -> re.Pattern[bytes]:
