@@ -17,7 +17,8 @@ from harness.contract.bindings import (
 from harness.contract.model import Contract, Operation, ParamType, sample_arguments
 from harness.contract.structure import Value, canonical
 from harness.errors import ClassificationError
-from harness.judge import odd_requests
+from harness.judge import asmx_matrix, odd_requests
+from harness.judge.asmx_matrix import MatrixRequest
 from harness.judge.odd_requests import OddRequest
 from harness.traffic.exchange import HttpRequest, replace_header
 from harness.traffic.recording import read_exchanges
@@ -47,6 +48,8 @@ class Case:
     #: A request the spec does not describe (``--errors``): the answers are compared by what
     #: they are (``odd_requests.compare``), not body by body.
     odd: OddRequest | None = None
+    #: A row of the ASMX matrix (``--errors``), compared by shape (``asmx_matrix.compare``).
+    matrix: MatrixRequest | None = None
 
     @property
     def operation_name(self) -> str:
@@ -119,6 +122,10 @@ def error_cases(contract: Contract, start: int = 0) -> Iterator[Case]:
         for odd in odd_requests.requests_for(contract, op, _PLACEHOLDER):
             index += 1
             yield Case(odd.request, op, odd.binding, None, index, f"error: {odd.kind}", odd=odd)
+        for row in asmx_matrix.requests_for(contract, op, _PLACEHOLDER):
+            index += 1
+            yield Case(row.request, op, row.binding, None, index, f"error: {row.kind}",
+                       matrix=row)
     for endpoint in contract.endpoints:
         odd = odd_requests.bare_get(contract, endpoint, _PLACEHOLDER)
         index += 1

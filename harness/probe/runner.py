@@ -20,19 +20,21 @@ from harness.contract.bindings import Binding
 from harness.contract.model import Contract, ParamType
 from harness.contract.selection import Selection
 from harness.errors import ResponseTooLarge, TargetUnreachable, UsageError
+from harness.judge import asmx_matrix
 from harness.judge.findings import Finding, Report, Verdict, selection_scope
-from harness.judge.rules import Outcome, failed, passed
+from harness.judge.rules import Outcome, failed, not_applicable, passed
 from harness.probe import checks, values
 from harness.probe.attacks import attacked_operations, malformed_envelopes, xml_attacks
 from harness.probe.casefile import CaseFile, read_cases
 from harness.probe.cases import ProbeCase, plain_request
 from harness.probe.checks import Answer
 from harness.probe.http_level import http_cases
+from harness.probe.matrix import matrix_cases
 from harness.progress import Progress
 from harness.reference.server import target_or_reference
 from harness.reports.allure_results import http_text
 from harness.traffic import send
-from harness.traffic.exchange import HttpRequest
+from harness.traffic.exchange import HttpRequest, HttpResponse
 from harness.traffic.pacing import Pace
 
 
@@ -94,6 +96,8 @@ class Prober:
         self.pace = Pace(budget.rate)  # --rate: the schedule replay uses too
         self.stopped: str | None = None  # why the run ended early
         self._warned: set[tuple[str, str]] = set()
+        #: Answers to the ASMX matrix's spec calls, by request (rows share them).
+        self._controls: dict[tuple[str, bytes], HttpResponse | None] = {}
         #: Per (rule, operation, binding): the request and response a test shows (as text,
         #: bodies shortened), and whether it is a failing or warned one.
         self.exchanges: dict[tuple[str, str, str], tuple[str, str]] = {}
@@ -143,9 +147,30 @@ class Prober:
     def run(self, case: ProbeCase, *, health: bool = True) -> bool:
         """Send and judge ``case`` into the report, then the plain call; whether it failed."""
         answer, outcomes = self.try_case(case)
+        if case.matrix is not None:
+            outcomes.append(self.as_asmx(case, answer))
+            health = False  # a client's request, not a hostile one
         if health or answer.response is None:
             outcomes.append(("ROB-NO-CRASH", self.still_answers(case)))
         return self.record(case, outcomes, Sent.of(case, answer))
+
+    def as_asmx(self, case: ProbeCase, answer: Answer) -> tuple[str, Outcome]:
+        """The ASMX matrix row's verdict on a matrix case: its rule, and the outcome judged
+        against the target's answer to the row's spec call (sent once per run)."""
+        row = next(r for r in asmx_matrix.matrix().rows if r.id == case.matrix)
+        mreq = asmx_matrix.build(self.contract, case.operation, row, self.base)
+        if mreq is None or answer.response is None:
+            return row.rule, not_applicable("no answer" if mreq else "the row does not apply")
+        control = None
+        if mreq.control is not None:
+            key = (mreq.control.url, mreq.control.body)
+            if key not in self._controls:
+                self._controls[key] = self.exchange(mreq.control).response
+            control = self._controls[key]
+        judged = asmx_matrix.verdict(replace(mreq, request=case.request), answer.response,
+                                     control)
+        return row.rule, Outcome(judged.verdict, judged.expected, judged.actual, "", False,
+                                 judged.cause)
 
     def record(self, case: ProbeCase, outcomes: list[tuple[str, Outcome]],
                sent: Sent | None = None) -> bool:
@@ -325,6 +350,7 @@ def probe(target: str | None, contract: Contract, budget: Budget, outputs: Outpu
                     run_fixed(prober, picked(xml_attacks(contract, url)))
                     run_fixed(prober, picked(malformed_envelopes(contract, url)))
                     run_fixed(prober, picked(http_cases(contract, url)))
+                    run_fixed(prober, picked(matrix_cases(contract, url)))
                     run_values(prober, seed, chosen)
         finally:
             prober.progress.close()
