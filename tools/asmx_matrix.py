@@ -21,6 +21,7 @@ import argparse
 import contextlib
 import json
 import os
+import shlex
 import shutil
 import socket
 import subprocess
@@ -50,7 +51,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 when the file is not what ASMX answers")
     parser.add_argument("--out", type=Path, default=asmx_matrix.MATRIX)
+    parser.add_argument("--curl", metavar="ROW", help="print the curl commands of row ROW "
+                        "(its request, its spec calls) for --target and write nothing; "
+                        "bodies go to files in --bodies")
+    parser.add_argument("--operation", default="GetTokenDevice", help="with --curl")
+    parser.add_argument("--target", default="http://127.0.0.1:33325", help="with --curl")
+    parser.add_argument("--bodies", type=Path, default=Path(tempfile.gettempdir()),
+                        help="with --curl: where request bodies are written")
     args = parser.parse_args(argv)
+    if args.curl:
+        return print_curl(args.curl, args.operation, args.target, args.bodies)
     if not args.default or not args.customerrors:
         parser.error("the stock and customErrors runtimes are needed: --default URL "
                      "--customerrors URL (or HARNESS_ASMX_URL, HARNESS_ASMX_CUSTOMERRORS_URL)")
@@ -84,13 +94,12 @@ def regenerate(contract: Contract, variants: dict[str, str]
     options = send.SendOptions(timeout=30.0)
     with send.Sender(options) as sender:
         for name, base in variants.items():
-            for mreq, response, control in asmx_matrix.run(contract, base,
-                                                            _sending(sender)):
-                if response is None:
+            for mreq, answers in asmx_matrix.run(contract, base, _sending(sender)):
+                if answers.response is None or answers.plain is None:
                     raise SystemExit(f"asmx_matrix: {base} did not answer {mreq.row.label}")
-                got = asmx_matrix.shape(mreq.operation, mreq.binding, response)
-                want = (asmx_matrix.shape(mreq.operation, mreq.binding, control)
-                        if control is not None else None)
+                got = asmx_matrix.shape(mreq.operation, mreq.binding, answers.response)
+                want = (asmx_matrix.shape(mreq.operation, mreq.binding, answers.control)
+                        if answers.control is not None else None)
                 seen[mreq.row.id].setdefault(name, []).append((mreq.operation.name, got, want))
     problems = []
     for entry in data["rows"]:  # type: ignore[union-attr]
@@ -115,6 +124,41 @@ def regenerate(contract: Contract, variants: dict[str, str]
         entry["observed"] = {variant: _evidence(contract, found)
                              for variant, found in answers.items()}
     return data, problems
+
+
+def print_curl(row_id: str, operation: str, target: str, bodies: Path) -> int:
+    """The curl commands that send row ``row_id`` for ``operation`` to ``target``: the
+    evidence a finding on a stack is checked with, against the real ASMX."""
+    contract = school_mobile()
+    row = next((r for r in asmx_matrix.matrix().rows if r.id == row_id), None)
+    op = contract.find(operation)
+    if row is None or op is None:
+        print(f"asmx_matrix: no row {row_id!r} or operation {operation!r}", file=sys.stderr)
+        return 2
+    mreq = asmx_matrix.build(contract, op, row, target.rstrip("/"))
+    if mreq is None:
+        print(f"asmx_matrix: {row_id} does not apply to {operation}", file=sys.stderr)
+        return 2
+    print(f"# {row.label}; ASMX: {row.expected.words()}")
+    named = [("request", mreq.request), ("spec call", mreq.control)]
+    for what, request in named + [("plain call", mreq.plain)] * (mreq.plain != mreq.control):
+        if request is not None:
+            print(f"# {what}\n{_curl(request, bodies / f'{row_id}.{what.split()[0]}.body')}")
+    return 0
+
+
+def _curl(request: HttpRequest, body: Path) -> str:
+    head = "-I" if request.method == "HEAD" else f"-X {request.method}"
+    parts = ["curl -s -i", head]
+    parts += [f"-H {shlex.quote(f'{k}: {v}')}" for k, v in request.headers
+              if k.lower() not in ("host", "content-length")]
+    if "content-type" not in {k.lower() for k, _ in request.headers} and request.body:
+        parts.append("-H 'Content-Type:'")
+    if request.body:
+        body.write_bytes(request.body)
+        parts.append(f"--data-binary @{body}")
+    parts.append(shlex.quote(request.url))
+    return " ".join(parts)
 
 
 def _evidence(contract: Contract, found: list[tuple[str, asmx_matrix.Shape,

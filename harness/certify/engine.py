@@ -50,7 +50,7 @@ from harness.reports.allure_results import tidy, write_overview
 from harness.scenarios.outcome import SCENARIO, ScenarioRun, scenario_finding
 from harness.scenarios.outcome import TITLE as SCENARIO_TITLE
 from harness.traffic import send
-from harness.traffic.exchange import Exchange
+from harness.traffic.exchange import Exchange, HttpRequest
 from harness.traffic.redaction import KEY_BYTES, Redactor, redacting_reports
 
 #: Everything certify reads at run time lives inside the package (it works from a wheel).
@@ -282,20 +282,26 @@ class Service:
                 self.contract, op, values, row.binding, self.base_url), None), [found],
                 label=label)
         exchange, error = self._sent(mreq.request, op, row.binding)
-        control = None
-        if mreq.control is not None and exchange.response is not None:
-            key = (mreq.control.method, mreq.control.url, mreq.control.body)
-            if key not in self._controls:
-                self._controls[key] = self._sent(mreq.control, op, row.binding)[0]
-            control = self._controls[key]
-        found = [asmx_matrix.judge(mreq, exchange.response,
-                                   control.response if control is not None else None,
-                                   source=self.base_url)]
+        control = self._spec_call(mreq.control, op, row.binding)
+        answers = asmx_matrix.Answers(
+            exchange.response, control.response if control is not None else None,
+            getattr(self._spec_call(mreq.plain, op, row.binding), "response", None))
+        found = [asmx_matrix.judge(mreq, answers, source=self.base_url)]
         if exchange.response is None:
             found.insert(0, sending.transport_finding(TargetUnreachable(error), op.name,
                                                       row.binding.label))
         self._record(exchange, found)
         return Call(op, row.binding, exchange, found, control, label=label)
+
+    def _spec_call(self, request: HttpRequest | None, op: Operation, how: Binding
+                   ) -> Exchange | None:
+        """A spec call the ASMX matrix compares with, sent once per run (rows share them)."""
+        if request is None:
+            return None
+        key = (request.method, request.url, request.body)
+        if key not in self._controls:
+            self._controls[key] = self._sent(request, op, how)[0]
+        return self._controls[key]
 
     def bare_get(self, endpoint: str) -> Call:
         """GET ``endpoint`` without an operation in its path, judged as ASMX answers it."""
@@ -330,8 +336,6 @@ class Service:
     def _get(self, url: str) -> tuple[Exchange, str]:
         """A GET of ``url`` as an Exchange (no response: why, in the second place). A run that
         must stop (silent target, TLS) ends pytest here."""
-        from harness.traffic.exchange import HttpRequest
-
         return self._sent(HttpRequest("GET", url, (("Host", url.split("/")[2]),)))
 
     def _sent(self, request, op: Operation | None = None, how: Binding | None = None

@@ -55,9 +55,10 @@ from harness.traffic.redaction import for_report
 
 MATRIX = Path(__file__).resolve().parents[1] / "contract" / "asmx_matrix.json"
 #: The words each equivalence is said with ("answered as the same call with ...").
-AS_WORDS = {"same": "the same values", "joined": "the values joined with ','",
+AS_WORDS = {"same": "the same values", "joined": "the values joined with commas",
             "first": "the first values", "none": "no parameters",
-            "none-strings": "no string parameter", "ascii": "each non-ASCII byte as '?'"}
+            "none-strings": "no string parameter",
+            "ascii": "each non-ASCII byte read as a question mark"}
 #: The header block a must-understand row adds (a namespace nobody knows).
 HEADER_NS = "urn:harness-matrix"
 #: The field a row adds that no operation has.
@@ -92,15 +93,20 @@ class Expected:
     def words(self) -> str:
         if self.same_as is not None:
             return f"answered as the spec call with {AS_WORDS[self.same_as]}"
-        shown = Shape(self.statuses[0], self.media, self.form or "").words()
-        return shown.replace(f"HTTP {self.statuses[0]}",
-                             "HTTP " + " or ".join(map(str, self.statuses)), 1)
+        return self._statuses(Shape(self.statuses[0], self.media, self.form or "").words())
+
+    def brief(self) -> str:
+        return self._statuses(Shape(self.statuses[0], self.media, self.form or "").brief())
+
+    def _statuses(self, text: str) -> str:
+        return text.replace(f"HTTP {self.statuses[0]}",
+                            "HTTP " + " or ".join(map(str, self.statuses)), 1)
 
     def holds(self, got: Shape) -> bool:
-        """A fixed answer matched: one of the statuses, the media type and the form (a
-        fault's version is the request's, which the spec check holds)."""
-        return (got.status in self.statuses and (got.media, got.form) == (self.media,
-                                                                          self.form))
+        """A fixed answer matched: one of the statuses, the form and (a body's) media type;
+        a fault's version is the request's, which the spec check holds."""
+        media = got.media == self.media or got.form == "empty"
+        return got.status in self.statuses and got.form == self.form and media
 
 
 @dataclass(frozen=True)
@@ -173,6 +179,9 @@ class MatrixRequest:
     operation: Operation
     request: HttpRequest
     control: HttpRequest | None = None
+    #: The operation's plain spec call over the row's binding: a row is judged only where
+    #: it is answered with 200.
+    plain: HttpRequest | None = None
 
     @property
     def binding(self) -> Binding:
@@ -256,7 +265,7 @@ def build(contract: Contract, op: Operation, row: Row, base: str,
     control = None
     if row.expected.same_as is not None:
         control = ctx.call(equivalent if equivalent is not None else ctx.plain)
-    return MatrixRequest(row, op, request, control)
+    return MatrixRequest(row, op, request, control, ctx.call(ctx.plain))
 
 
 # The builders, by row ID. Each starts from the spec call (``Context.call``) and changes one
@@ -631,18 +640,36 @@ class Shape:
     value: str | None = None
 
     def words(self) -> str:
+        """Everything: "HTTP 200 text/xml, answered GetTokenDeviceResponse in a SOAP 1.1
+        envelope 'token-for-7'"."""
         kind = f" {self.media}" if self.media else ""
-        form = {"empty": "empty body", "page": "an HTML page", "text": "a text body"}.get(
-            self.form, self.form)
-        if self.form.startswith("fault "):
-            form = f"a {self.version + ' ' if self.version else ''}{self.form[6:]} fault"
-        elif self.version and self.form.startswith("answered "):
-            form = f"{self.form} in a {self.version} envelope"
         shown = f" {self.value!r}" if self.value is not None else ""
-        return f"HTTP {self.status}{kind}, {form}{shown}"
+        return f"HTTP {self.status}{kind}, {self._form()}{shown}"
+
+    def brief(self) -> str:
+        """The status and the form, as a cause line says them: "HTTP 500 Client fault"."""
+        form = self._form()
+        if self.form == "text":
+            form = f"a {self.media or 'untyped'} body"
+        return f"HTTP {self.status}, {form}".replace(" in a SOAP 1.1 envelope", "").replace(
+            " in a SOAP 1.2 envelope", "")
+
+    def _form(self) -> str:
+        if self.form.startswith("fault "):
+            return f"a {self.version + ' ' if self.version else ''}{self.form[6:]} fault"
+        if self.version and self.form.startswith("answered "):
+            return f"{self.form} in a {self.version} envelope"
+        return {"empty": "empty body", "page": "an HTML page", "text": "a text body"}.get(
+            self.form, self.form)
 
     def without_value(self) -> Shape:
         return replace(self, value=None)
+
+    def alike(self, other: Shape) -> bool:
+        """The same answer but for its value; an empty body's Content-Type says nothing."""
+        if self.form == other.form == "empty":
+            return self.status == other.status
+        return self.without_value() == other.without_value()
 
 
 def shape(op: Operation, binding: Binding, response: HttpResponse) -> Shape:
@@ -655,7 +682,12 @@ def shape(op: Operation, binding: Binding, response: HttpResponse) -> Shape:
     reading = read_response(op, binding, response)
     document = reading.document
     if document is None:
-        return Shape(response.status, media, "page" if media == "text/html" else "text")
+        if media == "text/html":
+            return Shape(response.status, media, "page")
+        value = None  # a result as text/plain (4.7 says XML): its text is still its value
+        if not binding.is_soap and op.result is not None and response.status == 200:
+            value = response.body.decode("utf-8", errors="replace")
+        return Shape(response.status, media, "text", None, value)
     if local_name(document) == "Envelope":
         version = {b.envelope_ns: b.label for b in (Binding.SOAP11, Binding.SOAP12)}.get(
             namespace(document) or "", "no SOAP")
@@ -680,12 +712,15 @@ def _code_class(code: str) -> str:
 
 
 def spec_problem(mreq: MatrixRequest, response: HttpResponse) -> str | None:
-    """What the answer breaks of the spec, if anything: a POST over SOAP answered with a body
-    that is XML, or with any 200, is an envelope of the request's version typed as rule 7
-    says; a GET/POST result is typed as 4.7 says. Other methods' answers are not SOAP calls'."""
-    binding, request = mreq.binding, mreq.request
-    if request.method != "POST" and not (binding is Binding.HTTP_GET and request.method == "GET"):
+    """What the answer breaks of the spec, if anything, on a row whose ASMX answer is a SOAP
+    one (a result, or a fault): over SOAP any XML body or any 200 is an envelope of the
+    request's version typed as rule 7 says; a GET/POST result is typed as 4.7 says. A row
+    that ASMX refuses at the HTTP level (415, 405, 400) was never a spec call: the spec says
+    nothing of its answer."""
+    row = mreq.row
+    if row.expected.same_as is None and not (row.expected.form or "").startswith("fault"):
         return None
+    binding = row.binding
     if binding.is_soap:
         got = shape(mreq.operation, binding, response)
         xml = got.form.startswith(("answered", "fault", "xml"))
@@ -714,56 +749,78 @@ class Judged:
     cause: str = ""
 
 
-def verdict(mreq: MatrixRequest, response: HttpResponse,
-            control: HttpResponse | None) -> Judged:
-    """The row's verdict on ``response`` (see the module's docstring); ``control``: the same
-    target's answer to the row's spec call (None when the row's answer is fixed, or when the
-    control got no answer)."""
+@dataclass(frozen=True)
+class Answers:
+    """A target's answers to a matrix request: the request's own, the row's spec call's
+    (``control``; rows with a fixed answer have none) and the plain spec call's of the same
+    operation and binding (``plain``; often the same request as the control)."""
+
+    response: HttpResponse | None
+    control: HttpResponse | None = None
+    plain: HttpResponse | None = None
+
+
+def verdict(mreq: MatrixRequest, answers: Answers) -> Judged:
+    """The row's verdict (see the module's docstring). Nothing is judged where the binding's
+    plain call fails itself (R4-STATUS says so); a spec rule the plain or control call breaks
+    alike is theirs (R5-ENVELOPE, OP-RESULT...), not the row's."""
     row, op = mreq.row, mreq.operation
-    got = shape(op, row.binding, response)
-    problem = spec_problem(mreq, response)
-    if problem is not None:
+    expected = row.expected.words()
+    if answers.response is None:
+        return Judged(Verdict.NOT_APPLICABLE, expected, "", "no answer to judge")
+    plain = answers.plain
+    if plain is None or plain.status != 200:
+        why = "no answer" if plain is None else f"HTTP {plain.status}"
+        return Judged(Verdict.NOT_APPLICABLE, expected, "",
+                      f"the plain {row.binding.label} call fails too ({why}): nothing to "
+                      "compare with")
+    got = shape(op, row.binding, answers.response)
+    problem = spec_problem(mreq, answers.response)
+    if problem is not None and problem not in (spec_problem(mreq, plain), answers.control
+                                               and spec_problem(mreq, answers.control)):
         versions = " answered with a " in problem
-        return Judged(Verdict.FAILED, row.expected.words(), f"{got.words()}: {problem}",
-                      problem.removesuffix(" (4.1 rule 5)") if versions
-                      else f"{row.label}: the answer's {problem}")
+        cause = (problem.removesuffix(" (4.1 rule 5)") if versions
+                 else f"{row.label}: answered with {problem}")
+        if answers.control is not None and row.other_value is Verdict.FAILED:  # and a value
+            # changed too: said too
+            want = shape(op, row.binding, answers.control)
+            if got.status == want.status == 200 and got.value != want.value:
+                cause += (f"; and {got.value!r} comes back where the spec call gives "
+                          f"{want.value!r}")
+        return Judged(Verdict.FAILED, expected, f"{got.words()}: {problem}", cause)
     if row.expected.same_as is None:
-        want_words = row.expected.words()
         if row.expected.holds(got):
-            return Judged(Verdict.PASSED, want_words, got.words())
-        return Judged(Verdict.WARNING, want_words, got.words(),
-                      f"{row.label}: {got.words()} where ASMX gives {want_words}")
-    if control is None:
-        return Judged(Verdict.NOT_APPLICABLE, row.expected.words(), got.words(),
+            return Judged(Verdict.PASSED, expected, got.words())
+        return Judged(Verdict.WARNING, expected, got.words(),
+                      f"{row.label}: {got.brief()} where ASMX gives {row.expected.brief()}")
+    if answers.control is None:
+        return Judged(Verdict.NOT_APPLICABLE, expected, got.words(),
                       "the spec call to compare with got no answer")
-    want = shape(op, row.binding, control)
+    want = shape(op, row.binding, answers.control)
     spec_call = f"the spec call with {AS_WORDS[row.expected.same_as]}"
-    if got == want:
+    if got == want or (got.alike(want) and got.value == want.value):
         return Judged(Verdict.PASSED, f"as {spec_call}: {want.words()}", got.words())
-    if got.without_value() == want.without_value() and got.status == 200:
+    if got.alike(want) and got.status == 200:
         lost = row.other_value is Verdict.FAILED
         return Judged(row.other_value, f"{want.value!r}, as {spec_call}", repr(got.value),
-                      f"{row.label}: the value comes back as {got.value!r} where {spec_call} "
-                      f"gives {want.value!r}" + (" (a value lost or changed)" if lost else
-                                                 " (ASMX loses it; the spec is silent)"))
+                      f"{row.label}: {got.value!r} comes back where {spec_call} gives "
+                      f"{want.value!r}" + (" (a value lost or changed)" if lost else
+                                           " (ASMX loses it too; the spec is silent)"))
     return Judged(Verdict.WARNING, f"as {spec_call}: {want.words()}", got.words(),
-                  f"{row.label}: {got.words()} where ASMX answers as {spec_call} "
-                  f"({want.words()})")
+                  f"{row.label}: {got.brief()} where ASMX answers as {spec_call}: "
+                  f"{want.brief()}")
 
 
-def judge(mreq: MatrixRequest, response: HttpResponse | None, control: HttpResponse | None,
-          *, index: int | None = None, source: str | None = None) -> Finding:
+def judge(mreq: MatrixRequest, answers: Answers, *, index: int | None = None,
+          source: str | None = None) -> Finding:
     """The one finding of a matrix request's answer, under its row's rule."""
-    where = {"operation": mreq.operation.name, "binding": mreq.binding.label,
-             "index": index, "source": source, "extra": {"matrix": mreq.row.id}}
-    if response is None:
-        return Finding(mreq.row.rule, Verdict.NOT_APPLICABLE, **where,
-                       message=f"{mreq.row.label}: no answer", cause="no answer to judge")
-    judged = verdict(mreq, response, control)
+    judged = verdict(mreq, answers)
     message = "" if judged.verdict is not Verdict.WARNING else (
         "the spec is silent; the real ASMX answers otherwise")
-    return Finding(mreq.row.rule, judged.verdict, **where, expected=judged.expected,
-                   actual=judged.actual, message=message, cause=judged.cause)
+    return Finding(mreq.row.rule, judged.verdict, mreq.operation.name, mreq.binding.label,
+                   expected=judged.expected, actual=judged.actual, message=message,
+                   index=index, source=source, extra={"matrix": mreq.row.id},
+                   cause=judged.cause)
 
 
 def compare(mreq: MatrixRequest, primary: HttpResponse, candidate: HttpResponse
@@ -779,17 +836,20 @@ def compare(mreq: MatrixRequest, primary: HttpResponse, candidate: HttpResponse
         versions = " answered with a " in problem
         return [Difference(kind, "", want.words(), f"{got.words()}: {problem}",
                            summary=problem.removesuffix(" (4.1 rule 5)") if versions
-                           else f"{row.label}: the candidate's answer's {problem}")]
-    if got == want or (row.expected.same_as is None and row.expected.holds(got)
-                       and row.expected.holds(want)):
+                           else f"{row.label}: the candidate answered with {problem}")]
+    if got == want or (got.alike(want) and got.value == want.value) or (
+            row.expected.same_as is None and row.expected.holds(got)
+            and row.expected.holds(want)):
         return []  # two configurations of ASMX may answer an odd method 405 or 500
-    if got.without_value() == want.without_value() and got.status == 200:
+    if got.alike(want) and got.status == 200:
         return [Difference("text", _result_path(op, got), repr(want.value), repr(got.value),
                            row.other_value is not Verdict.FAILED,
-                           f"{row.label}: the value comes back as {got.value!r} where the "
-                           f"primary gives {want.value!r}")]
+                           f"{row.label}: another value comes back than the primary's")]
+    if got.status == 404 and want.status != 404:  # not served: one line for every row
+        return [Difference("outcome", "", want.words(), got.words(), True,
+                           "HTTP 404 where the primary answers (the call is not served)")]
     return [Difference("outcome", "", want.words(), got.words(), True,
-                       f"{row.label}: {got.words()} where the primary gives {want.words()} "
+                       f"{row.label}: {got.brief()} where the primary gives {want.brief()} "
                        "(the spec is silent)")]
 
 
@@ -799,11 +859,6 @@ def _result_path(op: Operation, got: Shape) -> str:
     if got.version is not None:
         return f"/Envelope/Body/{answered}/{op.result_element or ''}"
     return f"/{answered}"
-
-
-def applies(contract: Contract, op: Operation, row: Row) -> bool:
-    return row.binding.value in contract.bindings_of(op) and build(
-        contract, op, row, "http://matrix.invalid") is not None
 
 
 def rows_of(binding: Binding) -> tuple[Row, ...]:
@@ -819,23 +874,34 @@ def as_data() -> dict[str, Any]:
 Send = Callable[[HttpRequest], "HttpResponse | None"]
 
 
+class Sent:
+    """Each distinct request a run of the matrix sends once (the spec calls rows share)."""
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        self._answers: dict[tuple[Any, ...], HttpResponse | None] = {}
+
+    def once(self, request: HttpRequest | None) -> HttpResponse | None:
+        if request is None:
+            return None
+        key = (request.method, request.url, request.headers, request.body)
+        if key not in self._answers:
+            self._answers[key] = self.send(request)
+        return self._answers[key]
+
+    def answers(self, mreq: MatrixRequest, response: HttpResponse | None) -> Answers:
+        """``response`` with the row's control and plain call, each sent at most once."""
+        if response is None:
+            return Answers(None)
+        return Answers(response, self.once(mreq.control), self.once(mreq.plain))
+
+
 def run(contract: Contract, base: str, send: Send, rows: tuple[Row, ...] | None = None,
         operations: tuple[Operation, ...] | None = None
-        ) -> Iterator[tuple[MatrixRequest, HttpResponse | None, HttpResponse | None]]:
+        ) -> Iterator[tuple[MatrixRequest, Answers]]:
     """Each row's request for each operation (of ``operations``, default all) sent with
-    ``send``, with its answer and its control's (each distinct control sent once)."""
-    controls: dict[tuple[Any, ...], HttpResponse | None] = {}
+    ``send``, with its answers (each distinct spec call sent once)."""
+    sent = Sent(send)
     for op in operations if operations is not None else contract.operations:
         for mreq in requests_for(contract, op, base, rows):
-            response = send(mreq.request)
-            control = None
-            if mreq.control is not None:
-                key = _key(mreq.control)
-                if key not in controls:
-                    controls[key] = send(mreq.control)
-                control = controls[key]
-            yield mreq, response, control
-
-
-def _key(request: HttpRequest) -> tuple[Any, ...]:
-    return request.method, request.url, request.headers, request.body
+            yield mreq, sent.answers(mreq, send(mreq.request))

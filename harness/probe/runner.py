@@ -34,7 +34,7 @@ from harness.progress import Progress
 from harness.reference.server import target_or_reference
 from harness.reports.allure_results import http_text
 from harness.traffic import send
-from harness.traffic.exchange import HttpRequest, HttpResponse
+from harness.traffic.exchange import HttpRequest
 from harness.traffic.pacing import Pace
 
 
@@ -96,8 +96,8 @@ class Prober:
         self.pace = Pace(budget.rate)  # --rate: the schedule replay uses too
         self.stopped: str | None = None  # why the run ended early
         self._warned: set[tuple[str, str]] = set()
-        #: Answers to the ASMX matrix's spec calls, by request (rows share them).
-        self._controls: dict[tuple[str, bytes], HttpResponse | None] = {}
+        #: The ASMX matrix's spec calls, each sent once (rows share them).
+        self._spec_calls = asmx_matrix.Sent(lambda request: self.exchange(request).response)
         #: Per (rule, operation, binding): the request and response a test shows (as text,
         #: bodies shortened), and whether it is a failing or warned one.
         self.exchanges: dict[tuple[str, str, str], tuple[str, str]] = {}
@@ -161,14 +161,8 @@ class Prober:
         mreq = asmx_matrix.build(self.contract, case.operation, row, self.base)
         if mreq is None or answer.response is None:
             return row.rule, not_applicable("no answer" if mreq else "the row does not apply")
-        control = None
-        if mreq.control is not None:
-            key = (mreq.control.url, mreq.control.body)
-            if key not in self._controls:
-                self._controls[key] = self.exchange(mreq.control).response
-            control = self._controls[key]
-        judged = asmx_matrix.verdict(replace(mreq, request=case.request), answer.response,
-                                     control)
+        answers = self._spec_calls.answers(replace(mreq, request=case.request), answer.response)
+        judged = asmx_matrix.verdict(replace(mreq, request=case.request), answers)
         return row.rule, Outcome(judged.verdict, judged.expected, judged.actual, "", False,
                                  judged.cause)
 
