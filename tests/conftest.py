@@ -76,6 +76,12 @@ def asmx_home() -> Path:
 
 
 # ------------------------------------------------- third-party stacks and a hardened ASMX
-# spyne_url, node_soap_url, asmx_hardened_url: School Mobile on spyne, on Node's soap, and on the
-# real ASMX runtime hardened for production (tests/stacks.py; servers under tests/services/).
-from stacks import asmx_hardened_url, node_soap_url, spyne_url  # noqa: E402, F401
+# spyne_url, node_soap_url, pysimplesoap_url, asmx_hardened_url: School Mobile on spyne, on Node's
+# soap, on PySimpleSOAP and on the real ASMX runtime hardened for production (tests/stacks.py;
+# servers under tests/services/).
+from stacks import (  # noqa: E402, F401
+    asmx_hardened_url,
+    node_soap_url,
+    pysimplesoap_url,
+    spyne_url,
+)

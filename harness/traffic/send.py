@@ -15,7 +15,8 @@ hostile or broken target is handled once, the same way everywhere:
 
   * ``TargetUnreachable``: no answer (refused, reset, deadline); one line. The caller makes it
     a finding (rule ``TRANSPORT_RULE``, ``judge/sending.py``) and goes
-    on, until ``max_failures`` in a row:
+    on, until ``max_failures`` in a row (a connection the target closes without an answer
+    does not count: the target is there, it hung up on that request):
   * ``RunStopped`` (exit 2, one line): the run must end now (the streak above, or TLS).
     ``TLSFailure`` is one. Never catch it as a finding.
   * ``ResponseTooLarge``: the answer outgrew the cap; a finding with rule
@@ -194,7 +195,8 @@ def send(http: httpx.Client, request: HttpRequest,
         if _tls_cause(exc) is not None:
             raise TLSFailure(f"{_origin(request.url)}: TLS failed: {_tls_cause(exc)} (use "
                              "--cacert FILE for a private CA, or --insecure)") from None
-        raise TargetUnreachable(f"{_origin(request.url)}: {_reason(exc)}") from None
+        raise TargetUnreachable(f"{_origin(request.url)}: {_reason(exc)}",
+                                hung_up=isinstance(exc, httpx.RemoteProtocolError)) from None
     finally:
         _deadline.at = math.inf
 
@@ -230,6 +232,8 @@ class Sender:
         return response
 
     def _failed(self, exc: TargetUnreachable) -> None:
+        if exc.hung_up:  # it closed the connection at once: there, and not silent (a request
+            return       # it cannot take, e.g. a POST without charset on PySimpleSOAP)
         with self._lock:
             self._streak += 1
             if self._streak >= self.options.max_failures and self.stopped is None:
