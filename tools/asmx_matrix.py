@@ -157,6 +157,8 @@ def _curl(request: HttpRequest, body: Path) -> str:
     if request.body:
         body.write_bytes(request.body)
         parts.append(f"--data-binary @{body}")
+    elif request.header("Content-Length") == "0":
+        parts.append("--data-binary ''")  # Content-Length: 0, as sent
     parts.append(shlex.quote(request.url))
     return " ".join(parts)
 

@@ -785,8 +785,7 @@ def verdict(mreq: MatrixRequest, answers: Answers) -> Judged:
             # changed too: said too
             want = shape(op, row.binding, answers.control)
             if got.status == want.status == 200 and got.value != want.value:
-                cause += (f"; and {got.value!r} comes back where the spec call gives "
-                          f"{want.value!r}")
+                cause += f"; the value changed too ({got.value!r} for {want.value!r})"
         return Judged(Verdict.FAILED, expected, f"{got.words()}: {problem}", cause)
     if row.expected.same_as is None:
         if row.expected.holds(got):

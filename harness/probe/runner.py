@@ -1,9 +1,9 @@
 """Running the probe: the budget, sending each case, the plain call after each hostile one, the
 report (certify's: console, JSON, JUnit, Allure) and the file of failing cases.
 
-Order: XML attacks, malformed envelopes, HTTP-level cases, then generated values with what is
-left of the budget. The run stops early, with what it found, when the budget is spent or the
-target stops answering.
+Order: XML attacks, malformed envelopes, HTTP-level cases, generated values with two thirds of
+what is left of the budget, then the ASMX matrix's rows. The run stops early, with what it
+found, when the budget is spent or the target stops answering.
 """
 
 from __future__ import annotations
@@ -344,8 +344,8 @@ def probe(target: str | None, contract: Contract, budget: Budget, outputs: Outpu
                     run_fixed(prober, picked(xml_attacks(contract, url)))
                     run_fixed(prober, picked(malformed_envelopes(contract, url)))
                     run_fixed(prober, picked(http_cases(contract, url)))
+                    run_values(prober, seed, chosen)  # two thirds of what is left
                     run_fixed(prober, picked(matrix_cases(contract, url)))
-                    run_values(prober, seed, chosen)
         finally:
             prober.progress.close()
             prober.close()
