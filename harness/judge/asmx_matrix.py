@@ -846,7 +846,7 @@ def compare(mreq: MatrixRequest, primary: HttpResponse, candidate: HttpResponse
             and row.expected.holds(want)):
         return []  # two configurations of ASMX may answer an odd method 405 or 500
     if got.alike(want) and got.status == 200:
-        return [Difference("text", _result_path(op, got), repr(want.value), repr(got.value),
+        return [Difference("text", _result_path(op, got), want.value, got.value,
                            row.other_value is not Verdict.FAILED,
                            f"{row.label}: another value comes back than the primary's")]
     if got.status == 404 and want.status != 404:  # not served: one line for every row
