@@ -110,7 +110,7 @@ def test_node_soap_certify(node_soap_url, tmp_path):
                             "ODD-EXTRA-ELEMENT": 8, "ODD-CHARSET": 8, "ODD-ENCODING": 33,
                             "ODD-DUPLICATES": 1}, out
     matrix_causes = {c["cause"] for c in data["causes"] if c["verdict"] == "failed"
-                     and c["rule"] in ("ODD-ENCODING", "ODD-DUPLICATES")}
+                     and {"ODD-ENCODING", "ODD-DUPLICATES"} & set(c["rules"])}
     assert "SOAP 1.1 with its body in ISO-8859-1, declared: answered with Content-Type " \
            "text/xml; charset=iso-8859-1, not text/xml; charset=utf-8 (4.1 rule 7); the " \
            "value changed too ('…' for '…')" in matrix_causes
@@ -272,7 +272,10 @@ def test_pysimplesoap_certify_runs_through_the_connections_it_drops(pysimplesoap
     assert "HTTP POST" in dropped
     [doubled] = [f for f in data["findings"] if f["rule"] == "ODD-DUPLICATES"
                  and f["verdict"] == "failed"]
-    assert doubled["actual"] == "'token-for-A10b'"  # the last element, ASMX takes the first
+    # the last element, where ASMX takes the first (curl: 'token-for-A10b'); a result is
+    # sensitive, so reports show it as a pseudonym: two different ones
+    assert doubled["matrix"] == "soap11-duplicated"
+    assert doubled["actual"].strip("'") not in doubled["expected"]
     warned = {f["matrix"] for f in data["findings"] if f.get("matrix")
               and f["verdict"] == "warning"}
     assert {"soap11-must-understand", "soap11-head", "soap11-options",
