@@ -165,7 +165,7 @@ def test_a_value_read_in_the_wrong_charset_and_labelled_so_fails_twice_in_one_li
     assert judged.verdict is Verdict.FAILED
     assert judged.cause.startswith("SOAP 1.1 with its body in ISO-8859-1, declared: answered "
                                    "with Content-Type text/xml; charset=iso-8859-1, not "
-                                   "text/xml; charset=utf-8 (4.1 rule 7); and ")
+                                   "text/xml; charset=utf-8 (4.1 rule 7); the value ")
     assert "the value changed too ('token-for-A10\ufffd' for" in judged.cause
     percent = _token(Binding.HTTP_POST, "token-for-A10%E9", "text/xml; charset=utf-8")
     usual = _token(Binding.HTTP_POST, "token-for-A10\u00e9")
