@@ -15,7 +15,9 @@ import pytest
 from hostile import COOKIE_SECRET, SEEN, self_signed, serve
 from traffic import clean_exchanges, write_recording
 
+from harness.contract.bindings import Binding
 from harness.contract.model import school_mobile
+from harness.judge import asmx_matrix
 from harness.reference.server import running
 
 FAST = ("--timeout", "2", "--max-response-mb", "1")
@@ -175,9 +177,12 @@ def test_selection_values_rule_and_maxfail(tmp_path, recording):
         assert done.returncode == 0, done.stdout + done.stderr
         # the WSDL checks of what is selected still run (WSDL-SOAPACTION: no SOAP binding), and
         # the bare GET of its endpoint; no SOAP request
+        # and the ASMX matrix's HTTP GET rows of the operation
+        matrix = {f"GetTeacherSubjectsByID HTTP GET with {row.words}"
+                  for row in asmx_matrix.rows_of(Binding.HTTP_GET)}
         assert sent(tmp_path / "reports") == {"GetTeacherSubjectsByID HTTP GET",
                                               "/GetTeacherSubjects.asmx WSDL",
-                                              "/GetTeacherSubjects.asmx bare GET"}
+                                              "/GetTeacherSubjects.asmx bare GET", *matrix}
         assert "Tid=4242" in attachments(tmp_path / "reports")
         assert data["selection"] == {
             "covered": ["HTTP GET", "GetTeacherSubjectsByID"],
