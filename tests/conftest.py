@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 
 from harness.contract.model import Contract, school_mobile
 from harness.reference.server import running
+from harness.traffic.keys import KEY_STORE_ENV
 
 
 @pytest.fixture(scope="session")
@@ -37,6 +39,9 @@ INTEROP_HELP = ("interop lane skipped: set HARNESS_ASMX_URL (and HARNESS_ASMX_CU
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # Capture keeps pseudonym keys in a per-user key store: the tests' keys go to a folder of
+    # their own (the commands they start inherit it), never to the user's.
+    os.environ[KEY_STORE_ENV] = tempfile.mkdtemp(prefix="harness-test-keys-")
     config.addinivalue_line("markers", "interop: reaches a real ASMX deployment by URL "
                             "(HARNESS_ASMX_URL); skipped without one")
 
