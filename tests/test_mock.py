@@ -693,7 +693,8 @@ def test_the_command_says_what_it_answered_when_stopped(contract, tmp_path, sig)
     assert "harness mock: 3 call(s) answered: 1 from the recording, 2 unmatched, refused" \
         in out.splitlines()
     data = json.loads((tmp_path / "mock.json").read_text(encoding="utf-8"))
-    assert data["answered"] == {"recorded": 1, "reference": 0, "refused": 2}
+    assert data["answered"] == {"stub": 0, "recorded": 1, "forwarded": 0, "reference": 0,
+                                "refused": 2}
     assert data["unmatched"] == [{"operation": "GetTokenDevice", "binding": "HTTP POST",
                                   "call": "GetTokenDevice(id='q')", "nearest": "id='7'",
                                   "count": 2}]
