@@ -301,7 +301,10 @@ def _cert(args: argparse.Namespace) -> tuple[str | None, Any]:
 
 
 def selection(args: argparse.Namespace, contract: Contract) -> Selection:
-    return Selection.parse(contract, args.operation, args.binding)
+    """--operation/--binding checked against ``contract`` (a command without them, such as
+    shadow, selects everything)."""
+    return Selection.parse(contract, getattr(args, "operation", ()),
+                           getattr(args, "binding", ()))
 
 
 def contract_for_target(args: argparse.Namespace, url: str | None, options: SendOptions,
