@@ -29,17 +29,23 @@ import pytest
 from harness import stopping
 from harness.certify.generate import WSDL_FEATURE, write_features
 from harness.contract.bindings import Binding, build_request
-from harness.contract.model import Contract, Operation, sample_arguments, school_mobile
+from harness.contract.model import (
+    VALUE_SETS,
+    Contract,
+    Operation,
+    sample_arguments,
+    school_mobile,
+)
 from harness.contract.selection import Selection, Values
 from harness.contract.structure import Value
 from harness.errors import HarnessError, ResponseTooLarge, RunStopped, TargetUnreachable, UsageError
 from harness.judge import odd_requests, rules, sending, wsdl_rules
+from harness.judge.calls import Call
 from harness.judge.findings import (
     Finding,
     Report,
     Verdict,
     cause_of,
-    example_text,
     selection_scope,
 )
 from harness.judge.profiles import Profile
@@ -47,11 +53,15 @@ from harness.progress import Progress
 from harness.reference.server import target_or_reference
 from harness.reports.allure_bridge import WARNING_LABEL
 from harness.reports.allure_results import tidy, write_overview
+from harness.reports.console import print_report
+from harness.reports.json_report import write_json
+from harness.reports.junit import write_junit
 from harness.scenarios.outcome import SCENARIO, ScenarioRun, scenario_finding
 from harness.scenarios.outcome import TITLE as SCENARIO_TITLE
 from harness.traffic import send
 from harness.traffic.exchange import Exchange
 from harness.traffic.redaction import KEY_BYTES, Redactor, redacting_reports
+from harness.traffic.report_text import example_text
 
 #: Everything certify reads at run time lives inside the package (it works from a wheel).
 PACKAGE = Path(__file__).resolve().parent
@@ -85,8 +95,6 @@ PLUGINS = ("pytest_bdd.plugin", "allure_pytest.plugin")
 DEFAULT_REPORT_DIR = Path("reports")
 #: The features of the certify run under way when it chose its own (``--features``).
 _run_features: tuple[Path, ...] = ()
-#: Names of the argument value sets of ``contract.sample_arguments`` (its ``variant``).
-VALUE_SETS = {"plain": 0, "non-ascii": 1, "xml-special": 2}
 #: Where the run's Report lives while pytest runs (absent in a plain ``pytest`` run).
 REPORT_KEY = pytest.StashKey[Report]()
 #: The contract of the run (absent in a plain ``pytest`` run: then --contract/--namespace).
@@ -120,22 +128,6 @@ class Settings:
 #: The run's Settings while pytest runs (a plain ``pytest`` run uses the defaults).
 SETTINGS_KEY = pytest.StashKey[Settings]()
 _SCENARIO_RUN = pytest.StashKey[ScenarioRun]()
-
-
-@dataclass
-class Call:
-    """One request the features asked for, its response and the findings judged on it."""
-
-    operation: Operation
-    binding: Binding
-    exchange: Exchange
-    findings: list[Finding] = field(default_factory=list)
-    #: The same call with plain values, made when this one (with other values) failed.
-    control: Exchange | None = None
-    #: The endpoint whose WSDL was fetched (``Service.wsdl``); None for an operation's call.
-    endpoint: str | None = None
-    #: How reports name it when not "<operation> <binding>" nor a WSDL (an odd request).
-    label: str | None = None
 
 
 class Service:
@@ -563,15 +555,15 @@ def certify(target: str | None, contract: Contract | str | None, outputs: Output
     tidy(outputs.allure_results, warning_label=WARNING_LABEL)
     write_overview(outputs.allure_results, report, namespace=contract.namespace)
     print(file=stream)
-    report.print_console(stream)
+    print_report(report, stream)
     line = send.wrong_target_line(shown, settings.strange, settings.answered)
     if line:
         print(f"certify: {line}", file=stream)
     if outputs.json:
-        report.write_json(outputs.json)
+        write_json(report, outputs.json)
         print(f"certify: JSON findings in {outputs.json}", file=stream)
     if outputs.junit:
-        report.write_junit(outputs.junit)
+        write_junit(report, outputs.junit)
         print(f"certify: JUnit XML in {outputs.junit}", file=stream)
     print(f"certify: Allure results in {outputs.allure_results}", file=stream)
     if outputs.html:

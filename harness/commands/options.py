@@ -442,7 +442,7 @@ def contract_from(args: argparse.Namespace, options: SendOptions | None = None) 
     if args.contract:
         contract = load(args.contract)
     elif args.wsdl:
-        from harness.contract.wsdl_import import import_wsdls
+        from harness.traffic.wsdls import import_wsdls
 
         contract = import_wsdls(args.wsdl, options=options)
     else:

@@ -31,6 +31,9 @@ from harness.probe.http_level import http_cases
 from harness.progress import Progress
 from harness.reference.server import target_or_reference
 from harness.reports.allure_results import http_text
+from harness.reports.console import print_report
+from harness.reports.json_report import write_json
+from harness.reports.junit import write_junit
 from harness.traffic import send
 from harness.traffic.exchange import HttpRequest
 from harness.traffic.pacing import Pace
@@ -360,7 +363,7 @@ def _retargeted(case: ProbeCase, base: str) -> ProbeCase:
 def _write(report: Report, prober: Prober, cases_out: CaseFile | None, outputs: Outputs,
            stream: IO[str]) -> int:
     print(file=stream)
-    report.print_console(stream)
+    print_report(report, stream)
     ending = prober.stopped or "every case sent"
     print(f"probe: {prober.sent} requests; {ending}", file=stream)
     if cases_out is not None and cases_out.written:
@@ -370,10 +373,10 @@ def _write(report: Report, prober: Prober, cases_out: CaseFile | None, outputs: 
               + (f"; {outputs.failures} is left as the last complete run wrote it"
                  if report.interrupted else ""), file=stream)
     if outputs.json:
-        report.write_json(outputs.json)
+        write_json(report, outputs.json)
         print(f"probe: JSON findings in {outputs.json}", file=stream)
     if outputs.junit:
-        report.write_junit(outputs.junit)
+        write_junit(report, outputs.junit)
         print(f"probe: JUnit XML in {outputs.junit}", file=stream)
     if outputs.allure_dir:
         from harness.probe.allure import write_allure

@@ -518,9 +518,19 @@ async def _dropped(response: Disrupted, scope, receive) -> None:
         pass
 
 
-async def _trickle(response: HttpResponse, seconds: float, scope, receive, send) -> None:
-    from harness.mock.faults import trickle_pieces
+#: Pieces a trickled body is sent in (fewer for a shorter body): ``harness mock --fault
+#: trickle`` (``Disrupted``).
+TRICKLE_PIECES = 16
 
+
+def trickle_pieces(body: bytes) -> list[bytes]:
+    """``body`` in at most TRICKLE_PIECES pieces, in order."""
+    count = max(1, min(TRICKLE_PIECES, len(body)))
+    size = -(-len(body) // count) if body else 1
+    return [body[at:at + size] for at in range(0, len(body), size)] or [b""]
+
+
+async def _trickle(response: HttpResponse, seconds: float, scope, receive, send) -> None:
     pieces = trickle_pieces(response.body)
     await _send_start(response, send)
     for number, piece in enumerate(pieces, 1):

@@ -25,7 +25,7 @@ from harness.judge.findings import Finding, Verdict, cause_of
 from harness.reports.allure_results import http_text
 
 if TYPE_CHECKING:
-    from harness.certify.engine import Call
+    from harness.judge.calls import Call
 
 _OPEN_STEP = pytest.StashKey[Any]()
 #: What the step under way found, when it judged a rule (``step_verdict``).
