@@ -18,7 +18,8 @@ from harness.contract.model import Contract, Operation, ParamType, sample_argume
 from harness.contract.selection import Selection
 from harness.contract.structure import Value, canonical
 from harness.errors import ClassificationError
-from harness.judge import odd_requests
+from harness.judge import asmx_matrix, odd_requests
+from harness.judge.asmx_matrix import MatrixRequest
 from harness.judge.odd_requests import OddRequest
 from harness.traffic.exchange import HttpRequest, replace_header
 from harness.traffic.recording import read_exchanges
@@ -48,6 +49,8 @@ class Case:
     #: A request the spec does not describe (``--errors``): the answers are compared by what
     #: they are (``odd_requests.compare``), not body by body.
     odd: OddRequest | None = None
+    #: A row of the ASMX matrix (``--errors``), compared by shape (``asmx_matrix.compare``).
+    matrix: MatrixRequest | None = None
 
     @property
     def operation_name(self) -> str:
@@ -122,6 +125,12 @@ def error_cases(contract: Contract, start: int = 0, chosen: Selection | None = N
         for odd in odd_requests.requests_for(contract, op, _PLACEHOLDER, chosen):
             index += 1
             yield Case(odd.request, op, odd.binding, None, index, f"error: {odd.kind}", odd=odd)
+        for row in asmx_matrix.requests_for(contract, op, _PLACEHOLDER):
+            index += 1
+            # named in its differences' own words (a spec rule every answer breaks folds
+            # into the plain calls' line)
+            yield Case(row.request, op, row.binding, None, index,
+                       f"asmx matrix: {row.row.label}", matrix=row)
     for endpoint in contract.endpoints:
         odd = odd_requests.bare_get(contract, endpoint, _PLACEHOLDER)
         index += 1

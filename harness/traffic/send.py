@@ -18,7 +18,8 @@ hostile or broken target is handled once, the same way everywhere:
 
   * ``TargetUnreachable``: no answer (refused, reset, deadline); one line. The caller makes it
     a finding (rule ``TRANSPORT_RULE``, ``judge/sending.py``) and goes
-    on, until ``max_failures`` in a row:
+    on, until ``max_failures`` in a row (a connection the target closes without an answer
+    does not count: the target is there, it hung up on that request):
   * ``RunStopped`` (exit 2, one line): the run must end now (the streak above, or TLS).
     ``TLSFailure`` is one; so is ``AuthenticationFailed``: an HTTP 401 (naming the schemes the
     target asked for) or a WS-Security fault. Never catch it as a finding.
@@ -225,7 +226,8 @@ def send(http: httpx.Client, request: HttpRequest,
         if (cause := _tls_cause(exc)) is not None:
             raise TLSFailure(f"{_origin(request.url)}: TLS failed: {cause} "
                              f"({_tls_hint(cause, options)})") from None
-        raise TargetUnreachable(f"{_origin(request.url)}: {_reason(exc)}") from None
+        raise TargetUnreachable(f"{_origin(request.url)}: {_reason(exc)}",
+                                hung_up=isinstance(exc, httpx.RemoteProtocolError)) from None
     finally:
         _deadline.at = math.inf
     why = http_refusal(_origin(request.url), response.status,
@@ -318,6 +320,8 @@ class Sender:
         return response
 
     def _failed(self, exc: TargetUnreachable) -> None:
+        if exc.hung_up:  # it closed the connection at once: there, and not silent (a request
+            return       # it cannot take, e.g. a POST without charset on PySimpleSOAP)
         with self._lock:
             self._streak += 1
             if self._streak >= self.options.max_failures and self.stopped is None:
