@@ -254,7 +254,8 @@ class Service:
         try:
             odd = odd_requests.odd_request(  # with the run's values (--values), if any
                 self.contract, op, how, kind, self.base_url,
-                self.settings.values.apply(op, sample_arguments(op, 0, how.value)))
+                self.settings.values.apply(op, sample_arguments(op, 0, how.value)),
+                self.settings.selection)
         except ValueError as exc:
             raise UsageError(f"the feature asks for {exc}") from None
         return self._odd_call(odd)

@@ -11,6 +11,7 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from harness.contract.bindings import Binding
 from harness.contract.model import Contract, Operation, sample_arguments
+from harness.contract.selection import Selection
 from harness.probe.attacks import attacked_operations
 from harness.probe.cases import Expect, Family, ProbeCase, plain_request, with_body
 
@@ -18,8 +19,9 @@ from harness.probe.cases import Expect, Family, ProbeCase, plain_request, with_b
 HUGE_QUERY = 32 * 1024
 
 
-def http_cases(contract: Contract, base: str) -> Iterator[ProbeCase]:
-    op = attacked_operations(contract)[0]
+def http_cases(contract: Contract, base: str, chosen: Selection | None = None
+               ) -> Iterator[ProbeCase]:
+    op = attacked_operations(contract, chosen)[0]
     get = plain_request(contract, op, Binding.HTTP_GET, base)
     post = plain_request(contract, op, Binding.HTTP_POST, base)
     soap = plain_request(contract, op, Binding.SOAP11, base)

@@ -8,13 +8,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from harness.contract.model import Contract
+from harness.contract.selection import Selection
 from harness.judge import asmx_matrix
 from harness.probe.attacks import attacked_operations
 from harness.probe.cases import Expect, Family, ProbeCase
 
 
-def matrix_cases(contract: Contract, base: str) -> Iterator[ProbeCase]:
-    for op in attacked_operations(contract):
+def matrix_cases(contract: Contract, base: str, chosen: Selection | None = None
+                 ) -> Iterator[ProbeCase]:
+    for op in attacked_operations(contract, chosen):
         for mreq in asmx_matrix.requests_for(contract, op, base):
             row = mreq.row
             yield ProbeCase(f"matrix/{row.id}", Family.MATRIX, op, row.binding, mreq.request,

@@ -87,8 +87,10 @@ class Prober:
     """Sends cases to one target within a budget and judges them into a Report."""
 
     def __init__(self, contract: Contract, base: str, budget: Budget, report: Report,
-                 cases_out: CaseFile | None, options: send.SendOptions | None = None) -> None:
+                 cases_out: CaseFile | None, options: send.SendOptions | None = None,
+                 chosen: Selection | None = None) -> None:
         self.contract, self.base, self.budget, self.report = contract, base, budget, report
+        self.chosen = chosen or Selection()
         self.cases_out = cases_out
         #: The shared sending options; their total timeout is ROB-TIME's bound.
         self.options = options or send.SendOptions(timeout=5.0)
@@ -238,10 +240,14 @@ class Prober:
                                 source=self.base))
 
     def _find_plain_call(self) -> HttpRequest:
-        """The first of the attacked operation's bindings the target answers with 200."""
-        op = attacked_operations(self.contract)[0]
+        """The first of the attacked operation's selected bindings the target answers with
+        200."""
+        op = attacked_operations(self.contract, self.chosen)[0]
         seen = []
         for binding in Binding:
+            if not self.chosen.allows(op.name, binding.label) or \
+                    binding.value not in self.contract.bindings_of(op):
+                continue
             request = plain_request(self.contract, op, binding, self.base)
             answer = self.exchange(request)
             if answer.response is not None and answer.response.status == 200:
@@ -329,8 +335,8 @@ def probe(target: str | None, contract: Contract, budget: Budget, outputs: Outpu
         print(f"probe: {shown}, at most {budget.max_requests} requests in "
               f"{budget.max_time:g} s" + (f" at {budget.rate:g}/s" if budget.rate else ""),
               file=stream, flush=True)
-        prober = Prober(contract, url, budget, report, cases_out, options)
         chosen = chosen or Selection()
+        prober = Prober(contract, url, budget, report, cases_out, options, chosen)
         report.scope = selection_scope(contract, chosen)
 
         def picked(cases: Iterable[ProbeCase]) -> Iterator[ProbeCase]:
@@ -344,11 +350,11 @@ def probe(target: str | None, contract: Contract, budget: Budget, outputs: Outpu
                 if saved is not None:
                     run_fixed(prober, picked(_retargeted(case, url) for case in saved))
                 else:
-                    run_fixed(prober, picked(xml_attacks(contract, url)))
-                    run_fixed(prober, picked(malformed_envelopes(contract, url)))
-                    run_fixed(prober, picked(http_cases(contract, url)))
+                    run_fixed(prober, picked(xml_attacks(contract, url, chosen)))
+                    run_fixed(prober, picked(malformed_envelopes(contract, url, chosen)))
+                    run_fixed(prober, picked(http_cases(contract, url, chosen)))
                     run_values(prober, seed, chosen)  # two thirds of what is left
-                    run_fixed(prober, picked(matrix_cases(contract, url)))
+                    run_fixed(prober, picked(matrix_cases(contract, url, chosen)))
         finally:
             prober.progress.close()
             prober.close()

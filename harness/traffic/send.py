@@ -404,13 +404,15 @@ def check_reachable(url: str, timeout: float = 5.0, options: SendOptions | None 
         raise TargetUnreachable(f"{url} is unreachable: {_reason(exc)}") from None
 
 
-def target_namespace(base: str, options: SendOptions | None = None) -> tuple[str | None, str]:
-    """The ``targetNamespace`` of the target's first endpoint's ?WSDL, or None and why not.
-    TLSFailure/RunStopped propagate: they would stop the run anyway."""
-    from harness.contract.model import school_mobile
-    from harness.contract.xmlsafe import parse_xml
+def target_namespace(base: str, options: SendOptions | None = None,
+                     endpoint: str | None = None) -> tuple[str | None, str]:
+    """The ``targetNamespace`` of the ?WSDL of the target's ``endpoint`` (default: School
+    Mobile's first), or None and why not. TLSFailure/RunStopped propagate: they would stop the
+    run anyway."""
+    if endpoint is None:
+        from harness.contract.model import school_mobile
 
-    endpoint = school_mobile().operations[0].endpoint
+        endpoint = school_mobile().operations[0].endpoint
     url = f"{base_url(base)}{endpoint}?WSDL"
     options = replace(options or SendOptions(), max_response_mb=4, max_failures=2)
     request = HttpRequest("GET", url, (("Host", urlsplit(url).netloc),))
@@ -423,6 +425,16 @@ def target_namespace(base: str, options: SendOptions | None = None) -> tuple[str
             return None, f"{endpoint}?WSDL: {exc}"
         except (TargetUnreachable, ResponseTooLarge) as exc:
             return None, f"{endpoint}?WSDL: {exc}"
+    return namespace_in(response, endpoint)
+
+
+def namespace_in(response: HttpResponse | None, endpoint: str) -> tuple[str | None, str]:
+    """The ``targetNamespace`` of ``response``, the answer to ``endpoint``'s ?WSDL, or None and
+    why not."""
+    from harness.contract.xmlsafe import parse_xml
+
+    if response is None:
+        return None, f"{endpoint}?WSDL got no answer"
     if response.status != 200:
         return None, f"{endpoint}?WSDL answered HTTP {response.status}"
     try:
