@@ -95,6 +95,17 @@ def register(sub) -> None:
     p.set_defaults(run=run)
 
 
+def _primary_tls(args: argparse.Namespace) -> dict[str, object]:
+    """mitmproxy's options for the primary's TLS: --insecure and --cacert hold for it as for
+    the mirror."""
+    from pathlib import Path
+
+    options: dict[str, object] = {"ssl_insecure": True} if args.insecure else {}
+    if args.cacert:
+        options["ssl_verify_upstream_trusted_ca"] = str(Path(args.cacert).resolve())
+    return options
+
+
 def run(args: argparse.Namespace) -> int:
     from harness.capture.proxy import CaptureSettings, parse_listen
     from harness.contract.selection import Selection
@@ -124,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
                                listen_port=port, redact=args.redact,
                                redact_names=args.redact_names, key_file=args.key_file,
                                max_body_mb=args.max_body_mb,
-                               mitm_options={"ssl_insecure": True} if args.insecure else {})
+                               mitm_options=_primary_tls(args))
     mirror = MirrorOptions(
         primary=base_url(args.primary), candidate=base_url(args.candidate),
         secondary=base_url(args.secondary) if args.secondary else None,
