@@ -24,7 +24,8 @@ def register(sub) -> None:
         "Outline over its recorded calls (binding, parameters sent, the recorded result or "
         "fault) in the step vocabulary of certify --features, so the traffic a team captured "
         "becomes its regression suite. Duplicate calls are merged; service descriptions are "
-        "left out; a redacted result is checked by its shape. Exit 0 when features were "
+        "left out; a redacted result is checked by its pseudonym under the recording's key "
+        "(by its shape only when the key is not found). Exit 0 when features were "
         "written, 2 when the recordings hold no call of the contract.",
         "harness scenarios recordings/staging.jsonl -o features/recorded\n"
         "  harness certify --target https://staging.example/School "
