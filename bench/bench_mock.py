@@ -18,7 +18,7 @@ request's bytes, its answer as sent), bounded; the CPU figures say what an answe
 again and asked the first time.
 
     .venv/bin/python bench/bench_mock.py                 # 10k, 100k, 1M
-    .venv/bin/python bench/bench_mock.py --sizes 10000 --duration 2 --rounds 1
+    .venv/bin/python bench/bench_mock.py --sizes 10000 --duration 2 --rounds 1   # a quick look
 
 The machine is shared: compare the ratios measured in one run, quote the load average.
 """
@@ -223,8 +223,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="recorded exchanges per recording, comma-separated")
     p.add_argument("--duration", type=int, default=3,
                    help="seconds per run of the load generator (default 3)")
-    p.add_argument("--rounds", type=int, default=3,
-                   help="alternating rounds of mock and serve per binding (default 3)")
+    p.add_argument("--rounds", type=int, default=5,
+                   help="alternating rounds of mock and serve per binding (default 5: a "
+                        "loaded machine's rates swing from one 3 s window to the next)")
     p.add_argument("--connections", type=int, default=32, help="wrk connections (default 32)")
     p.add_argument("--threads", type=int, default=2, help="wrk threads (default 2)")
     p.add_argument("--processes", type=int, default=4,
