@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -117,12 +118,13 @@ def skipped(contract, reference_url, tmp_path_factory):
                 proxy=shadow.url, folder=folder, primary=reference_url)
 
 
-def live(http: httpx.Client, url: str, seen: int) -> dict:
-    """The live view's data, once it has seen ``seen`` calls and compared what it mirrors."""
+def live(http: httpx.Client, url: str, seen: int, in_flight: int = 0) -> dict:
+    """The live view's data, once it has seen ``seen`` calls and has ``in_flight`` of them in
+    flight, none waiting (at most a minute)."""
     base, token = url.split("/?token=")
     for _ in range(600):
         data = http.get(f"{base}/data.json", params={"token": token}).json()
-        if data["seen"] >= seen and not data["waiting"] and not data["in_flight"]:
+        if data["seen"] >= seen and not data["waiting"] and data["in_flight"] == in_flight:
             break
         time.sleep(0.1)
     return {"data": data,
@@ -148,6 +150,7 @@ def _rendered(url: str) -> str:
 
 
 def test_clients_get_the_primarys_answers_byte_for_byte(skipped):
+    assert skipped["proxy"].startswith("http://127.0.0.1:")  # loopback unless asked
     for proxied, direct in zip(skipped["through"], skipped["direct"], strict=True):
         assert (proxied.status_code, proxied.content) == (direct.status_code, direct.content)
         assert proxied.headers.get("content-type") == direct.headers.get("content-type")
@@ -250,6 +253,31 @@ def test_a_dead_candidate_costs_the_clients_nothing_and_every_call_is_counted(
                                       for m in shadow_meta(recorded))
 
 
+def test_a_second_ctrl_c_stops_waiting_for_the_candidate(contract, reference_url, tmp_path):
+    """Stopping waits for the calls in flight (each within --timeout, here 60 s); Ctrl-C
+    again ends that wait at once, and the call is counted as not compared."""
+    op = contract.find("GetTokenDevice")
+    with hostile("silent") as dead, ShadowProcess(
+            reference_url, dead, tmp_path / "hurry.jsonl", "--timeout", "60", "--quiet",
+            "--allure-dir", "") as shadow, httpx.Client(trust_env=False, timeout=30) as http:
+        send(http, build_request(contract, op, sample_arguments(op), Binding.SOAP11,
+                                 shadow.url))
+        live(http, shadow.live_url, seen=1, in_flight=1)
+        shadow.proc.send_signal(signal.SIGINT)
+        deadline = time.monotonic() + 60
+        while "stopping:" not in "".join(shadow._stderr) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        started = time.monotonic()
+        code, stdout, stderr = shadow.stop()  # the second SIGINT
+    assert time.monotonic() - started < 30, stderr  # not the candidate's 60 s
+    assert "stopping at once" in stderr
+    assert code == 2, stderr  # nothing compared
+    assert "not compared: shadow stopped before the candidate answered: 1" in stdout
+    [recorded] = read_exchanges([tmp_path / "hurry.jsonl"])
+    assert recorded.meta["shadow"] == {
+        "mirrored": True, "reason": "not compared: shadow stopped before the candidate answered"}
+
+
 # -- what is mirrored --------------------------------------------------------------------------
 
 
@@ -278,6 +306,20 @@ def test_mirror_and_skip_operations_are_honoured_exactly(contract):
     unanswered = _exchange(contract, "AuthCode")
     unanswered.response = None
     assert nothing.why_not(unanswered) == (UNCOMPARED, "the primary gave no answer")
+
+
+def test_a_request_the_mirror_cannot_send_as_it_came_is_not_compared(contract):
+    """Two different requests' answers would differ falsely: a request target with bytes
+    that are not UTF-8 (mitmproxy keeps them as surrogates; the mirror would send them
+    percent-encoded) or with dot segments (the sending path resolves them)."""
+    nothing = Choice(contract)
+    exchange = _exchange(contract, None, unclassified="no operation")
+    raw = "http://primary/AuthCodeSending.asmx/AuthCode?code=\udcff&phone=1"
+    assert nothing.why_not(exchange, raw)[0] == UNCOMPARED
+    assert "not UTF-8" in nothing.why_not(exchange, raw)[1]
+    dots = "http://primary/CenterlogOut.asmx/../../etc/passwd"
+    assert "dot segments" in nothing.why_not(exchange, dots)[1]
+    assert nothing.why_not(exchange, "http://primary/CenterlogOut.asmx/x..y") is None
 
 
 def test_a_compressed_primary_answer_is_compared_as_the_sending_path_reads_one():

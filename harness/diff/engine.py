@@ -311,9 +311,14 @@ class Diff:
             "rule": place[2], "operation": place[0], "binding": place[1],
             "path": difference.path, "kind": difference.kind,
             "difference": difference.describe(), "index": case.index, "source": case.source,
-            **{role: reported_exchange(answered.requests[role], answered.responses[role])
+            **{role: _reported(answered.requests[role], answered.responses[role])
                for role in (PRIMARY, CANDIDATE)},
         }
+
+    def reported(self, answered: Answered, role: str) -> dict[str, Any]:
+        """``role``'s request and answer in ``answered`` as the reports show an example
+        (shadow's live view shows its example pairs so)."""
+        return _reported(answered.requests[role], answered.responses[role])
 
     # ------------------------------------------------------------------------------ judging
 
@@ -467,7 +472,7 @@ def _no_wsdl(response: HttpResponse) -> str | None:
     return None if root_tag(response.body) == WSDL_ROOT else "not a WSDL"
 
 
-def reported_exchange(request: HttpRequest, response: HttpResponse) -> dict[str, Any]:
+def _reported(request: HttpRequest, response: HttpResponse) -> dict[str, Any]:
     """An example exchange as reports show it: credential headers redacted."""
     request = replace(request, headers=redact_credentials(request.headers))
     response = replace(response, headers=redact_credentials(response.headers))

@@ -27,9 +27,11 @@ class Choice:
     mirror_operations: frozenset[str] = frozenset()
     skip_operations: frozenset[str] = frozenset()
 
-    def why_not(self, exchange: Exchange) -> tuple[str, str] | None:
+    def why_not(self, exchange: Exchange, raw_url: str | None = None
+                ) -> tuple[str, str] | None:
         """(SKIPPED or UNCOMPARED, why) when ``exchange`` (classified by capture's writer:
-        its ``meta``) is not mirrored; None when it is."""
+        its ``meta``; ``raw_url``: its URL as the proxy got it) is not mirrored; None when it
+        is."""
         meta = exchange.meta
         operation = meta.get("operation")
         if meta.get("foreign"):
@@ -47,6 +49,8 @@ class Choice:
             return UNCOMPARED, "the primary gave no answer"
         if meta.get("truncated"):
             return UNCOMPARED, "a body over --max-body-mb (recorded truncated)"
+        if (why := unsendable(raw_url or exchange.request.url)) is not None:
+            return UNCOMPARED, why
         return None
 
     def _skipped_at(self, exchange: Exchange) -> str | None:
@@ -58,3 +62,19 @@ class Choice:
                 if op.name in self.skip_operations:
                     return op.name
         return None
+
+
+def unsendable(url: str) -> str | None:
+    """Why the sending path would send the candidate another request than the client sent,
+    if it would: a request target with bytes that are not UTF-8 (sent percent-encoded) or
+    with dot segments (``/../``, resolved before sending). Comparing the answers to two
+    different requests would be a false difference."""
+    try:
+        url.encode("utf-8")
+    except UnicodeEncodeError:
+        return "the request target holds bytes that are not UTF-8 (the mirror would send " \
+               "them percent-encoded: another request)"
+    if any(segment in (".", "..") for segment in urlsplit(url).path.split("/")):
+        return "the request path holds dot segments (the mirror would send it resolved: " \
+               "another request)"
+    return None

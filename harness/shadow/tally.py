@@ -34,7 +34,8 @@ class LiveCause:
     calls: int = 0
     rules: Counter[str] = field(default_factory=Counter)
     pairs: Counter[tuple[str, str]] = field(default_factory=Counter)
-    #: The first call found with it: where, and both answers (``reported_exchange`` form).
+    #: The first call found with it: where, and both answers as reports show an example
+    #: (``Diff.reported``).
     example: dict[str, Any] = field(default_factory=dict)
     last: int | None = None  # the call counted last (one call, several rules: one call)
 

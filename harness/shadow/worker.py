@@ -49,7 +49,7 @@ from harness.commands.options import MAX_COUNT
 from harness.contract.selection import Selection
 from harness.diff import Diff, Targets, print_places, write_allure
 from harness.diff.cases import Case, case_of
-from harness.diff.engine import CANDIDATE, PRIMARY, SECONDARY, Answered, reported_exchange
+from harness.diff.engine import CANDIDATE, PRIMARY, SECONDARY, Answered
 from harness.errors import ResponseTooLarge, RunStopped, TargetUnreachable
 from harness.judge.findings import Finding, Verdict, selection_scope
 from harness.judge.sending import transport_finding
@@ -68,6 +68,9 @@ COMPARED_TITLE = ("every call through the shadow is mirrored and compared (a war
 #: The worker's niceness: on a machine short of CPU the proxy, which the clients wait on,
 #: gets it first; the mirror (and the recording lines, written after it) wait instead.
 NICE = 10
+#: The bytes the calls waiting for the mirror may hold in all (bodies up to --max-body-mb
+#: each): past it the queue is full whatever its count.
+QUEUE_BYTES = 256 << 20
 #: Exit statuses: no difference, differences, nothing compared, the worker failed.
 PASSED, DIFFERING, NOTHING, FAILED = 0, 1, 2, 3
 
@@ -79,6 +82,11 @@ class Item:
     taken: Taken  # classified, not yet recorded
     case: Case
     primary: HttpResponse  # as the client got it, decoded as the sending path decodes
+
+    @property
+    def size(self) -> int:
+        """The bytes it holds (its request's body and the primary's answer's)."""
+        return len(self.case.request.body) + len(self.primary.body)
 
 
 class Shadow:
@@ -103,6 +111,7 @@ class Shadow:
                              connections=options.jobs * len(self.diff.roles))
         self.lock = threading.Condition()
         self.waiting: deque[Item] = deque()
+        self.waiting_bytes = 0  # held by the calls waiting (QUEUE_BYTES at most)
         self.in_flight: set[Item] = set()
         self.stopping = False
         #: Once stopping: no call starts after this (monotonic seconds), and, set by a second
@@ -123,13 +132,24 @@ class Shadow:
 
     # -- the main thread: taking each exchange ------------------------------------------------
 
+    def take_safely(self, snapshot: Any) -> None:
+        """``take``, but an exchange the harness cannot represent is said on stderr and
+        skipped, as capture's writer does: hostile traffic must not stop the shadow."""
+        try:
+            self.take(snapshot)
+        except OSError:
+            raise  # the recording itself cannot be written: stop visibly
+        except Exception as exc:
+            print(f"harness shadow: exchange {snapshot[0]} {snapshot[1]!r} not recorded: "
+                  f"{type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+
     def take(self, snapshot: Any) -> None:
         with self.lock:
             taken = self.transcriber.take(exchange_from(snapshot))
             if taken is None:
                 return  # foreign traffic, left out as capture leaves it out
             self.tally.seen += 1
-            why = self.choice.why_not(taken.exchange)
+            why = self.choice.why_not(taken.exchange, snapshot[1])
             if why is not None:
                 kind, reason = why
                 if kind == SKIPPED:
@@ -149,10 +169,12 @@ class Shadow:
                 self._write(taken, {"mirrored": False, "reason": reason})
                 return
             item = Item(taken, case, primary)
-            if len(self.waiting) >= self.options.queue:
+            if len(self.waiting) >= self.options.queue or (
+                    self.waiting and self.waiting_bytes + item.size > QUEUE_BYTES):
                 self._not_compared(item, queue_full(self.options.queue))
                 return
             self.waiting.append(item)
+            self.waiting_bytes += item.size
             self.tally.waiting = len(self.waiting)
             self.lock.notify()
 
@@ -166,6 +188,7 @@ class Shadow:
                         return  # nothing left, or too late to start another
                     self.lock.wait()
                 item = self.waiting.popleft()
+                self.waiting_bytes -= item.size
                 self.in_flight.add(item)
                 self.tally.waiting, self.tally.in_flight = len(self.waiting), len(self.in_flight)
                 self.tally.mirrored += 1
@@ -174,7 +197,11 @@ class Shadow:
                 if item in self.in_flight:  # else given up on when shadow stopped
                     self.in_flight.discard(item)
                     self.tally.in_flight = len(self.in_flight)
-                    self._judged(item, answered)
+                    lines = self.transcriber.writer.count
+                    try:
+                        self._judged(item, answered)
+                    except Exception as exc:  # one call: said, recorded, the mirror goes on
+                        self._unjudged(item, exc, self.transcriber.writer.count > lines)
                     self.lock.notify_all()
 
     def _answer(self, item: Item) -> Answered:
@@ -191,7 +218,8 @@ class Shadow:
         finding = transport_finding(reason, case.operation_name, case.binding_label,
                                     extra={"implementation": CANDIDATE}, index=case.index,
                                     source=case.source)
-        return Answered(case, {}, {PRIMARY: item.primary}, [], [], [finding])
+        return Answered(case, {PRIMARY: case.request}, {PRIMARY: item.primary}, [], [],
+                        [finding])
 
     # -- under the lock: judging and recording -----------------------------------------------
 
@@ -202,12 +230,10 @@ class Shadow:
         record = self.diff.take(answered)
 
         def example() -> dict[str, Any]:
-            request = item.taken.exchange.request
             return {"index": index, "operation": case.operation_name,
                     "binding": case.binding_label,
-                    **{role: reported_exchange(answered.requests.get(role, request), response)
-                       for role, response in answered.responses.items()
-                       if role in (PRIMARY, CANDIDATE)}}
+                    **{role: self.diff.reported(answered, role)
+                       for role in (PRIMARY, CANDIDATE) if role in answered.responses}}
 
         if record is None:  # no answer: the findings say why
             findings = answered.unanswered
@@ -219,6 +245,16 @@ class Shadow:
         self.tally.noise_places = len(self.diff.noise.seen)
         self._write(item.taken, self._mirrored(answered, findings))
         self.progress.update(1, failing=int(differs))
+
+    def _unjudged(self, item: Item, exc: Exception, recorded: bool) -> None:
+        why = f"not compared: {type(exc).__name__}: {exc}"
+        print(f"harness shadow: {item.case.request.method} {item.case.request.url}: {why}",
+              file=sys.stderr, flush=True)
+        if recorded:
+            return
+        with contextlib.suppress(Exception):  # a recording that cannot be written: the main
+            self.tally.not_compared(why)      # thread stops on it at its next line
+            self._write(item.taken, {"mirrored": True, "reason": why})
 
     def _not_compared(self, item: Item, why: str, mirrored: bool = False) -> None:
         """A call the shadow did not compare for a reason of its own: a warning, named."""
@@ -362,7 +398,8 @@ def not_compared(case: Case, why: str, index: int, source: str) -> Finding:
 
 
 def queue_full(size: int) -> str:
-    return f"not mirrored: the mirror queue was full ({size} calls waiting)"
+    return (f"not mirrored: the mirror queue was full ({size} calls or "
+            f"{QUEUE_BYTES >> 20} MB waiting)")
 
 
 class Counting(Console):
@@ -437,7 +474,7 @@ def main() -> None:
         try:
             for batch in itertools.chain([first[1:]], batches):
                 for frame in batch:
-                    shadow.take(marshal.loads(frame))
+                    shadow.take_safely(marshal.loads(frame))
                 if batch:
                     done += len(batch)
                     acks = acknowledge(acks, done)
