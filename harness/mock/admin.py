@@ -224,7 +224,7 @@ def _loopback(client: tuple[str, int] | None) -> bool:
 
 
 async def _reply(send, status: int, data: Any) -> None:
-    body = json.dumps(data, ensure_ascii=False, indent=1).encode("utf-8") + b"\n"
+    body = json.dumps(data, ensure_ascii=False).encode("utf-8") + b"\n"
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json; charset=utf-8"),
                             (b"content-length", str(len(body)).encode())]})
