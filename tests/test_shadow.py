@@ -256,11 +256,13 @@ def test_the_live_view_needs_its_token_and_shows_the_counts(skipped):
 
 
 def test_a_dead_candidate_costs_the_clients_nothing_and_every_call_is_counted(
-        contract, reference_url, tmp_path):
+        contract, reference_url, tmp_path, monkeypatch):
     """Six calls at once, a candidate that accepts and never answers, one call mirrored at
     a time with a queue of one: every client is answered by the primary; each call is either
     not answered by the candidate (a failure: 'no answer'), found the queue full, or was still
-    waiting when --duration ended (warnings): all six counted, named, and recorded."""
+    waiting when --duration ended (warnings): all six counted, named, and recorded. The
+    progress line counts them as the report does: not compared, none differing."""
+    monkeypatch.setenv("HARNESS_PROGRESS_SECONDS", "0.2")
     op = contract.find("GetTokenDevice")
     with hostile("silent") as dead, ShadowProcess(
             reference_url, dead, tmp_path / "dead.jsonl", "--timeout", "2", "--jobs", "1",
@@ -281,6 +283,10 @@ def test_a_dead_candidate_costs_the_clients_nothing_and_every_call_is_counted(
     assert sum(counts["not_compared"].values()) == 6
     assert any("mirror queue was full" in why for why in counts["not_compared"])
     assert "no answer: " in stdout and "did not answer within 2 s" in stdout
+    lines = [line for line in stderr.splitlines() if line.startswith("shadow: ")
+             and " calls mirrored, " in line]
+    assert lines and all(" 0 differing" in line for line in lines), lines
+    assert "not compared" in lines[-1], lines
     recorded = list(read_exchanges([tmp_path / "dead.jsonl"]))
     assert len(recorded) == 6 and all("reason" in m or "error" in m.get("candidate", {})
                                       for m in shadow_meta(recorded))
