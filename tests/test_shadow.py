@@ -21,6 +21,7 @@ import subprocess
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
@@ -35,7 +36,7 @@ from harness.reference.app import create_app
 from harness.reference.server import running
 from harness.shadow.choice import SKIPPED, UNCOMPARED, Choice
 from harness.shadow.process import ShadowProcess
-from harness.traffic.exchange import Exchange, HttpRequest, response_from_dict
+from harness.traffic.exchange import Exchange, HttpRequest, HttpResponse, response_from_dict
 from harness.traffic.recording import read_exchanges, read_header
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -324,8 +325,6 @@ def _exchange(contract, op_name: str | None, binding: Binding = Binding.SOAP11,
               **meta) -> Exchange:
     op = contract.find(op_name or "AuthCode")
     request = build_request(contract, op, sample_arguments(op), binding, "http://primary")
-    from harness.traffic.exchange import HttpResponse
-
     classified = {"operation": op_name, "binding": binding.value} if op_name else {}
     return Exchange(request, HttpResponse(200), meta={**classified, **meta})
 
@@ -338,13 +337,31 @@ def test_mirror_and_skip_operations_are_honoured_exactly(contract):
     # with --mirror-operation, nothing but its calls: no description, nothing unclassified
     assert both.why_not(_exchange(contract, None, description="WSDL"))[0] == SKIPPED
     skip = Choice(contract, skip_operations=frozenset({"AuthCode"}))
-    assert skip.why_not(_exchange(contract, None, description="WSDL")) is None
+    wsdl = HttpRequest("GET", "http://primary/AuthCodeSending.asmx?WSDL")
+    assert skip.why_not(Exchange(wsdl, HttpResponse(200), meta={"description": "WSDL"})) is None
+    # ASP.NET answers a GET of the endpoint with its help page, whatever it carries: an
+    # AuthCode envelope and SOAPAction with it might be a call to a candidate
+    help_page = _exchange(contract, None, description="help page")
+    help_page.request = replace(help_page.request, method="GET")
+    assert skip.why_not(help_page) == (
+        SKIPPED, "a description request with a body or SOAP action, to the endpoint of "
+                 "--skip-operation AuthCode")
+    assert skip.why_not(Exchange(replace(wsdl, headers=(("SOAPAction", "x"),)),
+                                 HttpResponse(200), meta={"description": "WSDL"}))[0] == SKIPPED
+    assert nothing_skipped_at_others(contract, skip)
     assert skip.why_not(_exchange(contract, None, unclassified="bad envelope")) == (
         SKIPPED, "unclassified, to the endpoint of --skip-operation AuthCode")
     nothing = Choice(contract)
     unanswered = _exchange(contract, "AuthCode")
     unanswered.response = None
     assert nothing.why_not(unanswered) == (UNCOMPARED, "the primary gave no answer")
+
+
+def nothing_skipped_at_others(contract, choice: Choice) -> bool:
+    """A help page GET with a body to another endpoint is mirrored as before."""
+    request = HttpRequest("GET", "http://primary/CenterlogOut.asmx", body=b"x")
+    return choice.why_not(Exchange(request, HttpResponse(200),
+                                   meta={"description": "help page"})) is None
 
 
 def test_a_request_the_mirror_cannot_send_as_it_came_is_not_compared(contract):
@@ -364,7 +381,6 @@ def test_a_request_the_mirror_cannot_send_as_it_came_is_not_compared(contract):
 def test_a_compressed_primary_answer_is_compared_as_the_sending_path_reads_one():
     import gzip
 
-    from harness.traffic.exchange import HttpResponse
     from harness.traffic.send import as_received
 
     body = b"<x>answer</x>"
