@@ -406,3 +406,24 @@ def test_a_killed_proxy_loses_no_call_it_answered(contract, reference_url, tmp_p
     assert [a.status_code for a in answers] == [200] * 4
     recorded = list(read_exchanges([out]))
     assert [e.meta["shadow"]["mirrored"] for e in recorded] == [True] * 4
+
+
+def test_the_live_tally_sorts_and_names_causes_as_the_console_does():
+    """A candidate that did not answer is a failure, not a difference: the live view lists it
+    under that name, first, and does not count it among the causes of differences (the
+    console puts it under FAILURES, not DIFFERENCES)."""
+    from harness.judge.findings import Finding, Verdict
+    from harness.shadow.tally import Tally
+
+    tally = Tally({"primary": "p", "candidate": "c"})
+    body = Finding("DIFF-BODY", Verdict.FAILED, "AuthCode", "SOAP 1.1", index=1,
+                   cause="soapAction differs")
+    tally.compared_call([body, body], dict)
+    tally.compared_call([replace(body, index=2)], dict)
+    silent = Finding("SEND-TRANSPORT", Verdict.FAILED, "AuthCode", "SOAP 1.1", index=3,
+                     cause="no answer: c did not answer within 2 s")
+    tally.not_compared(silent.cause, [silent])
+    causes = tally.snapshot()["causes"]
+    assert [(c["cause"], c["difference"], c["calls"]) for c in causes] == [
+        ("no answer: c did not answer within 2 s", False, 1), ("soapAction differs", True, 2)]
+    assert tally.line.startswith("1 x no answer: ")
