@@ -9,7 +9,6 @@ tests/test_scenarios_interop.py.)"""
 from __future__ import annotations
 
 import dataclasses
-
 import json
 import re
 import subprocess
