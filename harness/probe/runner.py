@@ -334,7 +334,8 @@ def probe(target: str | None, contract: Contract, budget: Budget, outputs: Outpu
     saved = list(read_cases(replay, contract)) if replay else None
     with target_or_reference(target, contract, options) as url:
         shown = url if target else f"embedded reference at {url}"
-        report = Report("probe", shown, titles=checks.titles(), namespace=contract.namespace)
+        report = Report("probe", shown, titles=checks.titles(), namespace=contract.namespace,
+                        environment=options.environment if options else None)
         # every output shows a secret by its pseudonym under a key of this run, never written
         report.redaction = ReportRedaction(contract, secrets.token_bytes(KEY_BYTES))
         cases_out = None if replay else CaseFile(outputs.failures)
