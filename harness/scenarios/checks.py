@@ -12,7 +12,6 @@ from harness.contract.structure import Value
 from harness.judge.compare.pseudonyms import Pseudonyms
 from harness.scenarios.answers import Answer, same_blame, text_of
 from harness.scenarios.values import has_shape
-from harness.traffic.redaction import report_redaction
 
 
 def _each(answers: Sequence[Answer], check: Callable[[Answer], str | None]) -> None:
@@ -35,12 +34,6 @@ def _quoted(text: str | None) -> str:
 
 
 def result_is(answers: Sequence[Answer], expected: str) -> None:
-    redaction = report_redaction()
-    if redaction is not None and any(a.operation.result_sensitive for a in answers):
-        # a sensitive result the feature holds in clear (one written from a recording made
-        # without redaction): one face with the actual value, its pseudonym in every output
-        redaction.add([expected])
-
     def check(a: Answer) -> str | None:
         value = a.result()
         if value == a.expected_result(expected) or (value is None and expected == ""):
