@@ -191,13 +191,33 @@ def verdict_line(report: Report) -> str:
         head += (f" for {', '.join(scope.covered) or 'nothing'}; "
                  f"{', '.join(scope.left_out)} not {verb}")
     tail = f" ({report.target})" if report.target else ""
-    scenarios = sum(report.meta.get("scenarios", {}).values())  # certify: Gherkin scenarios
-    within = f" in {_count(scenarios, 'scenario')}" if scenarios else ""
+    within = _tests(report)
     return (f"{head} - {_count(report.checks, 'check')} over "
             f"{_count(report.exchanges, _singular(report.unit))}{within}: "
             f"{c[Verdict.PASSED]} passed, "
             f"{c[Verdict.FAILED]} failed, {_count(c[Verdict.WARNING], 'warning')}, "
             f"{c[Verdict.NOT_APPLICABLE]} not applicable{tail}")
+
+
+def _tests(report: Report) -> str:
+    """`` in 84 scenarios`` (certify), and how many of the tests Allure and JUnit show failed:
+    `` in 84 scenarios (12 failed)``; another command's failing run `` in 40 test cases (8
+    failed)`` (a test case: a rule on an operation x binding, as JUnit's and Allure's)."""
+    scenarios = report.meta.get("scenarios", {})  # certify: Gherkin scenarios
+    if scenarios:
+        failed = scenarios.get("failed", 0)
+        return (f" in {_count(sum(scenarios.values()), 'scenario')}"
+                + (f" ({failed} failed)" if failed else ""))
+    judged, failed = case_counts(report)
+    return f" in {_count(judged, 'test case')} ({failed} failed)" if failed else ""
+
+
+def case_counts(report: Report) -> tuple[int, int]:
+    """(judged, failed) test cases: rule x operation x binding (rule x endpoint) that judged
+    something, and those with a failure. JUnit's tests and failures; Allure's tests and
+    Failed (``allure_results.write_cases``)."""
+    judged = [c for c in report.by_case.values() if applied(c)]
+    return len(judged), sum(1 for c in judged if c[Verdict.FAILED])
 
 
 def _singular(unit: str) -> str:
