@@ -264,22 +264,24 @@ def _properties_escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace(":", "\\:").replace("=", "\\=")
 
 
-def findings_by_place(report: Report, *, by_rule: bool = False
-                      ) -> dict[tuple[str, ...], list[dict[str, Any]]]:
-    """The failures and warnings of each operation x binding (or rule x operation x binding),
-    as the first finding of each cause with how many share it (``count``), failures first;
-    bounded: at most 50 causes a place."""
-    found: dict[tuple[str, ...], dict[tuple[str, str], dict[str, Any]]] = {}
+def findings_by_case(report: Report) -> dict[tuple[str, str, str], list[dict[str, Any]]]:
+    """The failures and warnings of each test case (rule x operation x binding, rule x
+    endpoint x "WSDL": ``Finding.case``), as the first finding of each cause with how many
+    share it (``count``), failures first; bounded: at most 50 causes a case."""
+    from harness.judge.findings import case_of
+
+    found: dict[tuple[str, str, str], dict[tuple[str, str], dict[str, Any]]] = {}
     for data in report.kept():
-        where = (data.get("operation") or "(unclassified)", data.get("binding") or "-")
-        place = found.setdefault((data["rule"], *where) if by_rule else where, {})
+        case = ((data["rule"], data["endpoint"], "WSDL") if data.get("endpoint") is not None
+                else case_of(data["rule"], data.get("operation"), data.get("binding")))
+        causes = found.setdefault(case, {})
         key = (data["verdict"], data.get("cause", ""))
-        if key in place:
-            place[key]["count"] += 1
-        elif len(place) < 50:
-            place[key] = {**data, "count": 1}
-    return {where: sorted(causes.values(), key=lambda d: d["verdict"] != "failed")
-            for where, causes in found.items()}
+        if key in causes:
+            causes[key]["count"] += 1
+        elif len(causes) < 50:
+            causes[key] = {**data, "count": 1}
+    return {case: sorted(causes.values(), key=lambda d: d["verdict"] != "failed")
+            for case, causes in found.items()}
 
 
 def write_cases(report: Report, directory: str | Path, *,
@@ -301,7 +303,7 @@ def write_cases(report: Report, directory: str | Path, *,
 
     allure = AllureResults(directory, suite=f"harness {report.command}")
     write_overview(directory, report, **(facts or {}))
-    found = findings_by_place(report, by_rule=True)
+    found = findings_by_case(report)
     started = started or {}
     for case, counts in sorted(report.by_case.items()):
         if not applied(counts):
