@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import secrets
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,11 +27,9 @@ from mitmproxy import ctx, exceptions, http
 from mitmproxy.proxy.mode_specs import ReverseMode
 
 from harness.capture import addresses
-from harness.capture.writer import Snapshot, WriterGone, WriterProcess, WriterSetup
+from harness.capture.writer import Snapshot, WriterGone, WriterProcess, recording_setup
 from harness.contract.model import Contract, school_mobile
 from harness.errors import HarnessError
-from harness.traffic.recording import RecordingWriter, read_header
-from harness.traffic.redaction import Redactor, key_id, load_or_create_key
 
 #: Marks a flow already handed to the writer (an error after its response adds nothing).
 METADATA_KEY = "harness"
@@ -54,7 +51,8 @@ class Recorder:
         self.contract = contract or school_mobile()
         self.out = out  # where the writer prints the console lines (None: our stdout)
         self.writer: WriterProcess | None = None
-        self.redactor: Redactor | None = None
+        #: Where the redactor's key is (None: in memory only, or no redaction).
+        self.key_file: Path | None = None
         self.failed: str | None = None  # why recording stopped, when it did
         self.rewrite = True  # ctx.options.rewrite_addresses (an option read costs a deep copy)
 
@@ -83,8 +81,9 @@ class Recorder:
                           "truncated (their first 64 KiB, size and SHA-256); sets mitmproxy's "
                           "stream_large_bodies.")
         loader.add_option("redaction_key_file", str | None, None,
-                          "Key file of the pseudonyms (default: <recording>.key, created 0600); "
-                          "'-' for a random key kept in memory for this run only.")
+                          "Key file of the pseudonyms (default: the recording's key in the "
+                          "per-user key store, harness.traffic.keys, created 0600); '-' for a "
+                          "random key kept in memory for this run only.")
 
     def configure(self, updated: set[str]) -> None:
         if "rewrite_addresses" in updated:
@@ -103,41 +102,16 @@ class Recorder:
         if not path:
             return
         try:
-            self.redactor = self._redactor(path) if ctx.options.redact else None
-            self._check_append(path)
-            header = {"upstream": ctx.options.recording_upstream,
-                      "redacted": self.redactor is not None, "mode": ctx.options.recording_mode,
-                      "redaction": self.redactor.settings() if self.redactor else None}
-            RecordingWriter(path, **header).close()  # any error is said now, before listening
+            setup = recording_setup(path, self.contract, redact=ctx.options.redact,
+                                    redact_names=ctx.options.redact_names,
+                                    key_file=ctx.options.redaction_key_file,
+                                    upstream=ctx.options.recording_upstream,
+                                    mode=ctx.options.recording_mode,
+                                    keep_foreign=ctx.options.keep_foreign)
         except HarnessError as exc:
             raise exceptions.OptionsError(str(exc)) from None
-        self.writer = WriterProcess(
-            WriterSetup(path, self.contract, header, self.redactor.key if self.redactor else None,
-                        list(ctx.options.redact_names), ctx.options.recording_upstream,
-                        ctx.options.keep_foreign),
-            self.out, self._writer_failed)
-
-    def _redactor(self, path: str) -> Redactor:
-        key_file = ctx.options.redaction_key_file or f"{path}.key"
-        key = secrets.token_bytes(32) if key_file == "-" else load_or_create_key(key_file)
-        return Redactor.for_contract(self.contract, key, ctx.options.redact_names)
-
-    def _check_append(self, path: str) -> None:
-        """Appending to a recording must keep its redaction: same setting, same key."""
-        if not Path(path).is_file() or Path(path).stat().st_size == 0:
-            return
-        header = read_header(path)
-        if header is None:
-            raise HarnessError(f"{path} exists and is not a harness recording; "
-                               "choose another --out")
-        if bool(header.get("redacted")) != (self.redactor is not None):
-            raise HarnessError(f"{path} was recorded with redaction "
-                               f"{'on' if header.get('redacted') else 'off'}; append to it the "
-                               "same way or choose another --out")
-        theirs = (header.get("redaction") or {}).get("key_id")
-        if self.redactor is not None and theirs and theirs != key_id(self.redactor.key):
-            raise HarnessError(f"{path} was redacted with another key; pass its key file "
-                               "(--key-file) or choose another --out")
+        self.key_file = setup.key_file
+        self.writer = WriterProcess(setup, self.out, self._writer_failed)
 
     # -- events ------------------------------------------------------------------------------
 

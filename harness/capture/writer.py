@@ -69,6 +69,8 @@ class WriterSetup:
     redact_names: list[str] = field(default_factory=list)
     upstream: str | None = None
     keep_foreign: bool = False
+    #: Where the key is kept (None: in memory only, or no redaction), for the user to be told.
+    key_file: Path | None = None
 
 
 # -- proxy side ----------------------------------------------------------------------------------
@@ -341,7 +343,11 @@ class Transcriber:
         self._service_urls: dict[str, bool] = {}
 
     def record(self, snapshot: Snapshot) -> None:
-        exchange = exchange_from(snapshot)
+        self.record_exchange(exchange_from(snapshot))
+
+    def record_exchange(self, exchange: Exchange) -> None:
+        """Classify, redact and write ``exchange`` (``harness mock --record`` hands over the
+        exchanges it forwarded), and tell the console."""
         meta, envelope = self._classify(exchange.request)
         if meta.get("foreign") and not self.keep_foreign:
             self.console.left_out()
@@ -416,6 +422,53 @@ class Transcriber:
             exchange.meta["redaction_dropped"] = notes
         exchange.request, exchange.response = request, response
         return exchange
+
+
+def recording_setup(path: str, contract: Contract, *, redact: bool = True,
+                    redact_names: Sequence[str] = (), key_file: str | None = None,
+                    upstream: str | None = None, mode: str = "reverse",
+                    keep_foreign: bool = False, flag: str = "--out") -> WriterSetup:
+    """What a writer of ``path`` needs: its header and redaction key (``key_file``, else the
+    recording's own, else a new one in the key store: ``harness.traffic.keys.capture_key``;
+    ``-``: a key used once and kept nowhere). Checked before
+    anything is recorded: appending keeps the recording's redaction (same setting, same key),
+    and any error is a one-line HarnessError (``flag``: the option naming ``path``)."""
+    from harness.traffic.keys import capture_key, key_id
+    from harness.traffic.recording import RecordingWriter
+    from harness.traffic.redaction import Redactor
+
+    redactor, key_path = None, None
+    if redact:
+        key, key_path = capture_key(path, key_file)
+        redactor = Redactor.for_contract(contract, key, redact_names)
+    _check_append(path, None if redactor is None else key_id(redactor.key), flag)
+    header = {"upstream": upstream, "redacted": redactor is not None, "mode": mode,
+              "redaction": redactor.settings() if redactor else None}
+    RecordingWriter(path, **header).close()  # any error is said now, before listening
+    return WriterSetup(path, contract, header, redactor.key if redactor else None,
+                       list(redact_names), upstream, keep_foreign, key_path)
+
+
+def _check_append(path: str, key: str | None, flag: str) -> None:
+    """Appending to a recording must keep its redaction: same setting (``key`` None: off),
+    same key (its id)."""
+    from harness.errors import HarnessError
+    from harness.traffic.recording import read_header
+
+    if not Path(path).is_file() or Path(path).stat().st_size == 0:
+        return
+    header = read_header(path)
+    if header is None:
+        raise HarnessError(f"{path} exists and is not a harness recording; "
+                           f"choose another {flag}")
+    if bool(header.get("redacted")) != (key is not None):
+        raise HarnessError(f"{path} was recorded with redaction "
+                           f"{'on' if header.get('redacted') else 'off'}; append to it the "
+                           f"same way or choose another {flag}")
+    theirs = (header.get("redaction") or {}).get("key_id")
+    if key is not None and theirs and theirs != key:
+        raise HarnessError(f"{path} was redacted with another key; pass its key file "
+                           f"(--key-file) or choose another {flag}")
 
 
 def _stripped(exchange: Exchange, reason: str) -> Exchange:

@@ -6,11 +6,17 @@ markup in a GET value, a value that is no int...); an accepted call is looked up
 by its key (operation and values by meaning) and answered with the recorded answer in the
 asking binding's form (harness.mock.answers). A call with no recorded answer is refused, or
 answered by the reference with ``fallback="reference"``; either way it is counted and said.
+With a Forwarder (``--fallback URL``) it is forwarded to a deployment instead (record-through).
+
+Stubs (harness.mock.stubs) come first: the first that matches a call answers it, in the asking
+binding's form. Faults (harness.mock.faults), a stub's and ``--fault``'s, are done to the answer;
+every call is journalled (harness.mock.journal) once its answer is known.
 """
 
 from __future__ import annotations
 
 import random
+import secrets
 import threading
 from collections import Counter
 from collections.abc import Callable, Mapping
@@ -24,13 +30,19 @@ from harness.contract.bindings import (
     Classification,
     FaultCode,
     build_fault,
+    build_response,
     service_description,
 )
 from harness.contract.model import Contract, Operation
 from harness.contract.structure import Value
+from harness.contract.types import ParamType
 from harness.errors import HarnessError
 from harness.mock.answers import as_recorded, render
+from harness.mock.faults import Fault
+from harness.mock.forward import Forwarder
 from harness.mock.index import Index, description_key
+from harness.mock.journal import Journal
+from harness.mock.stubs import Stubs
 from harness.mock.values import (
     call_key,
     describe_call,
@@ -38,13 +50,24 @@ from harness.mock.values import (
     nearest,
     normal_arguments,
 )
-from harness.reference.app import Delayed, answer, reference_answer
+from harness.reference.app import (
+    SERVER_ERROR,
+    Delayed,
+    Delivery,
+    Disrupted,
+    Later,
+    answer,
+    reference_answer,
+)
 from harness.traffic.exchange import HttpRequest, HttpResponse, replace_header
 from harness.traffic.redaction import Redactor, is_pseudonym
 
 #: Where an answer came from, in the X-Harness-Mock header of every call's answer.
 HEADER = "X-Harness-Mock"
-RECORDED, REFERENCE, UNMATCHED = "recorded", "reference", "unmatched"
+#: The faults injected into an answer (``delay 1.5s, malformed``), when any was.
+INJECTED_HEADER = "X-Harness-Injected"
+STUB, RECORDED, FORWARDED = "stub", "recorded", "forwarded"
+REFERENCE, UNMATCHED = "reference", "unmatched"
 #: Distinct unmatched calls kept for the summary (the rest are counted).
 UNMATCHED_KEPT = 1000
 #: Answer delays kept per operation for the latency summary (a uniform sample beyond).
@@ -53,7 +76,7 @@ DELAYS_KEPT = 10_000
 
 @dataclass(frozen=True)
 class Options:
-    fallback: str = "none"  # none | reference
+    fallback: str = "none"  # none | reference | a deployment's base URL (record-through)
     sequence: bool = False
     latency: str = "none"  # none | recorded
     descriptions: str = "contract"  # contract | recorded
@@ -61,6 +84,10 @@ class Options:
     redactor: Redactor | None = None
     #: Whether the recordings hold pseudonyms (said in a refusal without a key).
     redacted: bool = False
+    #: Faults done to every call's answer (--fault), each with its probability.
+    faults: tuple[Fault, ...] = ()
+    #: Seed of the random draws (probabilities, random delays): None, a fresh one.
+    seed: int | None = None
 
 
 @dataclass
@@ -76,41 +103,61 @@ class Unmatched:
 class Stats:
     """What the mock answered, for the summary at the end."""
 
-    answered: Counter[str] = field(default_factory=Counter)  # recorded | reference | unmatched
+    #: stub | recorded | forwarded | reference | unmatched
+    answered: Counter[str] = field(default_factory=Counter)
     descriptions: Counter[str] = field(default_factory=Counter)  # recorded | contract
     other: int = 0  # requests that are no call, or that the binding rules refuse
     unmatched: dict[tuple[str, str, str], Unmatched] = field(default_factory=dict)
     unmatched_other: int = 0
     delays: dict[str, list[float]] = field(default_factory=dict)
     delays_seen: Counter[str] = field(default_factory=Counter)
+    injected: Counter[str] = field(default_factory=Counter)  # fault label -> calls
+    #: forwarded calls the fallback did not answer
+    fallback_failed: int = 0
 
 
 class Mock:
     """``respond`` answers one request (the ``respond`` of ``create_app``); ``stats`` says
-    what was answered. Safe to call from several threads."""
+    what was answered, ``journal`` every call. Safe to call from several threads."""
 
     def __init__(self, contract: Contract, index: Index, options: Options = Options(), *,
+                 stubs: Stubs | None = None, journal: Journal | None = None,
+                 forwarder: Forwarder | None = None,
                  on_unmatched: Callable[[str], None] = lambda line: None,
                  on_error: Callable[[str], None] = lambda line: None) -> None:
         self.contract = contract
         self.index = index
         self.options = options
         self.stats = Stats()
+        self.rng = random.Random(options.seed)
+        self.redactor = options.redactor
+        self.stubs = stubs if stubs is not None else Stubs()
+        self.stubs.rng = self.rng
+        if self.redactor is not None:
+            self.stubs.pseudonymise = self.redactor.value
+        self.journal = journal if journal is not None else Journal()
+        self.forwarder = forwarder
         self.on_unmatched = on_unmatched
         self.on_error = on_error
         self.sensitive = contract.sensitive_names() | (
             options.redactor.names if options.redactor else frozenset())
+        #: Pseudonyms in the journal and its queries: the recording's key, else one of this
+        #: run (the same value gets the same pseudonym within the run, and no one can tell
+        #: the value from it).
+        self.journal_redactor = self.redactor or Redactor(secrets.token_bytes(32),
+                                                          self.sensitive)
         self._cursors: dict[int, int] = {}
         self._lock = threading.Lock()
         self._local = threading.local()
 
     # -- a request ----------------------------------------------------------------------
 
-    def respond(self, contract: Contract, request: HttpRequest) -> HttpResponse | Delayed:
+    def respond(self, contract: Contract, request: HttpRequest) -> Delivery:
         if self.options.descriptions == "recorded" and \
                 (recorded := self._recorded_description(request)) is not None:
             return recorded
         self._local.call = False
+        self._local.request = request
         response = answer(contract, request, self._produce, wildcard=is_pseudonym)
         if not self._local.call:
             with self._lock:
@@ -121,63 +168,160 @@ class Mock:
         return response
 
     def _produce(self, contract: Contract, call: Classification, binding: Binding,
-                 arguments: dict[str, Value]) -> HttpResponse | Delayed:
+                 arguments: dict[str, Value]) -> Delivery:
         self._local.call = True
-        op, http = call.operation, not call.binding.is_soap
-        values = normal_arguments(op, arguments, http=http)
+        op = call.operation
+        values = normal_arguments(op, arguments, http=not call.binding.is_soap)
+        chosen = self.stubs.choose(op.name, values) if self.stubs else None
+        if chosen is not None and chosen.reply.answers:
+            delivery: Delivery = chosen.reply.response(contract, op, binding)
+            source = STUB
+        else:
+            delivery, source = self._otherwise(contract, call, binding, arguments, values,
+                                               stubbed=chosen is not None)
+        injected: list[str] = []
+        if chosen is not None:
+            delivery = _each(delivery, lambda d: chosen.reply.disrupted(d, binding, self.rng,
+                                                                        injected))
+        for fault in self.options.faults:
+            if fault.hits(self.rng):
+                delivery = _each(delivery, lambda d, f=fault: f.applied(d, binding, self.rng))
+                injected.append(fault.label)
+        delivery = _each(delivery, lambda d: _marked(d, source, injected))
+        journalled = self._journalled(op, binding, arguments, values, source,
+                                      chosen.stub.id if chosen else None, tuple(injected))
+        return _each(delivery, journalled)
+
+    def _otherwise(self, contract: Contract, call: Classification, binding: Binding,
+                   arguments: dict[str, Value], values: tuple[str, ...], *, stubbed: bool
+                   ) -> tuple[Delivery, str]:
+        """The answer without a stub: the recording's, else the fallback's, else a refusal
+        (``stubbed``: a stub that only delays or disrupts took the call: a void operation's
+        empty answer then, the only one it has)."""
+        op = call.operation
         key = call_key(op, values)
         positions = self.index.find(key)
-        if not positions and self.options.redactor is not None:
-            secret = normal_arguments(op, _pseudonymised(self.options.redactor, arguments),
-                                      http=http)
+        if not positions and self.redactor is not None:
+            secret = normal_arguments(op, _pseudonymised(self.redactor, arguments),
+                                      http=not call.binding.is_soap)
             key = call_key(op, secret)
             positions = self.index.find(key)
         if not positions:
+            if stubbed and op.result is None and self.options.fallback == "none":
+                return build_response(contract, op, binding), STUB
             return self._unmatched(contract, call, binding, arguments, values)
         try:
-            position = self._chosen(key, positions)
+            position = self._chosen(key, positions, binding)
             exchange = self.index.fetch(position)
             assert exchange.response is not None  # indexed only with one
             response = render(contract, op, binding, exchange.response,
                               self.index.binding(position))
         except HarnessError as exc:  # the recording changed under the mock
             self.on_error(f"{op.name}: {exc}")
-            return build_fault(binding, FaultCode.SERVER, "Server was unable to process "
-                               "request.")
-        response = _marked(response, RECORDED)
+            return build_fault(binding, FaultCode.SERVER, SERVER_ERROR), RECORDED
         with self._lock:
             self.stats.answered[RECORDED] += 1
         if self.options.latency == "recorded":
             seconds = max(0.0, float(exchange.timings.get("duration") or 0.0))
             self._delayed(op.name, seconds)
-            return Delayed(response, seconds)
-        return response
+            return Delayed(response, seconds), RECORDED
+        return response, RECORDED
 
-    def _chosen(self, key: int, positions: range) -> int:
-        """The last recorded answer; with ``sequence``, each in turn, then the last again."""
-        if not self.options.sequence or len(positions) == 1:
-            return positions[-1]
+    def _chosen(self, key: int, positions: range, binding: Binding) -> int:
+        """The last answer recorded over ``binding`` (given as recorded), else the last one;
+        with ``sequence``, each in turn, then the last again."""
+        if len(positions) == 1:
+            return positions[0]
+        if not self.options.sequence:
+            return next((p for p in reversed(positions) if self.index.binding(p) is binding),
+                        positions[-1])
         with self._lock:
             turn = self._cursors.get(key, 0)
             self._cursors[key] = turn + 1
         return positions[min(turn, len(positions) - 1)]
 
     def _unmatched(self, contract: Contract, call: Classification, binding: Binding,
-                   arguments: dict[str, Value], values: tuple[str, ...]) -> HttpResponse:
+                   arguments: dict[str, Value], values: tuple[str, ...]
+                   ) -> tuple[Delivery, str]:
         op = call.operation
         found = nearest(op, values, self.index.candidates.get(op.name, []))
-        said = (f"no recorded answer for {describe_call(op, values, self.sensitive)} over "
-                f"{binding.label}; nearest recorded: "
-                f"{describe_nearest(op, values, found, self.sensitive)}{self._hint(op, values)}")
-        fallback = self.options.fallback == "reference"
-        self.on_unmatched(said + ("; answered by the reference" if fallback else ""))
+        said = self._why_unmatched(op, binding, values, found)
+        fallback = self.options.fallback
+        if self.forwarder is not None:
+            return self._forwarded(call, binding, said), FORWARDED
+        self.on_unmatched(said + ("; answered by the reference" if fallback == "reference"
+                                  else ""))
         with self._lock:
-            self.stats.answered[REFERENCE if fallback else UNMATCHED] += 1
+            self.stats.answered[REFERENCE if fallback == "reference" else UNMATCHED] += 1
             self._count_unmatched(op, binding, values, found)
-        if fallback:
-            produced = reference_answer(contract, call, binding, arguments)
-            return _marked(produced, REFERENCE)
-        return _marked(build_fault(binding, FaultCode.CLIENT, said), UNMATCHED)
+        if fallback == "reference":
+            return reference_answer(contract, call, binding, arguments), REFERENCE
+        return build_fault(binding, FaultCode.CLIENT, said), UNMATCHED
+
+    def _forwarded(self, call: Classification, binding: Binding, said: str) -> Later:
+        """The fallback's answer to the request, made on a worker thread (it waits on the
+        network): a 502 saying why when none comes."""
+        forwarder, request = self.forwarder, self._local.request
+        assert forwarder is not None
+
+        def make() -> HttpResponse:
+            try:
+                response = as_recorded(forwarder.forward(request))
+            except HarnessError as exc:
+                self.on_error(f"{said}; the fallback did not answer: {exc}")
+                with self._lock:
+                    self.stats.answered[FORWARDED] += 1
+                    self.stats.fallback_failed += 1
+                return HttpResponse(502, (("Content-Type", "text/plain; charset=utf-8"),),
+                                    f"harness mock: {said}; the fallback {forwarder.base} did "
+                                    f"not answer: {exc}".encode(), "Bad Gateway")
+            with self._lock:
+                self.stats.answered[FORWARDED] += 1
+            return response
+
+        return Later(make)
+
+    def _journalled(self, op: Operation, binding: Binding, arguments: dict[str, Value],
+                    values: tuple[str, ...], source: str, stub: str | None,
+                    injected: tuple[str, ...]) -> Callable[[Any], Any]:
+        """What journals the call once its answer is known (passes the answer through)."""
+        shown = self.journal_values(op, arguments, values, http=not binding.is_soap)
+        if injected:
+            with self._lock:
+                self.stats.injected.update(injected)
+        if source == STUB:
+            with self._lock:
+                self.stats.answered[STUB] += 1
+
+        def journal(delivery: Any) -> Any:
+            self.journal.record(op.name, binding.label, shown, source, stub, injected,
+                                _status(delivery))
+            return delivery
+
+        return journal
+
+    def journal_values(self, op: Operation, arguments: Mapping[str, Value],
+                       values: tuple[str, ...], *, http: bool) -> tuple[tuple[str, str], ...]:
+        """The call's values as the journal holds them: by meaning, a sensitive one (at any
+        depth) as its pseudonym."""
+        if any(p.name in self.sensitive or p.type is ParamType.COMPLEX for p in op.parameters):
+            values = normal_arguments(op, _pseudonymised(self.journal_redactor, arguments),
+                                      http=http)
+        return tuple(zip(op.parameter_names, values, strict=True))
+
+    def _why_unmatched(self, op: Operation, binding: Binding, values: tuple[str, ...],
+                       found: tuple[str, ...] | None) -> str:
+        """The one line that says why nothing answers a call (the console, the refusal)."""
+        call = describe_call(op, values, self.sensitive)
+        stubbed = self.stubs.of(op.name)
+        if not self.index.sources:  # stubs alone
+            return (f"no stub answers {call} over {binding.label}; " + (
+                f"the stubs of {op.name} match " + "; ".join(
+                    s.describe(self.sensitive) for s in stubbed[:3]) if stubbed
+                else f"no stub of {op.name}"))
+        return (f"no recorded answer for {call} over {binding.label}"
+                + (" and no stub matches it" if stubbed else "") + "; nearest recorded: "
+                f"{describe_nearest(op, values, found, self.sensitive)}{self._hint(op, values)}")
 
     def _hint(self, op: Operation, values: tuple[str, ...]) -> str:
         """Why a call with real personal values matches nothing in a redacted recording."""
@@ -240,9 +384,32 @@ class Mock:
         return HttpResponse(response.status, response.headers, body, response.reason)
 
 
-def _marked(response: HttpResponse, source: str) -> HttpResponse:
-    return HttpResponse(response.status, replace_header(response.headers, HEADER, source),
-                        response.body, response.reason)
+def _each(delivery: Delivery, change: Callable[[Any], Any]) -> Delivery:
+    """``change`` done to ``delivery``, once it is made (a Later's on its worker thread)."""
+    if isinstance(delivery, Later):
+        make = delivery.make
+        return Later(lambda: change(make()))
+    return change(delivery)
+
+
+def _marked(delivery: Any, source: str, injected: list[str]) -> Any:
+    """Each response in ``delivery`` saying where it came from (and what was injected)."""
+    if isinstance(delivery, Delayed):
+        return Delayed(_marked(delivery.response, source, injected), delivery.seconds)
+    if isinstance(delivery, Disrupted):
+        return delivery if delivery.response is None else Disrupted(
+            delivery.how, _marked(delivery.response, source, injected), delivery.seconds)
+    headers = replace_header(delivery.headers, HEADER, source)
+    if injected:
+        headers = replace_header(headers, INJECTED_HEADER, ", ".join(injected))
+    return HttpResponse(delivery.status, headers, delivery.body, delivery.reason)
+
+
+def _status(delivery: Any) -> int | None:
+    """The status ``delivery`` sends; None when it sends no answer."""
+    while isinstance(delivery, Delayed | Disrupted):
+        delivery = delivery.response
+    return delivery.status if isinstance(delivery, HttpResponse) else None
 
 
 def _pseudonymised(redactor: Redactor, arguments: Mapping[str, Value]) -> dict[str, Value]:
@@ -250,7 +417,7 @@ def _pseudonymised(redactor: Redactor, arguments: Mapping[str, Value]) -> dict[s
     sensitive parameter or field (at any depth) replaced by its pseudonym."""
     def walk(name: str, value: Any) -> Any:
         if isinstance(value, str):
-            return redactor.value(name, value)
+            return value if is_pseudonym(value) else redactor.value(name, value)
         if isinstance(value, list):
             return [walk(name, v) for v in value]
         if isinstance(value, Mapping):

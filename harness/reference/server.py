@@ -72,6 +72,8 @@ def _bounded(header_seconds: float, body_seconds: float) -> type[asyncio.Protoco
     the one waiting longest for its request closed to let a new one in."""
     from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
+    from harness.reference.app import TRANSPORT
+
     if not hasattr(AutoHTTPProtocol, "on_headers_complete"):  # h11: no per-header hook
         return AutoHTTPProtocol
     limit = max_connections()
@@ -125,6 +127,7 @@ def _bounded(header_seconds: float, body_seconds: float) -> type[asyncio.Protoco
                 self._refuse(f"a request header field over {MAX_FIELD_BYTES} bytes")
                 raise _Refused
             self._arm(body_seconds)
+            self.scope[TRANSPORT] = self.transport  # for an answer that drops the connection
             super().on_headers_complete()
 
         def on_message_complete(self) -> None:
