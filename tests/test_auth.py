@@ -345,3 +345,57 @@ def test_one_client_shared_by_threads_keeps_each_ntlm_handshake_whole(ntlm_front
         for thread in threads:
             thread.join()
     assert statuses == [200] * 18
+
+
+def test_mock_records_through_an_ntlm_front(ntlm_front: str, tmp_path: Path) -> None:
+    """``mock --fallback URL --record FILE`` with the deployment's credentials: an unrecorded
+    call is forwarded through the handshake, answered and recorded."""
+    import signal
+
+    import httpx
+
+    record = tmp_path / "through.jsonl"
+    mock = subprocess.Popen(
+        [*HARNESS, "mock", "--port", "0", "--quiet", "--fallback", ntlm_front, "--record",
+         str(record), "--user", NTLM_USER, "--ntlm"], cwd=tmp_path, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env={**_env(), "HARNESS_PASSWORD": PASSWORD})
+    try:
+        line = ""
+        while " on http://" not in line:
+            line = mock.stderr.readline()
+            assert line, mock.stderr.read()
+        url = line.split(" on ", 1)[1].split()[0]
+        answer = httpx.get(f"{url}/PushNotificationMobile.asmx/GetTokenDevice?id=5", timeout=60)
+    finally:
+        mock.send_signal(signal.SIGINT)
+        mock.communicate(timeout=120)
+    assert answer.status_code == 200 and b"<string" in answer.content, answer.text
+    assert b"GetTokenDevice" in record.read_bytes() and PASSWORD.encode() not in (
+        record.read_bytes())
+
+
+def test_mock_refuses_credentials_without_a_deployment(capsys, tmp_path: Path) -> None:
+    line = refused(capsys, "mock", str(SAMPLE), "--user", "alice:x", "--port", "0")
+    assert "need --fallback URL" in line
+
+
+def test_shadow_mirrors_to_a_candidate_behind_ntlm(ntlm_front: str, auth_upstream: str,
+                                                  tmp_path: Path) -> None:
+    """``shadow --candidate URL`` with the candidate's credentials: each mirrored call goes
+    through the handshake; the comparison passes."""
+    import httpx
+
+    from harness.shadow.process import ShadowProcess
+
+    before = stats(ntlm_front)
+    with ShadowProcess(auth_upstream, ntlm_front, tmp_path / "shadow.jsonl", "--user",
+                       f"{NTLM_USER}:{PASSWORD}", "--ntlm", "--json",
+                       str(tmp_path / "shadow.json")) as shadow:
+        answers = [httpx.get(f"{shadow.url}/PushNotificationMobile.asmx/GetTokenDevice?id={i}",
+                             timeout=60) for i in (1, 2)]
+        code, stdout, stderr = shadow.stop()
+    assert code == 0, stdout[-2000:] + stderr
+    assert [a.status_code for a in answers] == [200, 200]
+    assert json.loads((tmp_path / "shadow.json").read_text())["verdict"] == "passed"
+    assert stats(ntlm_front)["passed"] - before["passed"] >= 2

@@ -539,3 +539,55 @@ def test_record_through_answers_from_the_deployment_and_the_next_mock_from_the_f
     assert auth.status_code == 200 and auth.headers["X-Harness-Mock"] == "recorded"
     assert soap.status_code == 500  # another value: not recorded, and no fallback now
     assert again.stats.answered["recorded"] == 2
+
+
+def test_a_stop_does_not_wait_for_a_delayed_answer(contract, tmp_path):
+    """Ctrl-C while a stub's minute-long delay is under way: the mock stops at once (the
+    waiting connection closed), says what it answered, no traceback."""
+    import signal
+    import threading
+
+    from test_mock import Served
+
+    path = tmp_path / "stubs.toml"
+    path.write_text('[[stub]]\noperation = "GetTokenDevice"\nresult = "x"\ndelay = "60s"\n',
+                    encoding="utf-8")
+    served = Served("--stubs", str(path), cwd=tmp_path)
+    client = threading.Thread(target=curl, args=(contract, served.url, "GetTokenDevice",
+                                                 {"id": "1"}, Binding.HTTP_GET))
+    client.start()
+    time.sleep(1.0)
+    started = time.monotonic()
+    code, out, err = served.stop(signal.SIGINT)
+    client.join(timeout=30)
+    assert time.monotonic() - started < 15 and code == 0
+    assert "Traceback" not in err and "ERROR" not in err, err
+    assert "harness mock: faults injected: 1 delay 60s" in out
+
+
+def test_repeated_calls_are_each_answered_counted_and_journalled(contract, stubbed):
+    """A call asked again is answered from the mock's caches: the same answer, every call in
+    the journal and the counts."""
+    url, mock = stubbed
+    reset(url)
+    before = mock.stats.answered["stub"]
+    bodies = {curl(contract, url, "GetTokenDevice", {"id": "dev-1"}, Binding.SOAP11).stdout
+              for _ in range(3)}
+    assert len(bodies) == 1 and "token-stubbed" in bodies.pop()
+    assert counted(url, operation="GetTokenDevice")["count"] == 3
+    assert mock.stats.answered["stub"] - before == 3
+
+
+def test_the_caches_are_bounded_by_entries_and_bytes():
+    from harness.mock.service import Bounded
+
+    kept: Bounded[str] = Bounded(3, 1000)
+    for n in range(5):
+        kept.put(n, f"v{n}", 10)
+    assert len(kept) == 3 and kept.get(0) is None and kept.get(4) == "v4"
+    kept.put("big", "x", 60)  # within a sixteenth of the bytes: kept, older ones let go
+    kept.put("huge", "y", 200)  # over it: not kept at all
+    assert kept.get("big") == "x" and kept.get("huge") is None
+    for n in range(20):
+        kept.put(("b", n), "z", 60)
+    assert kept._bytes <= 1000 and len(kept) <= 3

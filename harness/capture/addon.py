@@ -27,7 +27,13 @@ from mitmproxy import ctx, exceptions, http
 from mitmproxy.proxy.mode_specs import ReverseMode
 
 from harness.capture import addresses
-from harness.capture.writer import Snapshot, WriterGone, WriterProcess, recording_setup
+from harness.capture.writer import (
+    Snapshot,
+    WriterGone,
+    WriterProcess,
+    WriterSetup,
+    recording_setup,
+)
 from harness.contract.model import Contract, school_mobile
 from harness.errors import HarnessError
 
@@ -46,6 +52,12 @@ logger = logging.getLogger(__name__)
 
 class Recorder:
     """Records every exchange with the service into a harness recording (JSON Lines)."""
+
+    #: The module of the writer process (``WriterProcess``'s entry).
+    entry = "harness.capture.writer"
+    #: Whether a response waits until its exchange is in the recording (capture's guarantee:
+    #: no answer without its record).
+    hold = True
 
     def __init__(self, contract: Contract | None = None, out: IO[str] | None = None) -> None:
         self.contract = contract or school_mobile()
@@ -107,11 +119,21 @@ class Recorder:
                                     key_file=ctx.options.redaction_key_file,
                                     upstream=ctx.options.recording_upstream,
                                     mode=ctx.options.recording_mode,
-                                    keep_foreign=ctx.options.keep_foreign)
+                                    keep_foreign=ctx.options.keep_foreign,
+                                    header=self.extra_header())
         except HarnessError as exc:
             raise exceptions.OptionsError(str(exc)) from None
         self.key_file = setup.key_file
-        self.writer = WriterProcess(setup, self.out, self._writer_failed)
+        self.writer = WriterProcess(self.writer_setup(setup), self.out, self._writer_failed,
+                                    self.entry)
+
+    def extra_header(self) -> dict[str, object]:
+        """More for the recording's header line (a subclass's own settings)."""
+        return {}
+
+    def writer_setup(self, setup: WriterSetup) -> object:
+        """What the writer process is handed first (a subclass's writer may need more)."""
+        return setup
 
     # -- events ------------------------------------------------------------------------------
 
@@ -151,6 +173,8 @@ class Recorder:
             number = writer.put(snapshot)
         except Exception as exc:  # e.g. more than a pipe frame can carry
             self._refuse_recorded(flow, f"not recorded: {type(exc).__name__}: {exc}")
+            return
+        if not self.hold:
             return
         try:
             await writer.written(number)

@@ -10,8 +10,10 @@ from pathlib import Path
 
 from harness.commands import add_command
 from harness.commands.options import (
+    add_auth_options,
     add_contract_options,
     add_listen_options,
+    auth_options,
     check_outputs,
     contract_from,
 )
@@ -56,6 +58,7 @@ def register(sub) -> None:
                         "recording, redacted as capture redacts (key: --key-file, else the "
                         "recording's own, else a new one in the key store), so the next mock "
                         "of it answers the call itself")
+    add_auth_options(p)  # record-through: the --fallback deployment may ask for credentials
     g.add_argument("--sequence", action="store_true",
                    help="several recorded answers to one call: give them in recorded order, "
                         "one per call, then the last again (default: always the last)")
@@ -106,6 +109,9 @@ def run(args: argparse.Namespace) -> int:
     if not (args.recordings or args.stubs or forwarding):
         raise UsageError("nothing to answer with: give a recording, --stubs FILE or "
                          "--fallback URL")
+    if not forwarding and any(getattr(args, name) for name in _AUTH_FLAGS):
+        raise UsageError("--user, --cert, --wsse-user and --login-url are the --fallback "
+                         "deployment's credentials: they need --fallback URL")
     if args.record and not forwarding:
         raise UsageError("--record needs --fallback URL: it records what the deployment "
                          "there answers")
@@ -186,10 +192,23 @@ def _fallback(text: str) -> str:
                                      "(http://host:port/path)")
 
 
+#: The authentication options (add_auth_options) a mock without --fallback URL refuses.
+_AUTH_FLAGS = ("user", "cert", "key", "wsse_user", "login_url", "basic", "digest", "ntlm",
+               "negotiate")
+
+
 def _forwarder(contract, args: argparse.Namespace):
     from harness.mock.forward import Forwarder
+    from harness.traffic.login import log_in
+    from harness.traffic.send import SendOptions
 
-    return Forwarder(contract, args.fallback, record=args.record, key_file=args.key_file)
+    # The --fallback deployment's credentials (docs: Authentication): asked now, before the
+    # mock listens; the login, if any, done once.
+    options = log_in(SendOptions(auth=auth_options(args)))
+    if options.auth.cert is not None:
+        options.verify()  # a certificate that cannot be read: its one line now
+    return Forwarder(contract, args.fallback, record=args.record, key_file=args.key_file,
+                     options=options)
 
 
 def _say(line: str) -> None:

@@ -120,9 +120,10 @@ def header(text: str) -> tuple[str, str]:
 
 
 def add_send_options(p: argparse.ArgumentParser, *,
-                     timeout: float = defaults.DEFAULT_TIMEOUT) -> None:
+                     timeout: float = defaults.DEFAULT_TIMEOUT, select: bool = True) -> None:
     """The sending and selection options (see the module docstring); ``timeout`` is the
-    command's default deadline (probe's is its ROB-TIME bound)."""
+    command's default deadline (probe's is its ROB-TIME bound); ``select=False`` leaves the
+    selection out (shadow chooses what it mirrors with options of its own)."""
     g = p.add_argument_group("sending (the same on every command that sends; docs: "
                              "'Certify your staging in CI')")
     g.add_argument("--config", metavar="FILE",
@@ -146,6 +147,8 @@ def add_send_options(p: argparse.ArgumentParser, *,
                    metavar="'NAME: VALUE'", help="add this header to every request, e.g. "
                    "'Authorization: Bearer ...' (repeatable; credentials never reach reports)")
     add_auth_options(p)
+    if not select:
+        return
     s = p.add_argument_group("selection")
     s.add_argument("--operation", action="append", default=[], metavar="NAME",
                    help="send only this operation (repeatable; default all)")

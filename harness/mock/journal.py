@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 import orjson
 
@@ -27,8 +27,7 @@ from harness.errors import UsageError
 KEPT = 100_000
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):  # a tuple: one is made per call, and 100,000 are held
     seq: int
     time: float  # seconds since the epoch
     operation: str
@@ -81,6 +80,7 @@ class Journal:
 
     def __init__(self, path: str | Path | None = None, kept: int = KEPT) -> None:
         self._entries: collections.deque[Entry] = collections.deque(maxlen=kept)
+        self._kept = kept
         self._seq = 0
         self.dropped = 0  # entries no longer held (the file has them)
         self._lock = threading.Lock()
@@ -96,11 +96,12 @@ class Journal:
     def record(self, operation: str, binding: str, values: tuple[tuple[str, str], ...],
                answered: str, stub: str | None, injected: tuple[str, ...],
                status: int | None) -> Entry:
+        now = time.time()
         with self._lock:
             self._seq += 1
-            entry = Entry(self._seq, time.time(), operation, binding, values, answered, stub,
+            entry = Entry(self._seq, now, operation, binding, values, answered, stub,
                           injected, status)
-            if len(self._entries) == self._entries.maxlen:
+            if len(self._entries) == self._kept:
                 self.dropped += 1
             self._entries.append(entry)
             if self._file is not None:

@@ -19,9 +19,9 @@ import random
 import secrets
 import threading
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from harness.capture import addresses
@@ -72,6 +72,80 @@ REFERENCE, UNMATCHED = "reference", "unmatched"
 UNMATCHED_KEPT = 1000
 #: Answer delays kept per operation for the latency summary (a uniform sample beyond).
 DELAYS_KEPT = 10_000
+
+
+#: Bounds of the mock's two caches (entries, bytes): repeated calls are answered without
+#: classifying their request again (a request's bytes up to MEMO_BODY each) and without reading
+#: and rendering their recorded answer again.
+CALLS_KEPT, CALLS_BYTES, MEMO_BODY = 16_384, 16 * 1024 * 1024, 16 * 1024
+ANSWERS_KEPT, ANSWERS_BYTES = 16_384, 32 * 1024 * 1024
+_CALL_BYTES, _ANSWER_BYTES = 1024, 512  # what an entry costs beside its bytes, roughly
+
+
+@dataclass(frozen=True, slots=True)
+class Known:
+    """An accepted call as the mock answers it: worked out once per distinct request."""
+
+    op: Operation
+    binding: Binding  # the answering binding
+    http: bool  # asked over HTTP GET or POST
+    arguments: dict[str, Value]
+    values: tuple[str, ...]  # by meaning (harness.mock.values)
+    key: int
+    positions: range  # its recorded answers in the index
+    shown: tuple[tuple[str, str], ...]  # its values as the journal shows them
+
+
+T = TypeVar("T")
+
+
+class Bounded[T]:
+    """A dict of at most ``entries`` entries and about ``size`` bytes, the oldest let go
+    first. Reads take no lock."""
+
+    def __init__(self, entries: int, size: int) -> None:
+        self.entries, self.size = entries, size
+        self._kept: dict[Hashable, tuple[T, int]] = {}
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> T | None:
+        found = self._kept.get(key)
+        return found[0] if found is not None else None
+
+    def put(self, key: Hashable, value: T, size: int) -> None:
+        if size > self.size // 16:
+            return  # a big one would push out many others
+        with self._lock:
+            while self._kept and (len(self._kept) >= self.entries
+                                  or self._bytes + size > self.size):
+                oldest = next(iter(self._kept))
+                self._bytes -= self._kept.pop(oldest)[1]
+            previous = self._kept.get(key)
+            if previous is not None:
+                self._bytes -= previous[1]
+            self._kept[key] = (value, size)
+            self._bytes += size
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+
+def _memo_key(request: HttpRequest) -> tuple[str, str, str | None, str | None, bytes] | None:
+    """What the binding rules read of a request (method, path and query, Content-Type,
+    SOAPAction, body), or None when it is not to be kept (a big body)."""
+    if len(request.body) > MEMO_BODY:
+        return None
+    target = request.url.partition("://")[2]
+    at = target.find("/")
+    content_type = action = None
+    for name, value in request.headers:  # one pass: the first of each, as ``header`` reads
+        if len(name) == 12 and content_type is None and name.lower() == "content-type":
+            content_type = value
+        elif len(name) == 10 and action is None and name.lower() == "soapaction":
+            action = value
+    return (request.method, target[at:] if at >= 0 else "/", content_type, action,
+            request.body)
 
 
 @dataclass(frozen=True)
@@ -149,6 +223,13 @@ class Mock:
         self._cursors: dict[int, int] = {}
         self._lock = threading.Lock()
         self._local = threading.local()
+        #: The calls the binding rules accepted, by their request's bytes (the rules are a
+        #: function of them): a call asked again skips classifying and checking it.
+        self._calls: Bounded[Known] = Bounded(CALLS_KEPT, CALLS_BYTES)
+        #: The recorded answers given, by position and asking binding, as sent (read from
+        #: the file, decoded and rendered once).
+        self._answers: Bounded[tuple[HttpResponse, float]] = Bounded(ANSWERS_KEPT,
+                                                                      ANSWERS_BYTES)
 
     # -- a request ----------------------------------------------------------------------
 
@@ -156,10 +237,18 @@ class Mock:
         if self.options.descriptions == "recorded" and \
                 (recorded := self._recorded_description(request)) is not None:
             return recorded
-        self._local.call = False
+        memo = _memo_key(request)
+        known = self._calls.get(memo) if memo is not None else None
+        if known is not None:  # the binding rules accepted these very bytes before
+            try:
+                return self._answer(contract, known, request)
+            except Exception:  # as ``answer`` does: a server fault, never a dropped socket
+                return build_fault(known.binding, FaultCode.SERVER, SERVER_ERROR)
+        self._local.call = None
+        self._local.memo = memo
         self._local.request = request
         response = answer(contract, request, self._produce, wildcard=is_pseudonym)
-        if not self._local.call:
+        if self._local.call is None:
             with self._lock:
                 if service_description(contract, request) is not None:
                     self.stats.descriptions["contract"] += 1
@@ -169,15 +258,44 @@ class Mock:
 
     def _produce(self, contract: Contract, call: Classification, binding: Binding,
                  arguments: dict[str, Value]) -> Delivery:
-        self._local.call = True
-        op = call.operation
-        values = normal_arguments(op, arguments, http=not call.binding.is_soap)
-        chosen = self.stubs.choose(op.name, values) if self.stubs else None
+        """A call the binding rules accepted, seen for the first time (as these bytes)."""
+        known = self._local.call = self._known(call.operation, binding,
+                                               not call.binding.is_soap, arguments)
+        if self._local.memo is not None:
+            self._calls.put(self._local.memo, known, len(self._local.memo[4]) + _CALL_BYTES)
+        return self._answer(contract, known, self._local.request)
+
+    def _known(self, op: Operation, binding: Binding, http: bool,
+               arguments: dict[str, Value]) -> Known:
+        """What the mock needs of an accepted call, worked out once: its values by meaning,
+        its recorded answers, its values as the journal shows them."""
+        values = normal_arguments(op, arguments, http=http)
+        key = call_key(op, values)
+        positions = self.index.find(key)
+        if not positions and self.redactor is not None:
+            secret = normal_arguments(op, _pseudonymised(self.redactor, arguments), http=http)
+            key = call_key(op, secret)
+            positions = self.index.find(key)
+        shown = self.journal_values(op, arguments, values, http=http)
+        return Known(op, binding, http, arguments, values, key, positions, shown)
+
+    def _answer(self, contract: Contract, known: Known, request: HttpRequest) -> Delivery:
+        """The answer to an accepted call: a stub's, else the recording's (the fallback's, a
+        refusal), faults done to it, the call journalled."""
+        op, binding = known.op, known.binding
+        chosen = self.stubs.choose(op.name, known.values) if self.stubs else None
+        if chosen is None and not self.options.faults:  # the common case, kept short
+            delivery, source = self._otherwise(contract, known, request, stubbed=False)
+            if isinstance(delivery, HttpResponse):
+                self.journal.record(op.name, binding.label, known.shown, source, None, (),
+                                    delivery.status)
+                return delivery
+            return _each(delivery, self._journalled(known, source, None, ()))
         if chosen is not None and chosen.reply.answers:
             delivery: Delivery = chosen.reply.response(contract, op, binding)
             source = STUB
         else:
-            delivery, source = self._otherwise(contract, call, binding, arguments, values,
+            delivery, source = self._otherwise(contract, known, request,
                                                stubbed=chosen is not None)
         injected: list[str] = []
         if chosen is not None:
@@ -188,44 +306,47 @@ class Mock:
                 delivery = _each(delivery, lambda d, f=fault: f.applied(d, binding, self.rng))
                 injected.append(fault.label)
         delivery = _each(delivery, lambda d: _marked(d, source, injected))
-        journalled = self._journalled(op, binding, arguments, values, source,
-                                      chosen.stub.id if chosen else None, tuple(injected))
-        return _each(delivery, journalled)
+        return _each(delivery, self._journalled(known, source,
+                                                chosen.stub.id if chosen else None,
+                                                tuple(injected)))
 
-    def _otherwise(self, contract: Contract, call: Classification, binding: Binding,
-                   arguments: dict[str, Value], values: tuple[str, ...], *, stubbed: bool
-                   ) -> tuple[Delivery, str]:
+    def _otherwise(self, contract: Contract, known: Known, request: HttpRequest, *,
+                   stubbed: bool) -> tuple[Delivery, str]:
         """The answer without a stub: the recording's, else the fallback's, else a refusal
         (``stubbed``: a stub that only delays or disrupts took the call: a void operation's
         empty answer then, the only one it has)."""
-        op = call.operation
-        key = call_key(op, values)
-        positions = self.index.find(key)
-        if not positions and self.redactor is not None:
-            secret = normal_arguments(op, _pseudonymised(self.redactor, arguments),
-                                      http=not call.binding.is_soap)
-            key = call_key(op, secret)
-            positions = self.index.find(key)
+        op, binding, positions = known.op, known.binding, known.positions
         if not positions:
             if stubbed and op.result is None and self.options.fallback == "none":
                 return build_response(contract, op, binding), STUB
-            return self._unmatched(contract, call, binding, arguments, values)
-        try:
-            position = self._chosen(key, positions, binding)
-            exchange = self.index.fetch(position)
-            assert exchange.response is not None  # indexed only with one
-            response = render(contract, op, binding, exchange.response,
-                              self.index.binding(position))
-        except HarnessError as exc:  # the recording changed under the mock
-            self.on_error(f"{op.name}: {exc}")
-            return build_fault(binding, FaultCode.SERVER, SERVER_ERROR), RECORDED
+            return self._unmatched(contract, known, request)
+        position = self._chosen(known.key, positions, binding)
+        found = self._answers.get((position, binding))
+        if found is None:
+            try:
+                found = self._recorded(contract, op, binding, position)
+            except HarnessError as exc:  # the recording changed under the mock
+                self.on_error(f"{op.name}: {exc}")
+                return build_fault(binding, FaultCode.SERVER, SERVER_ERROR), RECORDED
+            self._answers.put((position, binding), found, len(found[0].body) + _ANSWER_BYTES)
+        response, seconds = found
         with self._lock:
             self.stats.answered[RECORDED] += 1
         if self.options.latency == "recorded":
-            seconds = max(0.0, float(exchange.timings.get("duration") or 0.0))
             self._delayed(op.name, seconds)
             return Delayed(response, seconds), RECORDED
         return response, RECORDED
+
+    def _recorded(self, contract: Contract, op: Operation, binding: Binding, position: int
+                  ) -> tuple[HttpResponse, float]:
+        """The answer recorded at ``position`` in ``binding``'s form, marked, and how long
+        the recorded exchange took."""
+        exchange = self.index.fetch(position)
+        assert exchange.response is not None  # indexed only with one
+        response = render(contract, op, binding, exchange.response,
+                          self.index.binding(position))
+        return (_marked(response, RECORDED, ()),
+                max(0.0, float(exchange.timings.get("duration") or 0.0)))
 
     def _chosen(self, key: int, positions: range, binding: Binding) -> int:
         """The last answer recorded over ``binding`` (given as recorded), else the last one;
@@ -240,28 +361,29 @@ class Mock:
             self._cursors[key] = turn + 1
         return positions[min(turn, len(positions) - 1)]
 
-    def _unmatched(self, contract: Contract, call: Classification, binding: Binding,
-                   arguments: dict[str, Value], values: tuple[str, ...]
+    def _unmatched(self, contract: Contract, known: Known, request: HttpRequest
                    ) -> tuple[Delivery, str]:
-        op = call.operation
+        op, binding, values = known.op, known.binding, known.values
         found = nearest(op, values, self.index.candidates.get(op.name, []))
         said = self._why_unmatched(op, binding, values, found)
         fallback = self.options.fallback
         if self.forwarder is not None:
-            return self._forwarded(call, binding, said), FORWARDED
+            return self._forwarded(request, said), FORWARDED
         self.on_unmatched(said + ("; answered by the reference" if fallback == "reference"
                                   else ""))
         with self._lock:
             self.stats.answered[REFERENCE if fallback == "reference" else UNMATCHED] += 1
             self._count_unmatched(op, binding, values, found)
         if fallback == "reference":
-            return reference_answer(contract, call, binding, arguments), REFERENCE
-        return build_fault(binding, FaultCode.CLIENT, said), UNMATCHED
+            call = Classification(binding, op, (), op.endpoint)
+            produced = reference_answer(contract, call, binding, known.arguments)
+            return _marked(produced, REFERENCE, ()), REFERENCE
+        return _marked(build_fault(binding, FaultCode.CLIENT, said), UNMATCHED, ()), UNMATCHED
 
-    def _forwarded(self, call: Classification, binding: Binding, said: str) -> Later:
+    def _forwarded(self, request: HttpRequest, said: str) -> Later:
         """The fallback's answer to the request, made on a worker thread (it waits on the
         network): a 502 saying why when none comes."""
-        forwarder, request = self.forwarder, self._local.request
+        forwarder = self.forwarder
         assert forwarder is not None
 
         def make() -> HttpResponse:
@@ -272,30 +394,29 @@ class Mock:
                 with self._lock:
                     self.stats.answered[FORWARDED] += 1
                     self.stats.fallback_failed += 1
-                return HttpResponse(502, (("Content-Type", "text/plain; charset=utf-8"),),
-                                    f"harness mock: {said}; the fallback {forwarder.base} did "
-                                    f"not answer: {exc}".encode(), "Bad Gateway")
-            with self._lock:
-                self.stats.answered[FORWARDED] += 1
-            return response
+                response = HttpResponse(502, (("Content-Type", "text/plain; charset=utf-8"),),
+                                        f"harness mock: {said}; the fallback {forwarder.base} "
+                                        f"did not answer: {exc}".encode(), "Bad Gateway")
+            else:
+                with self._lock:
+                    self.stats.answered[FORWARDED] += 1
+            return _marked(response, FORWARDED, ())
 
         return Later(make)
 
-    def _journalled(self, op: Operation, binding: Binding, arguments: dict[str, Value],
-                    values: tuple[str, ...], source: str, stub: str | None,
+    def _journalled(self, known: Known, source: str, stub: str | None,
                     injected: tuple[str, ...]) -> Callable[[Any], Any]:
         """What journals the call once its answer is known (passes the answer through)."""
-        shown = self.journal_values(op, arguments, values, http=not binding.is_soap)
-        if injected:
+        if injected or source == STUB:
             with self._lock:
                 self.stats.injected.update(injected)
-        if source == STUB:
-            with self._lock:
-                self.stats.answered[STUB] += 1
+                if source == STUB:
+                    self.stats.answered[STUB] += 1
+        record, op, label, shown = (self.journal.record, known.op.name, known.binding.label,
+                                    known.shown)
 
         def journal(delivery: Any) -> Any:
-            self.journal.record(op.name, binding.label, shown, source, stub, injected,
-                                _status(delivery))
+            record(op, label, shown, source, stub, injected, _status(delivery))
             return delivery
 
         return journal

@@ -426,31 +426,84 @@ def create_app(contract: Contract | None = None, respond: Answer = answer):
 
 
 async def deliver(response: Delivery, scope, receive, send) -> None:
-    """Send ``response`` as it says: at once, later, made on a worker thread, or wrong."""
+    """Send ``response`` as it says: at once, later, made on a worker thread, or wrong. A
+    client that hangs up while its answer waits on purpose (or is made) is not waited for;
+    nor is one whose server stops (harness.reference.server closes such connections)."""
     if isinstance(response, Later):
-        response = await asyncio.get_running_loop().run_in_executor(None, response.make)
+        made = await _made(response, scope, receive)
+        if made is None:
+            return
+        response = made
     while isinstance(response, Delayed):
-        await asyncio.sleep(response.seconds)
+        if not await _pause(response.seconds, scope, receive):
+            return
         response = response.response
     if isinstance(response, Disrupted):
         await _disrupted(response, scope, receive, send)
         return
-    await _send(response, send)  # type: ignore[arg-type]
+    await _send(response, send)
 
 
 #: The scope key under which the server (harness.reference.server) hands the app the
 #: connection's transport: only a dropped connection needs it.
 TRANSPORT = "harness.transport"
+#: True in a request's scope while its answer waits on purpose (a delay, a trickle, a call
+#: forwarded): a server that stops closes such a connection rather than wait for it.
+WAITING = "harness.waiting"
+
+
+async def _pause(seconds: float, scope, receive) -> bool:
+    """Wait ``seconds``; False when the connection went away meanwhile (the client gave up,
+    or the server is stopping). The request's body is read: ``receive`` says only that."""
+    loop = asyncio.get_running_loop()
+    until = loop.time() + seconds
+    scope[WAITING] = True
+    try:
+        while (left := until - loop.time()) > 0:
+            try:
+                message = await asyncio.wait_for(receive(), left)
+            except TimeoutError:
+                return True
+            if message["type"] == "http.disconnect":
+                return False
+        return True
+    finally:
+        scope[WAITING] = False
+
+
+async def _made(later: Later, scope, receive):
+    """``later``'s answer, made on a worker thread; None when the connection went away first
+    (the work goes on: a forwarded call is still recorded)."""
+    job = asyncio.get_running_loop().run_in_executor(None, later.make)
+    gone = asyncio.ensure_future(receive())
+    scope[WAITING] = True
+    try:
+        while True:
+            done, _ = await asyncio.wait({job, gone}, return_when=asyncio.FIRST_COMPLETED)
+            if job in done:
+                return job.result()
+            if gone.result()["type"] == "http.disconnect":
+                return None
+            gone = asyncio.ensure_future(receive())
+    finally:
+        scope[WAITING] = False
+        if not gone.done():
+            gone.cancel()
 
 
 async def _disrupted(response: Disrupted, scope, receive, send) -> None:
     if response.how == "trickle" and response.response is not None:
-        await _trickle(response.response, response.seconds, send)
+        await _trickle(response.response, response.seconds, scope, receive, send)
         return
-    transport = scope.get(TRANSPORT)
-    if transport is None:  # a server that does not hand it over: a 500 is all it can do
+    if scope.get(TRANSPORT) is None:  # a server that does not hand it over: a 500 is all
         await _send(HttpResponse(500, (), b"", "Internal Server Error"), send)
         return
+    await _dropped(response, scope, receive)
+
+
+async def _dropped(response: Disrupted, scope, receive) -> None:
+    """The connection reset (``reset``) or closed, nothing sent."""
+    transport = scope[TRANSPORT]
     if response.how == "reset":
         import socket
         import struct
@@ -477,11 +530,12 @@ def trickle_pieces(body: bytes) -> list[bytes]:
     return [body[at:at + size] for at in range(0, len(body), size)] or [b""]
 
 
-async def _trickle(response: HttpResponse, seconds: float, send) -> None:
+async def _trickle(response: HttpResponse, seconds: float, scope, receive, send) -> None:
     pieces = trickle_pieces(response.body)
     await _send_start(response, send)
     for number, piece in enumerate(pieces, 1):
-        await asyncio.sleep(seconds / len(pieces))
+        if not await _pause(seconds / len(pieces), scope, receive):
+            return
         await send({"type": "http.response.body", "body": piece,
                     "more_body": number < len(pieces)})
 

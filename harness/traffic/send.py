@@ -523,6 +523,34 @@ def _read_body(reply: httpx.Response, limit: int, request: HttpRequest) -> tuple
     return b"".join(parts), decoded
 
 
+def as_received(response: HttpResponse, request: HttpRequest, limit: int) -> HttpResponse:
+    """A response received elsewhere (through a proxy: ``harness shadow``'s primary) as
+    ``send`` would have returned it: its body decoded as its Content-Encoding says, and then
+    Content-Encoding and Content-Length dropped, so that it compares with answers ``send``
+    got. ResponseTooLarge past ``limit`` decoded bytes; a body that is not what its coding
+    says is left as it is."""
+    encoding = response.header("Content-Encoding")
+    if not encoding:
+        return response
+    pieces, decoded = decoded_pieces(encoding, iter((response.body,)))
+    if not decoded:
+        return response
+    parts: list[bytes] = []
+    size = 0
+    try:
+        for piece in pieces:
+            size += len(piece)
+            if size > limit:
+                raise ResponseTooLarge(request.method, request.url, limit)
+            parts.append(piece)
+    except DECODING_ERRORS:
+        return response
+    headers = tuple((k, v) for k, v in response.headers
+                    if k.lower() not in ("content-encoding", "content-length"))
+    return HttpResponse(response.status, headers, b"".join(parts), response.reason,
+                        response.http_version)
+
+
 def decoded_pieces(content_encoding: str | None, pieces: Iterator[bytes]
                    ) -> tuple[Iterator[bytes], bool]:
     """The body ``pieces`` decoded as ``content_encoding`` says (gzip, deflate, br, in the
