@@ -39,7 +39,7 @@ from harness.contract.model import (
 from harness.contract.selection import Selection, Values
 from harness.contract.structure import Value
 from harness.errors import HarnessError, ResponseTooLarge, RunStopped, TargetUnreachable, UsageError
-from harness.judge import odd_requests, rules, sending, wsdl_rules
+from harness.judge import asmx_matrix, odd_requests, rules, sending, wsdl_rules
 from harness.judge.calls import Call
 from harness.judge.findings import (
     Finding,
@@ -59,7 +59,7 @@ from harness.reports.junit import write_junit
 from harness.scenarios.outcome import SCENARIO, ScenarioRun, scenario_finding
 from harness.scenarios.outcome import TITLE as SCENARIO_TITLE
 from harness.traffic import send
-from harness.traffic.exchange import Exchange
+from harness.traffic.exchange import Exchange, HttpRequest
 from harness.traffic.redaction import KEY_BYTES, Redactor, redacting_reports
 from harness.traffic.report_text import example_text
 
@@ -85,7 +85,7 @@ FEATURES = STEPS.parent / "features"
 #: one: it needs a recording).
 FEATURE_FILES = ("soap11.feature", "soap12.feature", "http_get.feature", "http_post.feature",
                  "get_token_device.feature", "notification_notes.feature",
-                 "versioning.feature", "odd_requests.feature")
+                 "versioning.feature", "odd_requests.feature", "asmx_matrix.feature")
 CONFORMANCE_TESTS = STEPS / "test_conformance.py"
 #: certify's pytest configuration (empty on purpose: see the file).
 PYTEST_INI = PACKAGE / "pytest.ini"
@@ -141,6 +141,8 @@ class Service:
         self.settings = settings or Settings()
         self._sender = send.Sender(self.settings.send)
         self._seen: set[tuple] = set()
+        #: The ASMX matrix's spec calls already sent (rows share them), by request.
+        self._controls: dict[tuple[str, str, bytes], Exchange] = {}
 
     def close(self) -> None:
         self._sender.close()
@@ -232,8 +234,8 @@ class Service:
 
     def odd(self, operation: str, binding: str, kind: str) -> Call:
         """Send ``operation`` over ``binding`` with the odd thing ``kind`` (a wrong SOAPAction,
-        an unknown extra element...: ``odd_requests.KINDS``) and judge the answer by how the
-        real ASMX answers it (``odd_requests.judge``)."""
+        an unknown extra element...: ``odd_requests.KINDS``; or a row of the ASMX matrix, by
+        its words) and judge the answer by how the real ASMX answers it."""
         op = self.contract.find(operation)
         if op is None:
             raise UsageError(f"the feature names {operation!r}, which is not an operation of "
@@ -243,13 +245,56 @@ class Service:
             pytest.skip(f"{op.name} is not offered over {how.label}")
         if not self.settings.selection.allows(op.name, how.label):
             pytest.skip(f"{op.name} x {how.label} is not selected (--operation/--binding)")
+        if kind not in odd_requests.KINDS:
+            row = asmx_matrix.matrix().row(how, kind)
+            if row is None:
+                raise UsageError(f"the feature asks for {how.label} with {kind}: neither an "
+                                 "odd request nor a row of the ASMX matrix")
+            return self._matrix_call(op, row)
         try:
             odd = odd_requests.odd_request(  # with the run's values (--values), if any
                 self.contract, op, how, kind, self.base_url,
-                self.settings.values.apply(op, sample_arguments(op, 0, how.value)))
+                self.settings.values.apply(op, sample_arguments(op, 0, how.value)),
+                self.settings.selection)
         except ValueError as exc:
             raise UsageError(f"the feature asks for {exc}") from None
         return self._odd_call(odd)
+
+    def _matrix_call(self, op: Operation, row: asmx_matrix.Row) -> Call:
+        """A row of the ASMX matrix for ``op`` (with the run's values), judged against the
+        target's own answer to the equivalent spec call (sent once per run)."""
+        values = self.settings.values.apply(op, sample_arguments(op, 0, row.binding.value))
+        mreq = asmx_matrix.build(self.contract, op, row, self.base_url,
+                                 {k: str(v) for k, v in values.items()})
+        label = f"{op.name} {row.binding.label} with {row.words}"
+        if mreq is None:  # e.g. no parameter to rename: judged not applicable, nothing sent
+            found = Finding(row.rule, Verdict.NOT_APPLICABLE, op.name, row.binding.label,
+                            message=f"{row.label} does not apply to {op.name}",
+                            cause=f"{row.label} does not apply to the operation")
+            return Call(op, row.binding, Exchange(build_request(
+                self.contract, op, values, row.binding, self.base_url), None), [found],
+                label=label)
+        exchange, error = self._sent(mreq.request, op, row.binding)
+        control = self._spec_call(mreq.control, op, row.binding)
+        answers = asmx_matrix.Answers(
+            exchange.response, control.response if control is not None else None,
+            getattr(self._spec_call(mreq.plain, op, row.binding), "response", None))
+        found = [asmx_matrix.judge(mreq, answers, source=self.base_url)]
+        if exchange.response is None:
+            found.insert(0, sending.transport_finding(TargetUnreachable(error), op.name,
+                                                      row.binding.label))
+        self._record(exchange, found)
+        return Call(op, row.binding, exchange, found, control, label=label)
+
+    def _spec_call(self, request: HttpRequest | None, op: Operation, how: Binding
+                   ) -> Exchange | None:
+        """A spec call the ASMX matrix compares with, sent once per run (rows share them)."""
+        if request is None:
+            return None
+        key = (request.method, request.url, request.body)
+        if key not in self._controls:
+            self._controls[key] = self._sent(request, op, how)[0]
+        return self._controls[key]
 
     def bare_get(self, endpoint: str) -> Call:
         """GET ``endpoint`` without an operation in its path, judged as ASMX answers it."""
@@ -284,8 +329,6 @@ class Service:
     def _get(self, url: str) -> tuple[Exchange, str]:
         """A GET of ``url`` as an Exchange (no response: why, in the second place). A run that
         must stop (silent target, TLS) ends pytest here."""
-        from harness.traffic.exchange import HttpRequest
-
         return self._sent(HttpRequest("GET", url, (("Host", url.split("/")[2]),)))
 
     def _sent(self, request, op: Operation | None = None, how: Binding | None = None

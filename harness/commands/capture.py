@@ -25,7 +25,7 @@ def register(sub) -> None:
     p.add_argument("--listen", default="127.0.0.1:8080", metavar="HOST:PORT",
                    help="where the proxy listens (default 127.0.0.1:8080; port 0 picks one; "
                    "0.0.0.0:8080 to let a phone on the LAN connect)")
-    p.add_argument("--out", required=True, metavar="PATH",
+    p.add_argument("-o", "--out", required=True, metavar="PATH",
                    help="recording to append to (JSON Lines; created when missing)")
     p.add_argument("--mode", choices=("reverse", "regular"), default="reverse",
                    help="reverse: in front of --upstream (default); regular: an HTTP(S) proxy "

@@ -94,12 +94,13 @@ def run(args: argparse.Namespace) -> int:
     for url in filter(None, (args.primary, args.candidate, args.secondary)):
         check_service(args, url, options)
     contract = contract_for_target(args, args.primary, options, sys.stderr, "diff")
+    chosen = selection(args, contract)
     cases = (recorded_cases(contract, args.recordings, on_broken=_warn_broken)
-             if args.recordings else list(generated_cases(contract, errors=args.errors)))
+             if args.recordings else list(generated_cases(contract, errors=args.errors,
+                                                          chosen=chosen)))
     diff = Diff(contract, Targets(args.primary, args.candidate, args.secondary),
                 ignore=args.ignore, ignore_values=args.ignore_values, jobs=args.jobs,
-                options=options,
-                selection=selection(args, contract), profile=profile_of(args, TITLES))
+                options=options, selection=chosen, profile=profile_of(args, TITLES))
     from harness.progress import Progress
 
     total = len(cases) if isinstance(cases, (list, tuple)) else None

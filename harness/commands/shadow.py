@@ -49,7 +49,7 @@ def register(sub) -> None:
     p.add_argument("--listen", default="127.0.0.1:8080", metavar="HOST:PORT",
                    help="where the proxy listens (default 127.0.0.1:8080; port 0 picks one; "
                         "nothing listens beyond loopback unless you say so)")
-    p.add_argument("--out", metavar="RECORDING",
+    p.add_argument("-o", "--out", metavar="RECORDING",
                    help="recording to append to: every exchange with the primary's answer "
                         "and, in meta.shadow, the candidate's (default "
                         "shadow-YYYYMMDD-HHMMSS.jsonl)")

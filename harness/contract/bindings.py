@@ -548,6 +548,7 @@ class FaultCode(StrEnum):
     CLIENT = "Client"
     SERVER = "Server"
     VERSION_MISMATCH = "VersionMismatch"
+    MUST_UNDERSTAND = "MustUnderstand"
 
     def for_binding(self, binding: Binding) -> str:
         if binding is Binding.SOAP12:
