@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import html
 import json
+import os
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
@@ -213,7 +214,7 @@ def write_overview(directory: str | Path, report: Report, **facts: str | None) -
                          f"{exc.strerror or exc}") from None
     runs = _earlier_overviews(directory / OVERVIEW_STATE)
     runs[report.command] = _overview_lines(report, facts)
-    (directory / OVERVIEW_STATE).write_text(json.dumps(runs), encoding="utf-8")
+    _replace(directory / OVERVIEW_STATE, json.dumps(runs))
     if len(runs) == 1:
         lines = runs[report.command]
     else:
@@ -225,7 +226,20 @@ def write_overview(directory: str | Path, report: Report, **facts: str | None) -
     lines["harness.version"] = __version__
     text = "".join(f"{k.replace(' ', '.')} = {_properties_escape(v)}\n"
                    for k, v in lines.items())
-    (directory / "environment.properties").write_text(text, encoding="utf-8")
+    _replace(directory / "environment.properties", text)
+
+
+def _replace(path: Path, text: str) -> None:
+    """Writes ``path`` whole or not at all (a command writing into the same folder at the
+    same time reads the old file or the new one, never half of one)."""
+    partial = path.with_name(f".{path.name}.{uuid.uuid4().hex}.partial")
+    try:
+        partial.write_text(text, encoding="utf-8")
+        os.replace(partial, path)
+    except OSError as exc:
+        partial.unlink(missing_ok=True)
+        raise UsageError(f"cannot write Allure results to {path.parent}: "
+                         f"{exc.strerror or exc}") from None
 
 
 def _earlier_overviews(path: Path) -> dict[str, dict[str, str]]:
