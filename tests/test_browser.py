@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from faulty import FAULTS, serve_fault
 
+from harness.contract.xmlsafe import parse_xml
 from harness.reference.server import running
 from harness.reports.allure_report import ALLURE
 
@@ -128,7 +129,7 @@ def no_red(page: _Overview) -> None:
 def failed_in_console(stdout: str, unit: str) -> int:
     """The failed scenarios or test cases of the console's verdict line (``in 84 scenarios
     (12 failed)``), what Allure's Failed must show."""
-    found = re.search(rf" in \d+ {unit}s? \((\d+) failed\)", stdout)
+    found = re.search(rf" (?:in|and) \d+ {unit}s? \((\d+) failed\)", stdout)
     assert found, stdout
     return int(found[1])
 
@@ -156,15 +157,23 @@ def test_certify_overview_shows_the_verdict_and_the_warnings(tmp_path: Path) -> 
 
 def test_certify_of_a_failing_target_fails_as_many_scenarios_in_allure(tmp_path: Path) -> None:
     """Allure's Failed is the console's failed scenarios (not its failed checks, nor the
-    scenarios with warnings): HTTP GET not served, the HTTP GET scenarios fail."""
+    scenarios with warnings) and JSON's; JUnit's failures the console's failed test cases and
+    JSON's: HTTP GET not served, the HTTP GET scenarios fail."""
     with serve_fault(FAULTS["get-not-served"]) as target:
         done = _harness("certify", "--target", target, "--binding", "get",
+                        "--json", str(tmp_path / "c.json"), "--junit", str(tmp_path / "c.xml"),
                         "--report-dir", str(tmp_path / "reports"), cwd=tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr
     page = rendered(tmp_path / "reports" / "allure-report" / "index.html")
     assert page.metadata["verdict"] == "FAILED"
-    assert page.counters["failed"] == failed_in_console(done.stdout, "scenario") > 0
+    as_json = json.loads((tmp_path / "c.json").read_text(encoding="utf-8"))
+    scenarios = failed_in_console(done.stdout, "scenario")
+    assert page.counters["failed"] == scenarios == as_json["scenarios"]["failed"] > 0
     assert not page.counters.get("broken")
+    cases = failed_in_console(done.stdout, "test case")
+    junit = parse_xml((tmp_path / "c.xml").read_bytes()).attrib  # <testsuites>
+    assert int(junit["failures"]) == cases == as_json["test_cases"]["failed"] > 0
+    assert int(junit["tests"]) == as_json["test_cases"]["total"]
 
 
 def test_diff_overview_shows_primary_candidate_and_the_failure(tmp_path: Path) -> None:

@@ -254,7 +254,8 @@ def _overview_lines(report: Report, facts: Mapping[str, str | None]) -> dict[str
     from harness.judge.findings import Verdict
 
     facts = {k: v for k, v in facts.items() if v}
-    lines = {**({} if report.target in facts.values() else {"target": report.target or ""}),
+    lines = {**({} if not report.target or report.target in facts.values()
+                else {"target": report.target}),
              **facts,
              "verdict": report.verdict.upper(),
              "checks": f"{report.checks} over {report.exchanges} {report.unit}"}

@@ -200,16 +200,19 @@ def verdict_line(report: Report) -> str:
 
 
 def _tests(report: Report) -> str:
-    """`` in 84 scenarios`` (certify), and how many of the tests Allure and JUnit show failed:
-    `` in 84 scenarios (12 failed)``; another command's failing run `` in 40 test cases (8
-    failed)`` (a test case: a rule on an operation x binding, as JUnit's and Allure's)."""
+    """How many tests the run's Allure and JUnit show, and how many of them failed, when some
+    did: `` in 40 test cases (8 failed)`` (a test case: a rule on an operation x binding, an
+    Allure test and a JUnit test case). Certify's Allure tests are its scenarios, its JUnit
+    test cases its rules': `` in 84 scenarios``, failing `` in 84 scenarios (12 failed) and
+    300 test cases (10 failed)``, so each figure a dashboard shows is on this line."""
+    judged, failed = case_counts(report)
+    cases = f"{_count(judged, 'test case')} ({failed} failed)"
     scenarios = report.meta.get("scenarios", {})  # certify: Gherkin scenarios
     if scenarios:
-        failed = scenarios.get("failed", 0)
+        failing = scenarios.get("failed", 0)
         return (f" in {_count(sum(scenarios.values()), 'scenario')}"
-                + (f" ({failed} failed)" if failed else ""))
-    judged, failed = case_counts(report)
-    return f" in {_count(judged, 'test case')} ({failed} failed)" if failed else ""
+                + (f" ({failing} failed) and {cases}" if failing or failed else ""))
+    return f" in {cases}" if failed else ""
 
 
 def case_counts(report: Report) -> tuple[int, int]:
