@@ -256,6 +256,7 @@ def _overview_lines(report: Report, facts: Mapping[str, str | None]) -> dict[str
     facts = {k: v for k, v in facts.items() if v}
     lines = {**({} if not report.target or report.target in facts.values()
                 else {"target": report.target}),
+             **({"environment": report.environment} if report.environment else {}),
              **facts,
              "verdict": report.verdict.upper(),
              "checks": f"{report.checks} over {report.exchanges} {report.unit}"}
