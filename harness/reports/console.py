@@ -17,7 +17,7 @@ import re
 from collections import defaultdict
 from typing import IO
 
-from harness.judge.findings import Cause, Report, Verdict
+from harness.judge.findings import UNCOMPARED, Cause, Report, Verdict
 
 #: The binding slot of an endpoint-level finding (its WSDL): the operation slot holds the
 #: endpoint.
@@ -194,11 +194,14 @@ def verdict_line(report: Report) -> str:
     where += [report.target] if report.target else []
     tail = f" ({': '.join(where)})" if where else ""
     within = _tests(report)
+    uncompared = report.meta.get(UNCOMPARED)
+    unseen = (f", {_count(uncompared, 'redacted value')} not compared: no key" if uncompared
+              else "")
     return (f"{head} - {_count(report.checks, 'check')} over "
             f"{_count(report.exchanges, _singular(report.unit))}{within}: "
             f"{c[Verdict.PASSED]} passed, "
             f"{c[Verdict.FAILED]} failed, {_count(c[Verdict.WARNING], 'warning')}, "
-            f"{c[Verdict.NOT_APPLICABLE]} not applicable{tail}")
+            f"{c[Verdict.NOT_APPLICABLE]} not applicable{unseen}{tail}")
 
 
 def _tests(report: Report) -> str:
