@@ -138,3 +138,16 @@ def test_load(echoing_url: str, clear_recording: Path, tmp_path: Path):
     text = written(tmp_path, out)
     if "Invalid code" in text:  # the echoing target's refusal quoting the values: redacted
         assert "Invalid code 'redacted-" in text
+
+
+def test_call(echoing_url: str, tmp_path: Path):
+    """harness call prints the request and the answer: the values given and the -H value an
+    echoing target says back, by one pseudonym each, in the console and the JSON."""
+    out = run(tmp_path, "call", "AuthCode", f"code={CODE}", f"phone={PHONE}", "--all-bindings",
+              "--target", echoing_url, "--json", "call.json")
+    assert re.search(r"^call: (PASSED|FAILED) - .* over 4 calls", out, re.M), out
+    text = written(tmp_path, out)
+    one_face(text)
+    if "Invalid code" in text:  # the echoing target's refusal quoting the values: redacted
+        assert len(set(re.findall(r"Invalid code '(redacted-[0-9a-f]{16})'", text))) == 1
+        assert "Invalid code '…'" in text or "Invalid code 'redacted-" in text
