@@ -229,6 +229,56 @@ def cpu_per_answer(index, requests: list[HttpRequest]) -> tuple[float, float, fl
             cost(answer))
 
 
+def rates(args: argparse.Namespace, wrk: str | None, bindings: list[Binding], path: Path,
+          size: int, cache: Path, mock: Mock) -> None:
+    """Each binding's rate, the mock's against serve's, side by side; then the mock's memory.
+    Stops the mock."""
+    reference, ref_url = start_server()
+    index = load(school_mobile(), [path], cache=cache)  # the same mock, in process
+    try:
+        print(f"{'binding':<10} {'calls':<22} {'mock req/s':>10} {'serve req/s':>11} "
+              f"{'mock/serve':>10}  (median of {args.rounds} rounds, side by side); "
+              "requests per second of each server's own CPU; CPU per answer in "
+              "process: mock (calls asked again), mock (each call asked the first "
+              "time), reference", flush=True)
+        for binding in bindings:
+            for recorded_over in (True, False):
+                to_mock = sampled_requests(path, size, binding, mock.url,
+                                           recorded_over=recorded_over)
+                to_reference = [retarget(r, ref_url) for r in to_mock]
+                check(to_mock, "the mock")
+                check(to_reference, "the reference")
+                mocked, served, mocked_cpu, served_cpu = rounds(
+                    wrk, binding, (to_mock, mock.url, mock.proc.pid),
+                    (to_reference, ref_url, reference.pid), args)
+                how = "as recorded" if recorded_over else "recorded over others"
+                ratio = statistics.median(m / s for m, s in zip(mocked, served,
+                                                                 strict=True) if s)
+                by_cpu = statistics.median(m / s for m, s in zip(
+                    mocked_cpu, served_cpu, strict=True) if s)
+                warm_us, cold_us, reference_us = cpu_per_answer(index, to_mock)
+                print(f"{binding.label:<10} {how:<22} {statistics.median(mocked):>10.0f}"
+                      f" {statistics.median(served):>11.0f} {ratio:>9.2f}x  per CPU "
+                      f"second {statistics.median(mocked_cpu):.0f} vs "
+                      f"{statistics.median(served_cpu):.0f}: {by_cpu:.2f}x; CPU per "
+                      f"answer {warm_us:.0f} us, {cold_us:.0f} us first time, vs "
+                      f"{reference_us:.0f} us (load average "
+                      f"{os.getloadavg()[0]:.2f})", flush=True)
+                print("           each round, side by side: " + " ".join(
+                    f"{m / s:.2f}x" for m, s in zip(mocked, served, strict=True) if s)
+                      + "; per CPU second: " + " ".join(
+                    f"{m / s:.2f}x" for m, s in zip(mocked_cpu, served_cpu, strict=True) if s),
+                      flush=True)
+        after = rss_kb(mock.proc.pid)
+        print(f"the mock serving {size:,} exchanges, after every binding was driven: "
+              f"{after / 1024:.0f} MB (was {mock.steady_kb / 1024:.0f} MB before; its "
+              "caches and journal are bounded)", flush=True)
+    finally:
+        index.close()
+        stop_server(reference)
+        mock.stop()
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sizes", default="10000,100000,1000000",
@@ -246,6 +296,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--bindings", default=",".join(b.value for b in Binding))
     p.add_argument("--dir", default=None, help="where the recordings are kept (default: a "
                    "temporary folder, removed at the end)")
+    p.add_argument("--rates-only", action="store_true",
+                   help="only the rates: start each mock from the index kept in --dir by an "
+                        "earlier run (its first start and memory are not measured again)")
     args = p.parse_args(argv)
     wrk = ensure_wrk() if args.client != "python" else None
     bindings = [Binding.parse(b) for b in args.bindings.split(",")]
@@ -276,6 +329,10 @@ def main(argv: list[str] | None = None) -> int:
                   f"(written in {time.perf_counter() - made:.0f} s); load average "
                   f"{os.getloadavg()[0]:.2f}", flush=True)
             cache = folder / f"mock-{size}.index"
+            if args.rates_only and cache.exists():
+                mock = Mock(path, "--index-cache", str(cache))
+                rates(args, wrk, bindings, path, size, cache, mock)
+                continue
             cache.unlink(missing_ok=True)
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             mock = Mock(path, "--index-cache", str(cache))
@@ -295,45 +352,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"load from --index-cache {mock.load_seconds:.1f} s, serving "
                   f"{mock.steady_kb / 1024:.0f} MB: {per:.0f} bytes per exchange above the "
                   f"baseline (load average {os.getloadavg()[0]:.2f})", flush=True)
-            reference, ref_url = start_server()
-            index = load(school_mobile(), [path], cache=cache)  # the same mock, in process
-            try:
-                print(f"{'binding':<10} {'calls':<22} {'mock req/s':>10} {'serve req/s':>11} "
-                      f"{'mock/serve':>10}  (median of {args.rounds} rounds, side by side); "
-                      "requests per second of each server's own CPU; CPU per answer in "
-                      "process: mock (calls asked again), mock (each call asked the first "
-                      "time), reference", flush=True)
-                for binding in bindings:
-                    for recorded_over in (True, False):
-                        to_mock = sampled_requests(path, size, binding, mock.url,
-                                                   recorded_over=recorded_over)
-                        to_reference = [retarget(r, ref_url) for r in to_mock]
-                        check(to_mock, "the mock")
-                        check(to_reference, "the reference")
-                        mocked, served, mocked_cpu, served_cpu = rounds(
-                            wrk, binding, (to_mock, mock.url, mock.proc.pid),
-                            (to_reference, ref_url, reference.pid), args)
-                        how = "as recorded" if recorded_over else "recorded over others"
-                        ratio = statistics.median(m / s for m, s in zip(mocked, served,
-                                                                         strict=True) if s)
-                        by_cpu = statistics.median(m / s for m, s in zip(
-                            mocked_cpu, served_cpu, strict=True) if s)
-                        warm_us, cold_us, reference_us = cpu_per_answer(index, to_mock)
-                        print(f"{binding.label:<10} {how:<22} {statistics.median(mocked):>10.0f}"
-                              f" {statistics.median(served):>11.0f} {ratio:>9.2f}x  per CPU "
-                              f"second {statistics.median(mocked_cpu):.0f} vs "
-                              f"{statistics.median(served_cpu):.0f}: {by_cpu:.2f}x; CPU per "
-                              f"answer {warm_us:.0f} us, {cold_us:.0f} us first time, vs "
-                              f"{reference_us:.0f} us (load average "
-                              f"{os.getloadavg()[0]:.2f})", flush=True)
-                after = rss_kb(mock.proc.pid)
-                print(f"the mock serving {size:,} exchanges, after every binding was driven: "
-                      f"{after / 1024:.0f} MB (was {mock.steady_kb / 1024:.0f} MB before; its "
-                      "caches and journal are bounded)", flush=True)
-            finally:
-                index.close()
-                stop_server(reference)
-                mock.stop()
+            rates(args, wrk, bindings, path, size, cache, mock)
     return 0
 
 
