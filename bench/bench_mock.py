@@ -15,10 +15,16 @@ over that binding (answered as recorded), then calls recorded over the other bin
 recorded result rendered in the asking binding's form). The load generator repeats the 512
 calls, as an app repeats its own: the mock answers a call asked again from its caches (the
 call's classification by its request's bytes, its answer as sent), bounded; the CPU figures
-say what an answer costs asked again and asked the first time.
+say what an answer costs asked again and asked the first time. At 1M exchanges the rates are
+also taken with no call asked twice (``--distinct``: 20,000 new calls a round, more than the
+caches hold), every answer the mock's first-time path. ``--control`` drives serve against a
+second serve in the same way: how far the ratios of two like servers swing on this machine.
+Each round's ratios are printed under the medians.
 
     .venv/bin/python bench/bench_mock.py                 # 10k, 100k, 1M
     .venv/bin/python bench/bench_mock.py --sizes 10000 --duration 2 --rounds 1   # a quick look
+    .venv/bin/python bench/bench_mock.py --dir /tmp/mockbench --control   # keep the files
+    .venv/bin/python bench/bench_mock.py --dir /tmp/mockbench --rates-only   # again, rates
 
 The machine is shared: compare the ratios measured in one run, quote the load average.
 """
