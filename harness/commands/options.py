@@ -129,6 +129,10 @@ def add_send_options(p: argparse.ArgumentParser, *,
     g.add_argument("--config", metavar="FILE",
                    help="settings file (default ./harness.toml, else [tool.harness] in "
                         "./pyproject.toml); flags override it")
+    g.add_argument("--env", metavar="NAME",
+                   help="the config file's named environment [env.NAME] (e.g. staging, "
+                        "preprod): its target, headers, authentication, TLS, values and "
+                        "timeouts over the file's top level; reports name it")
     g.add_argument("--timeout", type=seconds, default=timeout,
                    metavar="S", help="total seconds per request: connect, headers and the whole "
                    f"body (default {timeout:g}); after "
@@ -155,6 +159,28 @@ def add_send_options(p: argparse.ArgumentParser, *,
     s.add_argument("--binding", action="append", default=[], metavar="LABEL",
                    help="send only over this binding: soap11, soap12, get, post "
                         "(repeatable; default all)")
+
+
+def add_key_option(p: argparse.ArgumentParser) -> None:
+    """``--key-file``: a recording's pseudonym key, for commands that compare recorded values."""
+    p.add_argument("--key-file", metavar="FILE",
+                   help="the recordings' pseudonym key file, when it is not where capture put "
+                        "it (default: found by the recording's key id in your key store, or "
+                        "beside the recording): redacted values are compared by pseudonym "
+                        "under it; without one they are not compared, and said")
+
+
+def recording_keys(args: argparse.Namespace, command: str,
+                   stream: IO[str] = sys.stderr) -> dict[str, bytes | None]:
+    """Each recording's pseudonym key by its path (``--key-file`` or found without a flag);
+    one line on ``stream`` naming the redacted recordings whose key was not found."""
+    from harness.traffic.keys import missing_line
+    from harness.traffic.keys import recording_keys as found
+
+    keys = found(args.recordings, args.key_file)
+    if line := missing_line(keys.values(), command):
+        print(line, file=stream)
+    return {path: k.key for path, k in keys.items()}
 
 
 def add_auth_options(p: argparse.ArgumentParser) -> None:
@@ -212,13 +238,14 @@ def send_options(args: argparse.Namespace) -> SendOptions:
     """The SendOptions the flags and the config file give, with the cookie login done (the
     only thing it sends) and every password resolved (asked now, before anything is sent)."""
     from harness.traffic.login import log_in
-    from harness.traffic.redaction import add_credential_headers
+    from harness.traffic.redaction import add_credential_headers, add_report_secrets, passwords
     from harness.traffic.send import SendOptions  # httpx only for commands that send
 
     add_credential_headers(name for name, _ in args.header)  # never shown in clear
     options = SendOptions(timeout=args.timeout, max_response_mb=args.max_response_mb,
                           insecure=args.insecure, cacert=args.cacert, headers=tuple(args.header),
-                          auth=auth_options(args))
+                          auth=auth_options(args), environment=getattr(args, "env", None))
+    add_report_secrets([*(value for _, value in args.header), *passwords(options.auth)])
     if options.auth.cert is not None:
         options.verify()  # a certificate that cannot be read: its one line now
     if getattr(args, "dry_run", False):  # nothing is sent, not even the login
@@ -298,6 +325,30 @@ def _cert(args: argparse.Namespace) -> tuple[str | None, Any]:
     if password is None:
         password = os.environ.get(CERT_PASSWORD_ENV)
     return cert, Secret(password) if password is not None else None
+
+
+#: How a diff or shadow role names an environment of the config file: ``--candidate env:NAME``.
+ENV_PREFIX = "env:"
+
+
+def role_target(args: argparse.Namespace, flag: str) -> tuple[str | None, SendOptions | None]:
+    """The URL of the role ``--FLAG`` and, when it names an environment (``env:NAME``), the
+    settings it is sent with: those ``--env NAME`` gives (the environment's credentials,
+    headers, TLS and timeouts, then the flags); else (URL, None): the run's own settings."""
+    value = getattr(args, flag)
+    if not value or not value.startswith(ENV_PREFIX):
+        return value, None
+    from harness import config
+
+    name = value[len(ENV_PREFIX):]
+    settings, source = config.load(args.config)
+    target = config.environment_table(settings, name, source).get("target")
+    if not isinstance(target, str) or not target:
+        raise UsageError(f"--{flag} {value}: [env.{name}] of {source} has no target")
+    if not hasattr(args, "with_environment"):
+        raise UsageError(f"--{flag} {value}: environments are read by the harness command")
+    return config.expanded(target, f"{source} [env.{name}]"), send_options(
+        args.with_environment(name))
 
 
 def selection(args: argparse.Namespace, contract: Contract) -> Selection:
