@@ -106,7 +106,7 @@ def call(contract: Contract, op: Operation, bindings: Iterable[Binding], base_ur
     """``op`` sent once over each of ``bindings`` to ``base_url`` and judged. A target that does
     not answer stops the call (TargetUnreachable: exit 2); an answer over the size cap is the
     finding SEND-RESPONSE-SIZE. ``shown``: how reports name the target; ``redaction``: the
-    run's one face for every secret (findings quote secrets by their pseudonyms)."""
+    call's one face for every secret (its findings quote them by pseudonym)."""
     options = options or SendOptions()
     layers = tuple(values)
     report = Report("call", shown or base_url, rules.titles() | sending.RULE_TITLES,
@@ -129,11 +129,11 @@ def call(contract: Contract, op: Operation, bindings: Iterable[Binding], base_ur
                 answered = Answered(binding, Exchange(request, None, source=base_url), found)
             else:
                 exchange = Exchange(request, response, source=base_url)
+                report.observe(request, response, op.name)
                 found = rules.judge(exchange, contract, intended=(op, binding),
                                     profile=report.profile)
                 answered = Answered(binding, exchange, found)
             answered.seconds = time.monotonic() - started
-            report.observe(request, answered.exchange.response, op.name)
             report.exchanges += 1
             report.add_seconds({(op.name, binding.label): answered.seconds})
             report.extend(found)

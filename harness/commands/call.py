@@ -62,7 +62,6 @@ def register(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from harness.call.engine import bindings_of, call, given_values, operation, wsdl_base
-    from harness.certify.engine import sensitive_values
     from harness.contract.selection import Values
     from harness.reference.server import running
     from harness.reports.console import print_causes, verdict_line
@@ -78,10 +77,6 @@ def run(args: argparse.Namespace) -> int:
     layers = (Values.load(contract, args.values), given_values(contract, op, args.pairs))
     bindings = bindings_of(contract, op, args.call_binding, args.all_bindings)
     key = load_or_create_key(args.key_file) if args.key_file else _random_key(KEY_BYTES)
-    # one face for every secret: the values given to sensitive parameters are secrets too
-    redaction = ReportRedaction(contract, key)
-    for values in layers:
-        redaction.add(sensitive_values(contract, values))
     target = args.target or (wsdl_base(args.wsdl[0]) if args.wsdl else None)
     with contextlib.ExitStack() as stack:
         url = base_url(target) if target else stack.enter_context(running(contract))
@@ -91,14 +86,16 @@ def run(args: argparse.Namespace) -> int:
               f"namespace {contract.namespace}"
               + ("" if args.namespace or args.wsdl or args.contract
                  else " (the contract's; --namespace sets another)"), file=sys.stdout)
+        # one face for every secret (sensitive values, -H and config credentials, passwords)
+        redaction = ReportRedaction(contract, key)
+        report, answers = call(contract, op, bindings, url, layers, options, profile_of(args),
+                               shown, redaction)
         with redacting_reports(redaction):
-            report, answers = call(contract, op, bindings, url, layers, options,
-                                   profile_of(args), shown, redaction)
             _show(answers, op, sys.stdout)
             print_causes(report, sys.stdout)
             print(verdict_line(report), file=sys.stdout)
-    if args.json:
-        write_json(report, args.json)
+            if args.json:
+                write_json(report, args.json)
     return report.exit_code
 
 
