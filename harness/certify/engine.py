@@ -22,7 +22,7 @@ import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
@@ -47,6 +47,7 @@ from harness.progress import Progress
 from harness.reference.server import target_or_reference
 from harness.reports.allure_bridge import WARNING_LABEL
 from harness.reports.allure_results import tidy, write_overview
+from harness.reports.console import require_judged
 from harness.scenarios.outcome import SCENARIO, ScenarioRun, scenario_finding
 from harness.scenarios.outcome import TITLE as SCENARIO_TITLE
 from harness.traffic import send
@@ -119,6 +120,17 @@ class Settings:
 
 #: The run's Settings while pytest runs (a plain ``pytest`` run uses the defaults).
 SETTINGS_KEY = pytest.StashKey[Settings]()
+#: The words of a scenario skipped because ``--operation``/``--binding`` leave out what it
+#: sends: counted apart from the scenarios run (``scenarios["left out"]``).
+LEFT_OUT = "left out by --operation/--binding"
+
+
+def left_out(what: str) -> NoReturn:
+    """Skip the scenario: ``what`` (an operation x binding, a binding, an endpoint's
+    operations) is not selected."""
+    pytest.skip(f"{what}: {LEFT_OUT}")
+
+
 _SCENARIO_RUN = pytest.StashKey[ScenarioRun]()
 
 
@@ -169,7 +181,7 @@ class Service:
         if variant is None:
             raise UsageError(f"unknown value set {values!r} (use {', '.join(VALUE_SETS)})")
         if not self.settings.selection.allows(op.name, how.label):
-            pytest.skip(f"{op.name} x {how.label} is not selected (--operation/--binding)")
+            left_out(f"{op.name} x {how.label}")
         exchange = self._send(op, how, variant, arguments, headers)
         if isinstance(exchange, Call):  # no usable answer: its finding says why
             return exchange
@@ -250,7 +262,7 @@ class Service:
         if how.value not in self.contract.bindings_of(op):
             pytest.skip(f"{op.name} is not offered over {how.label}")
         if not self.settings.selection.allows(op.name, how.label):
-            pytest.skip(f"{op.name} x {how.label} is not selected (--operation/--binding)")
+            left_out(f"{op.name} x {how.label}")
         try:
             odd = odd_requests.odd_request(  # with the run's values (--values), if any
                 self.contract, op, how, kind, self.base_url,
@@ -264,7 +276,7 @@ class Service:
         """GET ``endpoint`` without an operation in its path, judged as ASMX answers it."""
         path, _ = self._endpoint(endpoint)
         if not self.settings.selection.allows(None, Binding.HTTP_GET.label):
-            pytest.skip("HTTP GET is not selected (--binding)")
+            left_out("HTTP GET")
         return self._odd_call(odd_requests.bare_get(self.contract, path, self.base_url))
 
     def _odd_call(self, odd: odd_requests.OddRequest) -> Call:
@@ -287,7 +299,7 @@ class Service:
                              f"{self.contract.name} contract")
         ops = self.contract.endpoints[path]
         if not any(self.settings.selection.allows(op.name, None) for op in ops):
-            pytest.skip(f"no operation of {path} is selected (--operation)")
+            left_out(f"every operation of {path}")
         return path, ops
 
     def _get(self, url: str) -> tuple[Exchange, str]:
@@ -405,7 +417,9 @@ class CertifyPlugin:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "call" or report.outcome != "passed":
-            self.scenarios[report.outcome] = self.scenarios.get(report.outcome, 0) + 1
+            outcome = "left out" if report.skipped and LEFT_OUT in str(report.longrepr) \
+                else report.outcome
+            self.scenarios[outcome] = self.scenarios.get(outcome, 0) + 1
         if self.progress is not None and report.when == "teardown":
             self.progress.update()
         if self.progress is not None and report.failed:
@@ -560,6 +574,8 @@ def certify(target: str | None, contract: Contract | str | None, outputs: Output
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
         raise HarnessError(f"the conformance features did not run (pytest exit {int(code)})")
     report.meta["scenarios"] = {k: n for k, n in plugin.scenarios.items() if n}
+    if not plugin.scenarios.get("failed"):
+        require_judged(report)
     tidy(outputs.allure_results, warning_label=WARNING_LABEL)
     write_overview(outputs.allure_results, report, namespace=contract.namespace)
     print(file=stream)

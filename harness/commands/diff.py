@@ -78,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
         write_allure,
     )
     from harness.diff.engine import TITLES
+    from harness.reports.console import require_judged
     from harness.traffic.send import check_reachable
 
     require(args, "primary", "candidate")
@@ -98,11 +99,14 @@ def run(args: argparse.Namespace) -> int:
     diff = Diff(contract, Targets(args.primary, args.candidate, args.secondary),
                 ignore=args.ignore, ignore_values=args.ignore_values, jobs=args.jobs,
                 options=options, selection=chosen, profile=profile_of(args, TITLES))
+    if args.recordings:  # what a run that judged nothing names
+        diff.report.meta["recordings"] = [str(p) for p in args.recordings]
     from harness.progress import Progress
 
     total = len(cases) if isinstance(cases, (list, tuple)) else None
     with Progress("diff", total=total, unit="cases", quiet=args.quiet) as progress:
         result = diff.run(cases, progress)
+    require_judged(result.report)
     print_places(result, sys.stdout)
     result.report.print_console(sys.stdout)
     for line in result.report.meta.get("wrong_target", []):

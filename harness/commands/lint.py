@@ -13,7 +13,6 @@ from harness.commands.options import (
     contract_from,
     positive,
 )
-from harness.errors import RecordingError
 from harness.judge.findings import Report
 
 
@@ -50,14 +49,14 @@ def broken_line_printer(command: str):
 def write_outputs(report: Report, args: argparse.Namespace) -> int:
     """Console summary, then the files asked for; the exit status (0 passed, 1 failed).
 
-    A run that read no exchange at all (an empty or truncated recording) is an error, not a
-    pass: RecordingError (one line, exit 2). An interrupted run writes what it judged and
-    exits 130 (SIGINT) or 143 (SIGTERM)."""
+    A run that judged nothing (an empty or truncated recording, one of service descriptions
+    only, one that --operation/--binding leave nothing of) is an error, not a pass:
+    NothingJudged (one line, exit 2). An interrupted run writes what it judged and exits 130
+    (SIGINT) or 143 (SIGTERM)."""
+    from harness.reports.console import require_judged
+
+    require_judged(report)
     broken = report.meta.get("broken_lines", 0)
-    if not report.exchanges and not report.interrupted:
-        files = ", ".join(report.meta.get("recordings", [])) or "the input"
-        raise RecordingError(f"no exchange to judge in {files}"
-                             + (f" ({broken} broken line(s) skipped)" if broken else ""))
     report.print_console(sys.stdout)
     if broken:
         print(f"harness {report.command}: {broken} broken line(s) skipped", file=sys.stderr)

@@ -159,7 +159,24 @@ def send_options(args: argparse.Namespace) -> SendOptions:
 
 
 def selection(args: argparse.Namespace, contract: Contract) -> Selection:
-    return Selection.parse(contract, args.operation, args.binding)
+    """--operation/--binding checked against ``contract``; UsageError when together they
+    select no operation x binding the contract offers (a run of nothing is no pass)."""
+    from harness.contract.bindings import Binding
+
+    chosen = Selection.parse(contract, args.operation, args.binding)
+    if chosen and not chosen.pairs(contract):
+        raise UsageError(f"{_flags(args)} select nothing: "
+                         + "; ".join(f"{op.name} is offered over "
+                                     + ", ".join(Binding(b).label
+                                                 for b in contract.bindings_of(op))
+                                     for op in contract.operations
+                                     if chosen.allows(op.name, None)))
+    return chosen
+
+
+def _flags(args: argparse.Namespace) -> str:
+    return " ".join([*(f"--operation {o}" for o in args.operation),
+                     *(f"--binding {b}" for b in args.binding)])
 
 
 def contract_for_target(args: argparse.Namespace, url: str | None, options: SendOptions,

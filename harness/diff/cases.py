@@ -48,6 +48,9 @@ class Case:
     #: A request the spec does not describe (``--errors``): the answers are compared by what
     #: they are (``odd_requests.compare``), not body by body.
     odd: OddRequest | None = None
+    #: Read from a recording (not generated): one left out by the selection is counted as a
+    #: recorded exchange not sent.
+    recorded: bool = False
 
     @property
     def operation_name(self) -> str:
@@ -194,7 +197,7 @@ def recorded_cases(contract: Contract, paths: Iterable[str | Path],
         except ValueError:
             pass  # an argument that does not convert: left out of the cross-binding check
         yield Case(exchange.request, op, binding, arguments, exchange.index or 0,
-                   exchange.source or None, described)
+                   exchange.source or None, described, recorded=True)
 
 
 def _wsdl_of(contract: Contract, request: HttpRequest) -> str | None:

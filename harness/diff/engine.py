@@ -148,6 +148,7 @@ class Diff:
         self.report = Report("diff", self.roles[CANDIDATE], TITLES | RULE_TITLES,
                              profile=profile, **self._meta())
         self.report.scope = selection_scope(contract, self.selection)
+        self.report.descriptions_note = "sent to each, compared as contracts"
         #: Per role: answers, and those that were 404/HTML (a wrong target's signs).
         self._answered: Counter[str] = Counter()
         self._strange: Counter[str] = Counter()
@@ -161,11 +162,24 @@ class Diff:
 
     def _selected(self, case: Case) -> bool:
         """Whether ``--operation``/``--binding`` keep ``case``: a bare GET of an endpoint
-        when one of its operations is kept."""
+        when one of its operations is kept; its WSDL when one of its operations is (over any
+        binding: the WSDL describes every one, as certify's WSDL checks)."""
         if case.odd is not None and case.odd.endpoint is not None:
             return any(self.selection.allows(op.name, case.binding_label)
                        for op in self.contract.endpoints.get(case.odd.endpoint, ()))
+        if case.described:
+            return any(self.selection.allows(op.name, None)
+                       for op in self.contract.endpoints.get(case.described, ()))
         return self.selection.allows(case.operation_name, case.binding_label)
+
+    def _chosen(self, cases: Iterable[Case]) -> Iterator[Case]:
+        """The cases ``--operation``/``--binding`` keep; a recorded one left out is counted
+        (``Report.not_sent``)."""
+        for case in cases:
+            if self._selected(case):
+                yield case
+            elif case.recorded:
+                self.report.not_sent["not_selected"] += 1
 
     def _meta(self) -> dict[str, Any]:
         return {"primary": self.roles[PRIMARY], "secondary": self.roles.get(SECONDARY),
@@ -175,7 +189,7 @@ class Diff:
         """Send every case to every target and compare; ``progress`` hears of each case."""
         for url in self.roles.values():
             check_reachable(url, options=self.options)
-        cases = (c for c in cases if self._selected(c))
+        cases = self._chosen(cases)
         with (Sender(self.options, connections=self.jobs * len(self.roles)) as sender,
               stopping.cooperative()):  # a signal: the cases in flight finish, no more start
             for answered in _ordered_map(lambda case: self._answer(sender, case), cases,
@@ -251,7 +265,10 @@ class Diff:
     def _take(self, answered: Answered) -> None:
         case = answered.case
         where = (case.operation_name, case.binding_label)
-        self.report.exchanges += 1
+        if case.described:  # a WSDL compared: a service description, not a call
+            self.report.descriptions["WSDL"] += 1
+        else:
+            self.report.exchanges += 1
         self.report.add_seconds({where: answered.seconds})
         for role, response in answered.responses.items():
             self._answered[role] += 1

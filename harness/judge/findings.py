@@ -39,6 +39,11 @@ if TYPE_CHECKING:
 #: page) reach a Report, which counts them by kind (the finding's ``actual``; in a tally key,
 #: the operation slot) apart from the findings.
 DESCRIPTION = "SERVICE-DESCRIPTION"
+#: Why a recorded exchange was not sent (``Report.not_sent``'s keys), in the words every
+#: output uses: a service description (replay and load do not send them), or an exchange of
+#: an operation x binding that ``--operation``/``--binding`` leave out.
+NOT_SENT = {"service_descriptions": "service description",
+            "not_selected": "left out by --operation/--binding"}
 #: Distinct causes a Report keeps apart; beyond them, a rule's further causes share one group
 #: (each finding keeps its own cause in the JSON).
 MAX_CAUSES = 1000
@@ -280,6 +285,9 @@ class Report:
         self.scope: Scope | None = None
         #: Service description requests by kind ("WSDL": 7): traffic counted, not judged.
         self.descriptions: Counter[str] = Counter()
+        #: Recorded exchanges the run did not send, by why (``NOT_SENT``): counted apart
+        #: from ``exchanges`` (the calls sent), in every output.
+        self.not_sent: Counter[str] = Counter()
         #: What became of them, said beside their count (replay: not sent).
         self.descriptions_note = "counted, not judged"
         #: The signal that stopped the run before its end ("SIGINT", "SIGTERM"), or None: every
@@ -419,6 +427,15 @@ class Report:
     def checks(self) -> int:
         """Every check judged (every finding counted, whatever its verdict)."""
         return sum(self.counts.values())
+
+    @property
+    def judged(self) -> bool:
+        """Whether the run judged anything: a check passed, failed or warned. A run of none
+        (no usable exchange, a selection that matched nothing, every check not applicable)
+        is no pass; an interrupted run says what it did."""
+        c = self.counts
+        return bool(c[Verdict.PASSED] or c[Verdict.FAILED] or c[Verdict.WARNING]
+                    or self.interrupted)
 
     def kept(self, verdict: Verdict | None = None) -> Iterator[dict[str, Any]]:
         """The failures and warnings, in the order found, as dicts."""

@@ -94,6 +94,8 @@ class ChunkResult:
     seconds: Counter[tuple[str | None, str | None]] = field(default_factory=Counter)
     #: Exchanges left undone because the run was asked to stop (``harness.stopping``).
     stopped: int = 0
+    #: Exchanges the job judged without sending them (``NOT_SENT``: a service description).
+    unsent: int = 0
 
 
 # ------------------------------------------------------------------------------------ input
@@ -169,6 +171,9 @@ _job: Job | None = None
 
 #: Set on an exchange the job left undone because the run is stopping (not sent, not judged).
 STOPPED = "stopped"
+#: Set in an exchange's ``meta`` by a job that sends, for one it judged without sending (a
+#: service description): the report counts it apart from the calls sent.
+NOT_SENT = "not_sent"
 
 
 def _start(job: Job, stop: Any = None, counter: Any = None) -> None:
@@ -213,6 +218,7 @@ def process(chunk: Chunk) -> ChunkResult:
         result.failing += failing
     result.exchanges = len(decoded)
     result.stopped = sum(1 for e in exchanges if e.meta.get(STOPPED))
+    result.unsent = sum(1 for e in exchanges if e.meta.get(NOT_SENT))
     _time(exchanges, result.seconds)
     return result
 
@@ -354,9 +360,12 @@ def _run(job: Job, paths: Sequence[str | Path], report: Report, workers: int, ch
         for reason in result.broken:
             on_broken(reason)
         broken += len(result.broken)
-        report.exchanges += result.exchanges - result.unselected - result.stopped
+        report.exchanges += (result.exchanges - result.unselected - result.stopped
+                             - result.unsent)
         if result.unselected:
-            report.meta["not_selected"] = report.meta.get("not_selected", 0) + result.unselected
+            report.not_sent["not_selected"] += result.unselected
+        if result.unsent:
+            report.not_sent["service_descriptions"] += result.unsent
         report.add_counts(result.counts)
         report.add_seconds(result.seconds)
         for case, text in result.examples.items():

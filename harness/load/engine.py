@@ -41,6 +41,7 @@ from harness.load.trend import TITLES as TREND_TITLES
 from harness.load.user import Feed, ReplayUser
 from harness.load.verdict import Merged
 from harness.progress import Progress
+from harness.reports.console import require_judged
 from harness.traffic.send import SendOptions, check_reachable
 
 #: Seconds between the go message and the first request due: every worker hears it first.
@@ -552,6 +553,8 @@ def _finish(env: Environment, merged: Merged, outputs: Outputs, extras: dict[str
             if not error.startswith("interrupted by"):
                 print(f"harness load: error: {error}", file=sys.stderr)
         return 128 + interrupted
+    if not errors:
+        require_judged(report)  # before anything is written: an empty run is no pass
     _add_trends(env, report, outputs, time.time() - started)
     if "csv" in extras:
         _write_csv(extras["csv"], outputs.csv)

@@ -31,6 +31,7 @@ from harness.probe.http_level import http_cases
 from harness.progress import Progress
 from harness.reference.server import target_or_reference
 from harness.reports.allure_results import http_text
+from harness.reports.console import require_judged
 from harness.traffic import send
 from harness.traffic.exchange import HttpRequest
 from harness.traffic.pacing import Pace
@@ -359,6 +360,7 @@ def _retargeted(case: ProbeCase, base: str) -> ProbeCase:
 
 def _write(report: Report, prober: Prober, cases_out: CaseFile | None, outputs: Outputs,
            stream: IO[str]) -> int:
+    require_judged(report)
     print(file=stream)
     report.print_console(stream)
     ending = prober.stopped or "every case sent"

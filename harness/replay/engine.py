@@ -37,7 +37,15 @@ from harness.judge.profiles import Profile
 from harness.judge.request_validation import EXPLANATION, markup_refused, not_served
 from harness.judge.rules import SPEC, Side, described, judge, judge_case, read_case, titles
 from harness.judge.sending import RULE_TITLES, no_answer_cause, size_finding
-from harness.judge.streaming import ANSWER, ANSWERED_IN, STOPPED, ChunkResult, Tally, run
+from harness.judge.streaming import (
+    ANSWER,
+    ANSWERED_IN,
+    NOT_SENT,
+    STOPPED,
+    ChunkResult,
+    Tally,
+    run,
+)
 from harness.progress import answered
 from harness.traffic.exchange import Exchange, HttpResponse
 from harness.traffic.pacing import Pace
@@ -140,6 +148,7 @@ class ReplayJob:
         asks for (not sent: see ``skipped_description``), the transport failure or size
         overflow. RunStopped propagates: it ends the run."""
         if (kind := skipped_description(self.contract, exchange)) is not None:
+            exchange.meta[NOT_SENT] = True  # counted apart from the calls sent
             return kind
         if stopping.requested() or self.pace.wait() or stopping.requested():
             exchange.meta[STOPPED] = True  # not sent: the run is stopping

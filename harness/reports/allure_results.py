@@ -204,6 +204,10 @@ def write_overview(directory: str | Path, report: Report, **facts: str | None) -
              **facts,
              "verdict": report.verdict.upper(),
              "checks": f"{report.checks} over {report.exchanges} {report.unit}"}
+    if report.not_sent:
+        from harness.reports.console import not_sent_words
+
+        lines["not sent"] = not_sent_words(report)
     for verdict, name in ((Verdict.FAILED, "failures"), (Verdict.WARNING, "warnings")):
         causes = [c for c in report.ordered_causes() if c.verdict is verdict]
         count = report.counts[verdict]

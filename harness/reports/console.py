@@ -17,7 +17,8 @@ import re
 from collections import defaultdict
 from typing import IO
 
-from harness.judge.findings import Cause, Report, Verdict
+from harness.errors import NothingJudged
+from harness.judge.findings import NOT_SENT, Cause, Report, Verdict
 
 #: The binding slot of an endpoint-level finding (its WSDL): the operation slot holds the
 #: endpoint.
@@ -191,13 +192,66 @@ def verdict_line(report: Report) -> str:
         head += (f" for {', '.join(scope.covered) or 'nothing'}; "
                  f"{', '.join(scope.left_out)} not {verb}")
     tail = f" ({report.target})" if report.target else ""
-    scenarios = sum(report.meta.get("scenarios", {}).values())  # certify: Gherkin scenarios
-    within = f" in {_count(scenarios, 'scenario')}" if scenarios else ""
     return (f"{head} - {_count(report.checks, 'check')} over "
-            f"{_count(report.exchanges, _singular(report.unit))}{within}: "
+            f"{_count(report.exchanges, _singular(report.unit))}{_within(report)}"
+            f"{_not_sent(report)}: "
             f"{c[Verdict.PASSED]} passed, "
             f"{c[Verdict.FAILED]} failed, {_count(c[Verdict.WARNING], 'warning')}, "
             f"{c[Verdict.NOT_APPLICABLE]} not applicable{tail}")
+
+
+def _within(report: Report) -> str:
+    """certify: " in 42 scenarios (42 left out by --operation/--binding)": the scenarios
+    run, and apart from them those the selection left out (or skipped otherwise)."""
+    scenarios = report.meta.get("scenarios", {})
+    ran = scenarios.get("passed", 0) + scenarios.get("failed", 0)
+    if not scenarios:
+        return ""
+    apart = [f"{n} {why}" for why, n in (("left out by --operation/--binding",
+                                          scenarios.get("left out", 0)),
+                                         ("skipped", scenarios.get("skipped", 0))) if n]
+    return f" in {_count(ran, 'scenario')}" + (f" ({', '.join(apart)})" if apart else "")
+
+
+def _not_sent(report: Report) -> str:
+    """" (32 recorded exchanges not sent: 8 service descriptions, 24 left out by
+    --operation/--binding)", or nothing when every recorded exchange was sent."""
+    total = sum(report.not_sent.values())
+    return f" ({_count(total, 'recorded exchange')} not sent: {not_sent_words(report)})" \
+        if total else ""
+
+
+def not_sent_words(report: Report) -> str:
+    """Report.not_sent in words: "8 service descriptions, 24 left out by
+    --operation/--binding"."""
+    return ", ".join(_count(n, NOT_SENT[key]) if key == "service_descriptions"
+                     else f"{n} {NOT_SENT[key]}"
+                     for key in NOT_SENT if (n := report.not_sent.get(key, 0)))
+
+
+def require_judged(report: Report) -> None:
+    """NothingJudged (one line, exit 2) for a run that judged nothing: an empty run is no
+    pass, and nothing of it is rendered."""
+    if not report.judged:
+        raise NothingJudged(nothing_judged(report))
+
+
+def nothing_judged(report: Report) -> str:
+    """Why a run judged nothing, in one line: what it read or sent and what became of it
+    ("nothing judged in day.jsonl: 0 calls (12 recorded exchanges not sent: 12 left out by
+    --operation/--binding); selected: GetTokenDevice")."""
+    files = ", ".join(report.meta.get("recordings", []))
+    where = f" in {files}" if files else (f" of {report.target}" if report.target else "")
+    line = (f"nothing judged{where}: {_count(report.exchanges, _singular(report.unit))}"
+            f"{_within(report)}{_not_sent(report)}")
+    if report.descriptions and not report.not_sent.get("service_descriptions"):
+        line += (f", {_count(sum(report.descriptions.values()), 'service description')} "
+                 f"({report.descriptions_note})")
+    if broken := report.meta.get("broken_lines", 0):
+        line += f", {broken} broken line(s) skipped"
+    if report.scope is not None and report.scope.partial:
+        line += f"; selected: {', '.join(report.scope.covered) or 'nothing'}"
+    return line
 
 
 def _singular(unit: str) -> str:
