@@ -24,7 +24,12 @@ class MalformedXML(XMLRejected):
 
 
 class TargetUnreachable(HarnessError):
-    """The target service cannot be reached (refused, DNS, timeout)."""
+    """The target service cannot be reached (refused, DNS, timeout), or it closed the
+    connection without an answer (``hung_up``: it is there, the request made it hang up)."""
+
+    def __init__(self, message: str, *, hung_up: bool = False) -> None:
+        super().__init__(message)
+        self.hung_up = hung_up
 
 
 class NotTheService(HarnessError):
@@ -51,6 +56,12 @@ class RunStopped(HarnessError):
 
 class TLSFailure(RunStopped):
     """The target's TLS is refused (unknown CA, wrong host name, no TLS at all)."""
+
+
+class AuthenticationFailed(RunStopped):
+    """The target refused the run's credentials, or asked for some the run does not have
+    (HTTP 401, a WS-Security fault, a login that set no cookie): one line naming what it
+    asked for, exit 2."""
 
 
 class ResponseTooLarge(HarnessError):

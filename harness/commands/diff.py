@@ -20,6 +20,9 @@ from harness.commands.options import (
     send_options,
 )
 from harness.errors import UsageError
+from harness.reports.console import print_report
+from harness.reports.json_report import write_json
+from harness.reports.junit import write_junit
 
 
 def register(sub) -> None:
@@ -108,13 +111,13 @@ def run(args: argparse.Namespace) -> int:
         result = diff.run(cases, progress)
     require_judged(result.report)
     print_places(result, sys.stdout)
-    result.report.print_console(sys.stdout)
+    print_report(result.report, sys.stdout)
     for line in result.report.meta.get("wrong_target", []):
         print(f"diff: {line}", file=sys.stdout)
     if args.json:
-        result.report.write_json(args.json)
+        write_json(result.report, args.json)
     if args.junit:
-        result.report.write_junit(args.junit)
+        write_junit(result.report, args.junit)
     if args.allure_dir:
         write_allure(result, args.allure_dir)
     return result.report.exit_code

@@ -14,6 +14,9 @@ from harness.commands.options import (
     positive,
 )
 from harness.judge.findings import Report
+from harness.reports.console import print_report, require_judged
+from harness.reports.json_report import write_json
+from harness.reports.junit import write_junit
 
 
 def register(sub) -> None:
@@ -53,17 +56,15 @@ def write_outputs(report: Report, args: argparse.Namespace) -> int:
     only, one that --operation/--binding leave nothing of) is an error, not a pass:
     NothingJudged (one line, exit 2). An interrupted run writes what it judged and exits 130
     (SIGINT) or 143 (SIGTERM)."""
-    from harness.reports.console import require_judged
-
     require_judged(report)
     broken = report.meta.get("broken_lines", 0)
-    report.print_console(sys.stdout)
+    print_report(report, sys.stdout)
     if broken:
         print(f"harness {report.command}: {broken} broken line(s) skipped", file=sys.stderr)
     if args.json:
-        report.write_json(args.json)
+        write_json(report, args.json)
     if args.junit:
-        report.write_junit(args.junit)
+        write_junit(report, args.junit)
     return report.exit_code
 
 

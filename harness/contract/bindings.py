@@ -9,8 +9,9 @@ raises ClassificationError with the precise reason. ``build_response``/``build_f
 from __future__ import annotations
 
 import codecs
+import difflib
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from urllib.parse import urlencode, urlsplit
@@ -22,11 +23,7 @@ from harness.contract.model import Contract, Operation, ParamType
 from harness.contract.xmlsafe import element_children, local_name, namespace, parse_xml
 from harness.errors import ClassificationError, ServiceDescription, UsageError, XMLRejected
 from harness.frozen import frozen
-from harness.traffic.exchange import (
-    HttpRequest,
-    HttpResponse,
-    media_type,
-)
+from harness.http_messages import HttpRequest, HttpResponse, media_type
 
 SOAP11_NS = "http://schemas.xmlsoap.org/soap/envelope/"
 SOAP12_NS = "http://www.w3.org/2003/05/soap-envelope"
@@ -292,6 +289,18 @@ def closest(name: str, candidates: Mapping[str, str], limit: int = 2) -> str | N
     return scored[0][1]
 
 
+def did_you_mean(word: str, candidates: Iterable[str]) -> str:
+    """`` (did you mean X?)`` naming the candidate ``word`` most likely meant (the same but
+    for case, a few edits away, or much alike), or "" when none is close."""
+    names = list(candidates)
+    meant = next((n for n in names if n.lower() == word.lower()), None) or closest(
+        word, {n: n for n in names})
+    if meant is None:
+        found = difflib.get_close_matches(word, names, n=1, cutoff=0.6)
+        meant = found[0] if found else None
+    return f" (did you mean {meant}?)" if meant else ""
+
+
 def edit_distance(a: str, b: str, limit: int) -> int:
     """Levenshtein distance of ``a`` and ``b``, or ``limit + 1`` as soon as it exceeds
     ``limit`` (names are short; the bound keeps a hostile long name cheap)."""
@@ -539,6 +548,7 @@ class FaultCode(StrEnum):
     CLIENT = "Client"
     SERVER = "Server"
     VERSION_MISMATCH = "VersionMismatch"
+    MUST_UNDERSTAND = "MustUnderstand"
 
     def for_binding(self, binding: Binding) -> str:
         if binding is Binding.SOAP12:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -18,7 +18,8 @@ from harness.contract.model import Contract, Operation, ParamType, sample_argume
 from harness.contract.selection import Selection
 from harness.contract.structure import Value, canonical
 from harness.errors import ClassificationError
-from harness.judge import odd_requests
+from harness.judge import asmx_matrix, odd_requests
+from harness.judge.asmx_matrix import MatrixRequest
 from harness.judge.odd_requests import OddRequest
 from harness.traffic.exchange import HttpRequest, replace_header
 from harness.traffic.recording import read_exchanges
@@ -51,6 +52,8 @@ class Case:
     #: Read from a recording (not generated): one left out by the selection is counted as a
     #: recorded exchange not sent.
     recorded: bool = False
+    #: A row of the ASMX matrix (``--errors``), compared by shape (``asmx_matrix.compare``).
+    matrix: MatrixRequest | None = None
 
     @property
     def operation_name(self) -> str:
@@ -125,6 +128,12 @@ def error_cases(contract: Contract, start: int = 0, chosen: Selection | None = N
         for odd in odd_requests.requests_for(contract, op, _PLACEHOLDER, chosen):
             index += 1
             yield Case(odd.request, op, odd.binding, None, index, f"error: {odd.kind}", odd=odd)
+        for row in asmx_matrix.requests_for(contract, op, _PLACEHOLDER):
+            index += 1
+            # named in its differences' own words (a spec rule every answer breaks folds
+            # into the plain calls' line)
+            yield Case(row.request, op, row.binding, None, index,
+                       f"asmx matrix: {row.row.label}", matrix=row)
     for endpoint in contract.endpoints:
         odd = odd_requests.bare_get(contract, endpoint, _PLACEHOLDER)
         index += 1
@@ -187,17 +196,24 @@ def recorded_cases(contract: Contract, paths: Iterable[str | Path],
                    on_broken: Callable[[Path, int, str], None] | None = None) -> Iterator[Case]:
     """The requests of recordings (native or HAR), classified where they can be."""
     for exchange in read_exchanges(paths, on_broken=on_broken):
-        op = binding = arguments = described = None
-        try:
-            call = classify(contract, exchange.request)
-            op, binding = call.operation, call.binding
-            arguments = _ordered(op, call_arguments(call))
-        except ClassificationError:  # still compared, reported as (unclassified)
-            described = _wsdl_of(contract, exchange.request)
-        except ValueError:
-            pass  # an argument that does not convert: left out of the cross-binding check
-        yield Case(exchange.request, op, binding, arguments, exchange.index or 0,
-                   exchange.source or None, described, recorded=True)
+        yield replace(case_of(contract, exchange.request, exchange.index or 0,
+                              exchange.source or None), recorded=True)
+
+
+def case_of(contract: Contract, request: HttpRequest, index: int,
+            source: str | None = None) -> Case:
+    """A recorded (or proxied: ``harness shadow``) request as a case, classified where it can
+    be: a call, a WSDL fetch, or neither ("(unclassified)", still compared)."""
+    op = binding = arguments = described = None
+    try:
+        call = classify(contract, request)
+        op, binding = call.operation, call.binding
+        arguments = _ordered(op, call_arguments(call))
+    except ClassificationError:  # still compared, reported as (unclassified)
+        described = _wsdl_of(contract, request)
+    except ValueError:
+        pass  # an argument that does not convert: left out of the cross-binding check
+    return Case(request, op, binding, arguments, index, source, described)
 
 
 def _wsdl_of(contract: Contract, request: HttpRequest) -> str | None:

@@ -41,7 +41,10 @@ from harness.load.trend import TITLES as TREND_TITLES
 from harness.load.user import Feed, ReplayUser
 from harness.load.verdict import Merged
 from harness.progress import Progress
-from harness.reports.console import require_judged
+from harness.reports.console import print_report, require_judged
+from harness.reports.json_report import write_json
+from harness.reports.junit import write_junit
+from harness.traffic.auth import AuthOptions
 from harness.traffic.send import SendOptions, check_reachable
 
 #: Seconds between the go message and the first request due: every worker hears it first.
@@ -59,7 +62,9 @@ class Settings:
     ignore: tuple[str, ...] = ()
     concurrency: int = 100
     #: harness.traffic.send.SendOptions as data (timeout, max_response_mb, insecure, cacert,
-    #: headers), and the --operation/--binding selection.
+    #: headers, auth: AuthOptions.to_data), and the --operation/--binding selection. The
+    #: master hands it to its workers: headers and passwords with it, as Locust's own
+    #: connection carries them (keep master and workers on a network you trust).
     sending: dict[str, Any] = field(default_factory=dict)
     operations: tuple[str, ...] = ()
     bindings: tuple[str, ...] = ()
@@ -77,7 +82,8 @@ class Settings:
     @property
     def options(self) -> SendOptions:
         return SendOptions(**{**self.sending, "headers": tuple(
-            (str(k), str(v)) for k, v in self.sending.get("headers", ()))})
+            (str(k), str(v)) for k, v in self.sending.get("headers", ())),
+            "auth": AuthOptions.from_data(self.sending.get("auth"))})
 
     def selection(self, contract: Contract) -> Selection:
         return Selection.parse(contract, self.operations, self.bindings)
@@ -395,13 +401,22 @@ def _configure(settings: Settings) -> None:
     ReplayUser.network_timeout = ReplayUser.connection_timeout = options.timeout
     ReplayUser.concurrency = settings.concurrency
     ReplayUser.insecure = options.insecure
-    if options.cacert:
+    factory = ssl_context_factory(options)
+    ReplayUser.ssl_context_factory = staticmethod(factory) if factory else None
+
+
+def ssl_context_factory(options: SendOptions) -> Callable[[], Any] | None:
+    """The TLS context factory of geventhttpclient for ``options``: --cacert, and the client
+    certificate (--cert); None: geventhttpclient's own (the system's trust store)."""
+    if not (options.cacert or options.auth.cert):
+        return None
+
+    def made() -> Any:
         import gevent.ssl
 
-        cafile = options.cacert
-        ReplayUser.ssl_context_factory = staticmethod(
-            lambda: gevent.ssl.create_default_context(cafile=cafile))
-
+        context = options.verify()  # gevent's SSLContext: the ssl module is patched
+        return context if context is not False else gevent.ssl._create_unverified_context()
+    return made
 
 def _feed(recordings: Recordings, schedule: Schedule, settings: Settings,
           on_done: Callable[[], None]) -> Feed:
@@ -635,7 +650,7 @@ def _write_text(path: str, text: str) -> None:
 
 def _write_report(report: Report, outputs: Outputs) -> int:
     m = report.meta
-    report.print_console(sys.stdout)
+    print_report(report, sys.stdout)
     print(f"load: {m['requests']} requests in {m['duration_s']} s ({m['rps']} req/s), "
           f"p50 {m['p50_ms']} ms, p95 {m['p95_ms']} ms, p99 {m['p99_ms']} ms; "
           f"lag max {m['lag_max_s']} s, mean {m['lag_mean_s']} s, {m['late']} late; "
@@ -643,9 +658,9 @@ def _write_report(report: Report, outputs: Outputs) -> int:
     if m.get("broken_lines"):
         print(f"harness load: {m['broken_lines']} broken line(s) skipped", file=sys.stderr)
     if outputs.json:
-        report.write_json(outputs.json)
+        write_json(report, outputs.json)
     if outputs.junit:
-        report.write_junit(outputs.junit)
+        write_junit(report, outputs.junit)
     return report.exit_code
 
 
@@ -667,7 +682,8 @@ def run_from_options(o: dict[str, Any]) -> int:
     timing = Timing(o["speed"], o["loop"], o["max_wait"], o["rate"], o["users"],
                     o.get("shape"))
     sending = {"timeout": o["timeout"], "max_response_mb": o["max_response_mb"],
-               "insecure": o["insecure"], "cacert": o["cacert"], "headers": o["header"]}
+               "insecure": o["insecure"], "cacert": o["cacert"], "headers": o["header"],
+               "auth": o.get("auth")}
     settings = Settings(o["target"], o["contract"], timing, o["check_ratio"],
                         tuple(o["ignore"]), o["concurrency"], sending,
                         tuple(o["operation"]), tuple(o["binding"]))

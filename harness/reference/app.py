@@ -21,12 +21,14 @@ from urllib.parse import SplitResult, urlsplit
 from starlette.datastructures import URL
 
 from harness.contract.bindings import (
+    FORM_TYPE,
     Binding,
     Classification,
     FaultCode,
     build_fault,
     build_response,
     classify,
+    soap_payload,
     soap_version,
     structured_argument,
 )
@@ -39,26 +41,53 @@ from harness.contract.model import (
     school_mobile,
 )
 from harness.contract.structure import Value
-from harness.contract.xmlsafe import namespace, parse_xml, root_tag
+from harness.contract.xmlsafe import (
+    element_children,
+    local_name,
+    namespace,
+    parse_xml,
+    root_tag,
+)
 from harness.errors import ClassificationError, MalformedXML, XMLRejected
+from harness.reference.reading import as_read
 from harness.reference.wsdl import service_name, wsdl_document
 from harness.traffic.exchange import HttpRequest, HttpResponse, content_type_params, media_type
 
 
 @dataclass(frozen=True)
-class Delayed:
-    """A response to send after ``seconds`` (``harness mock --latency recorded``); the wait
-    holds no thread and no other request."""
+class Disrupted:
+    """An answer delivered wrong on purpose (``harness mock``'s fault injection): ``how`` is
+    ``reset`` (the connection reset, nothing sent), ``empty`` (the connection closed, nothing
+    sent) or ``trickle`` (``response`` sent in small pieces over ``seconds``)."""
 
-    response: HttpResponse
+    how: str
+    response: HttpResponse | None = None
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class Delayed:
+    """A response to send after ``seconds`` (``harness mock --latency recorded``, a stub's
+    delay); the wait holds no thread and no other request."""
+
+    response: HttpResponse | Disrupted
     seconds: float
 
 
-Answer = Callable[[Contract, HttpRequest], "HttpResponse | Delayed"]
+@dataclass(frozen=True)
+class Later:
+    """An answer ``make`` makes on a worker thread, off the event loop: it waits on something
+    else (``harness mock --fallback URL`` forwards the call to a real deployment)."""
+
+    make: Callable[[], HttpResponse | Delayed | Disrupted]
+
+
+Delivery = HttpResponse | Delayed | Disrupted | Later
+Answer = Callable[[Contract, HttpRequest], Delivery]
 #: The answer to a call the binding rules accept: (contract, call, answering binding, its
-#: arguments by parameter) -> response (Delayed: to be sent later).
-Produce = Callable[[Contract, Classification, Binding, dict[str, Value]],
-                   "HttpResponse | Delayed"]
+#: arguments by parameter) -> response (Delayed: to be sent later; Disrupted: sent wrong;
+#: Later: made on a worker thread).
+Produce = Callable[[Contract, Classification, Binding, dict[str, Value]], Delivery]
 #: A predicate on an argument's text: True lets it pass the parameter's type check (the mock
 #: takes a recording's pseudonyms for any type).
 Wildcard = Callable[[str], bool]
@@ -107,7 +136,7 @@ def reference_answer(contract: Contract, call: Classification, binding: Binding,
 
 
 def answer(contract: Contract, request: HttpRequest, produce: Produce = reference_answer, *,
-           wildcard: Wildcard | None = None) -> HttpResponse | Delayed:
+           wildcard: Wildcard | None = None) -> Delivery:
     """The response to ``request``: the refusal ASMX gives, else ``produce``'s answer (the
     reference's by default)."""
     parts = urlsplit(request.url)
@@ -117,6 +146,9 @@ def answer(contract: Contract, request: HttpRequest, produce: Produce = referenc
     base = f"{parts.scheme}://{parts.netloc}{endpoint_path}"
     if request.method == "GET" and not has_operation:
         return _describe(contract, endpoint, base, parts.query)
+    if request.method not in ("GET", "POST"):  # HEAD, OPTIONS, PUT...: refused unread
+        return _OPERATION_PATH_METHOD if has_operation else _ENDPOINT_METHOD
+    request = as_read(request, has_operation)
     binding = _binding_for_errors(request, has_operation)
     try:
         call = _routed(contract, request, classify(contract, request))
@@ -204,12 +236,15 @@ def _check(contract: Contract, request: HttpRequest, endpoint: str, call: Classi
         raise ClassificationError(call.problem or call.guess or "")
     if op.endpoint != endpoint:
         raise Refusal(f"{op.name} is not an operation of {endpoint}")
-    if request.method.upper() != call.binding.method:  # PUT, PATCH, HEAD: ASMX answers 500
+    if request.method.upper() != call.binding.method:  # a SOAP POST to an operation's path
         raise Refusal("Request format is unrecognized for URL unexpectedly ending in "
                       f"'/{op.name}'.")
     if call.binding.value not in contract.bindings_of(op):  # disabled, or not carried by HTTP
         raise Refusal(f"{op.name} Web Service method name is not valid over "
                       f"{call.binding.label}.")
+    if call.binding is Binding.HTTP_POST and media_type(request.content_type) != FORM_TYPE:
+        # no Content-Type, multipart/form-data, text/plain: ASMX reads only a URL-encoded form
+        raise Refusal(f"Request format is invalid: {request.content_type or ''}.")
     if not call.binding.is_soap:
         _validate_values(call)
         return
@@ -232,6 +267,27 @@ def _check(contract: Contract, request: HttpRequest, endpoint: str, call: Classi
     if call.binding is Binding.SOAP11 and action is not None \
             and action.strip('"') != contract.soap_action(op).strip('"'):
         raise Refusal(f"Server did not recognize the value of SOAPAction: {action}")
+    _check_envelope(call, envelope or call.binding)
+
+
+def _check_envelope(call: Classification, version: Binding) -> None:
+    """What ASMX refuses inside an envelope it reads: a header block it must understand and
+    does not know (a MustUnderstand fault: the reference knows none), a comment or processing
+    instruction inside a parameter's value (400 and an empty body: XmlSerializer's reader)."""
+    envelope = call.envelope
+    header = next((c for c in element_children(envelope) if local_name(c) == "Header"), None) \
+        if envelope is not None else None
+    for block in element_children(header) if header is not None else ():
+        understood = next((v for k, v in block.attrib.items()
+                           if k.endswith("}mustUnderstand")), "")
+        if understood.strip() in ("1", "true"):
+            raise Refusal(f"SOAP header {local_name(block)} was not understood.",
+                          FaultCode.MUST_UNDERSTAND)
+    payload = soap_payload(envelope) if envelope is not None else None
+    for parameter in element_children(payload) if payload is not None else ():
+        if any(not isinstance(node.tag, str) for node in parameter):
+            raise Refusal("a comment inside a value", response=HttpResponse(
+                400, (("Content-Type", version.soap_content_type or ""),), b"", "Bad Request"))
 
 
 def _answering_binding(call: Classification) -> Binding:
@@ -299,6 +355,21 @@ def _refused_soap(request: HttpRequest, binding: Binding, exc: ClassificationErr
 _ENVELOPE_TAGS = {f"{{{ns}}}Envelope" for ns in _SOAP_BY_NS}
 
 
+def _error_page(status: int, reason: str) -> HttpResponse:
+    """ASP.NET's HTML error page for a request refused before any service code runs (as with
+    customErrors On: no exception text, no version)."""
+    page = (f"<html><head><title>Runtime Error</title></head><body><h1>Server Error</h1>"
+            f"<h2>HTTP {status}. {reason}.</h2></body></html>").encode()
+    return HttpResponse(status, (("Content-Type", "text/html"),), page, reason)
+
+
+#: Another method than GET and POST: ASMX refuses it before routing, 405 at the endpoint, 500
+#: at an operation's path (the reverse with the Documentation protocol removed; a HEAD gets
+#: the status without the page).
+_ENDPOINT_METHOD = _error_page(405, "Method Not Allowed")
+_OPERATION_PATH_METHOD = _error_page(500, "Internal Server Error")
+
+
 def _validate_values(call: Classification) -> None:
     """ASP.NET's request validation (on by default): a GET/POST value with markup in it, a
     ``<`` before a letter or ``!``, or ``&#``, is refused with 500 text/plain before the
@@ -354,14 +425,21 @@ def _structured(call: Classification, p: Parameter) -> Value:
 
 
 def _given(call: Classification) -> dict[str, str]:
-    """The arguments by name as ASMX reads repeated ones: in SOAP the first element counts; in
-    GET/POST the values are joined with "," (ASP.NET's NameValueCollection)."""
+    """The arguments by name as ASMX reads them: in SOAP only elements in the operation's
+    namespace (XmlSerializer: an unqualified one is no parameter), the first of repeated ones;
+    in GET/POST field names in any case, repeated values joined with "," (ASP.NET's
+    NameValueCollection)."""
     given: dict[str, str] = {}
-    for name, value in call.arguments:
-        if name not in given:
-            given[name] = value
-        elif not call.binding.is_soap:
-            given[name] += f",{value}"
+    if call.binding.is_soap:
+        payload = soap_payload(call.envelope) if call.envelope is not None else None
+        for element in element_children(payload) if payload is not None else ():
+            if namespace(element) == call.operation_namespace:
+                given.setdefault(local_name(element), element.text or "")
+        return given
+    names = {p.name.lower(): p.name for p in call.operation.parameters}
+    for sent, value in call.arguments:
+        name = names.get(sent.lower(), sent)
+        given[name] = f"{given[name]},{value}" if name in given else value
     return given
 
 
@@ -400,12 +478,124 @@ def create_app(contract: Contract | None = None, respond: Answer = answer):
                 None, respond, contract, call)
         else:
             response = respond(contract, call)
-        if isinstance(response, Delayed):
-            await asyncio.sleep(response.seconds)
-            response = response.response
-        await _send(response, send)
+        await deliver(response, scope, receive, send)
 
     return app
+
+
+async def deliver(response: Delivery, scope, receive, send) -> None:
+    """Send ``response`` as it says: at once, later, made on a worker thread, or wrong. A
+    client that hangs up while its answer waits on purpose (or is made) is not waited for;
+    nor is one whose server stops (harness.reference.server closes such connections)."""
+    if isinstance(response, Later):
+        made = await _made(response, scope, receive)
+        if made is None:
+            return
+        response = made
+    while isinstance(response, Delayed):
+        if not await _pause(response.seconds, scope, receive):
+            return
+        response = response.response
+    if isinstance(response, Disrupted):
+        await _disrupted(response, scope, receive, send)
+        return
+    await _send(response, send)
+
+
+#: The scope key under which the server (harness.reference.server) hands the app the
+#: connection's transport: only a dropped connection needs it.
+TRANSPORT = "harness.transport"
+#: True in a request's scope while its answer waits on purpose (a delay, a trickle, a call
+#: forwarded): a server that stops closes such a connection rather than wait for it.
+WAITING = "harness.waiting"
+
+
+async def _pause(seconds: float, scope, receive) -> bool:
+    """Wait ``seconds``; False when the connection went away meanwhile (the client gave up,
+    or the server is stopping). The request's body is read: ``receive`` says only that."""
+    loop = asyncio.get_running_loop()
+    until = loop.time() + seconds
+    scope[WAITING] = True
+    try:
+        while (left := until - loop.time()) > 0:
+            try:
+                message = await asyncio.wait_for(receive(), left)
+            except TimeoutError:
+                return True
+            if message["type"] == "http.disconnect":
+                return False
+        return True
+    finally:
+        scope[WAITING] = False
+
+
+async def _made(later: Later, scope, receive):
+    """``later``'s answer, made on a worker thread; None when the connection went away first
+    (the work goes on: a forwarded call is still recorded)."""
+    job = asyncio.get_running_loop().run_in_executor(None, later.make)
+    gone = asyncio.ensure_future(receive())
+    scope[WAITING] = True
+    try:
+        while True:
+            done, _ = await asyncio.wait({job, gone}, return_when=asyncio.FIRST_COMPLETED)
+            if job in done:
+                return job.result()
+            if gone.result()["type"] == "http.disconnect":
+                return None
+            gone = asyncio.ensure_future(receive())
+    finally:
+        scope[WAITING] = False
+        if not gone.done():
+            gone.cancel()
+
+
+async def _disrupted(response: Disrupted, scope, receive, send) -> None:
+    if response.how == "trickle" and response.response is not None:
+        await _trickle(response.response, response.seconds, scope, receive, send)
+        return
+    if scope.get(TRANSPORT) is None:  # a server that does not hand it over: a 500 is all
+        await _send(HttpResponse(500, (), b"", "Internal Server Error"), send)
+        return
+    await _dropped(response, scope, receive)
+
+
+async def _dropped(response: Disrupted, scope, receive) -> None:
+    """The connection reset (``reset``) or closed, nothing sent."""
+    transport = scope[TRANSPORT]
+    if response.how == "reset":
+        import socket
+        import struct
+
+        sock = transport.get_extra_info("socket")
+        if sock is not None:  # SO_LINGER 0: close() sends RST, not FIN
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        transport.abort()
+    else:
+        transport.close()
+    while (await receive())["type"] != "http.disconnect":  # the server sees it gone: no 500
+        pass
+
+
+#: Pieces a trickled body is sent in (fewer for a shorter body): ``harness mock --fault
+#: trickle`` (``Disrupted``).
+TRICKLE_PIECES = 16
+
+
+def trickle_pieces(body: bytes) -> list[bytes]:
+    """``body`` in at most TRICKLE_PIECES pieces, in order."""
+    count = max(1, min(TRICKLE_PIECES, len(body)))
+    size = -(-len(body) // count) if body else 1
+    return [body[at:at + size] for at in range(0, len(body), size)] or [b""]
+
+
+async def _trickle(response: HttpResponse, seconds: float, scope, receive, send) -> None:
+    pieces = trickle_pieces(response.body)
+    await _send_start(response, send)
+    for number, piece in enumerate(pieces, 1):
+        if not await _pause(seconds / len(pieces), scope, receive):
+            return
+        await send({"type": "http.response.body", "body": piece,
+                    "more_body": number < len(pieces)})
 
 
 # The ASGI shell speaks raw ASGI (no starlette Request/Response objects per request): it is the
@@ -450,6 +640,11 @@ def _netloc(scheme: str, host: bytes | None, server: tuple[str, int] | None) -> 
 
 
 async def _send(response: HttpResponse, send) -> None:
+    await _send_start(response, send)
+    await send({"type": "http.response.body", "body": response.body})
+
+
+async def _send_start(response: HttpResponse, send) -> None:
     # As starlette's Response(body, status, headers) sends it: names lowercased, our
     # Content-Length replaced by the body's; no Content-Type added to a void answer (ASMX
     # sends none).
@@ -458,7 +653,6 @@ async def _send(response: HttpResponse, send) -> None:
     if not (response.status < 200 or response.status in (204, 304)):
         raw.append((b"content-length", str(len(response.body)).encode("latin-1")))
     await send({"type": "http.response.start", "status": response.status, "headers": raw})
-    await send({"type": "http.response.body", "body": response.body})
 
 
 async def _lifespan(receive, send) -> None:

@@ -64,6 +64,9 @@ DEFAULT_HEADERS = ("Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie
 #: (X-Api-Key, X-Gateway-Key), any ``...-Token`` (X-Auth-Token, X-CSRF-Token), ``Api-Key`` and
 #: ``ApiKey``. Redacted by default, with DEFAULT_HEADERS.
 CREDENTIAL_HEADER_PATTERN = re.compile(r"x-.+-key|.+-token|x?-?api-?key", re.IGNORECASE)
+#: Elements whose text is a credential in any message: a WS-Security UsernameToken's
+#: Password (a phone's WSE client behind capture; PasswordText is the password itself).
+CREDENTIAL_ELEMENTS = frozenset({"Password"})
 #: What a credential header's value becomes in a report (Allure, JSON, JUnit, console).
 REPORT_REDACTED = "[redacted]"
 _credential_names = frozenset(name.lower() for name in DEFAULT_HEADERS)
@@ -172,7 +175,8 @@ class Redactor:
         are added to both the names and the headers."""
         extra = tuple(extra)
         roots = {op.result for op in contract.operations if op.result_sensitive and op.result}
-        return cls(key, contract.sensitive_names() | frozenset(extra), frozenset(roots),
+        return cls(key, contract.sensitive_names() | frozenset(extra) | CREDENTIAL_ELEMENTS,
+                   frozenset(roots),
                    frozenset([*(h.lower() for h in DEFAULT_HEADERS),
                               *(e.lower() for e in extra)]),
                    result_operations=frozenset(op.name for op in contract.operations
