@@ -262,6 +262,10 @@ class Service:
                 raise UsageError(f"the feature asks for {how.label} with {kind}: neither an "
                                  "odd request nor a row of the ASMX matrix")
             return self._matrix_call(op, row)
+        why_not = odd_requests.not_applicable(self.contract, op, kind, self.settings.selection)
+        if why_not is not None:  # nothing sent: it would name an operation left out
+            return self._not_applicable(op, how, "ODD-SOAPACTION", why_not,
+                                        f"{op.name} {how.label} with {kind}")
         try:
             odd = odd_requests.odd_request(  # with the run's values (--values), if any
                 self.contract, op, how, kind, self.base_url,
@@ -279,12 +283,9 @@ class Service:
                                  {k: str(v) for k, v in values.items()})
         label = f"{op.name} {row.binding.label} with {row.words}"
         if mreq is None:  # e.g. no parameter to rename: judged not applicable, nothing sent
-            found = Finding(row.rule, Verdict.NOT_APPLICABLE, op.name, row.binding.label,
-                            message=f"{row.label} does not apply to {op.name}",
-                            cause=f"{row.label} does not apply to the operation")
-            return Call(op, row.binding, Exchange(build_request(
-                self.contract, op, values, row.binding, self.base_url), None), [found],
-                label=label)
+            return self._not_applicable(op, row.binding, row.rule,
+                                        f"{row.label} does not apply to {op.name}", label,
+                                        f"{row.label} does not apply to the operation")
         exchange, error = self._sent(mreq.request, op, row.binding)
         control = self._spec_call(mreq.control, op, row.binding)
         answers = asmx_matrix.Answers(
@@ -296,6 +297,17 @@ class Service:
                                                       row.binding.label))
         self._record(exchange, found)
         return Call(op, row.binding, exchange, found, control, label=label)
+
+    def _not_applicable(self, op: Operation, how: Binding, rule: str, why: str, label: str,
+                        cause: str | None = None) -> Call:
+        """A case judged not applicable, nothing sent (the request shown is the plain call)."""
+        values = self.settings.values.apply(op, sample_arguments(op, 0, how.value))
+        found = Finding(rule, Verdict.NOT_APPLICABLE, op.name, how.label, message=why,
+                        cause=cause or why)
+        if self.report is not None:  # a check, not a call: nothing was sent
+            self.report.add(found)
+        return Call(op, how, Exchange(build_request(self.contract, op, values, how,
+                                                    self.base_url), None), [found], label=label)
 
     def _spec_call(self, request: HttpRequest | None, op: Operation, how: Binding
                    ) -> Exchange | None:

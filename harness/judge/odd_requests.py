@@ -100,16 +100,30 @@ class OddRequest:
 
 
 def other_operation(contract: Contract, op: Operation, chosen: Selection | None = None
-                    ) -> tuple[Operation, bool]:
+                    ) -> tuple[Operation, bool] | None:
     """The operation whose action is sent instead of ``op``'s, and whether it shares
     ``op``'s endpoint (then ASMX routes to it, so it runs): another of the endpoint when
-    ``chosen`` selects it, else one of another endpoint (ASMX routes no action across
-    endpoints: nothing runs)."""
-    same = [o for o in contract.endpoints[op.endpoint]
-            if o is not op and (chosen is None or chosen.allows(o.name, None))]
+    ``chosen`` selects it, else a selected one of another endpoint (ASMX routes no action
+    across endpoints: nothing runs). None when ``chosen`` leaves out every other operation:
+    a stack that routes by SOAPAction alone would run the one named, which was not asked for."""
+    others = [o for o in contract.operations
+              if o is not op and (chosen is None or chosen.allows(o.name, None))]
+    same = [o for o in others if o.endpoint == op.endpoint]
     if same:
         return same[0], True
-    return next((o for o in contract.operations if o.endpoint != op.endpoint), op), False
+    return next(((o, False) for o in others), None)
+
+
+def not_applicable(contract: Contract, op: Operation, kind: str,
+                   chosen: Selection | None = None) -> str | None:
+    """Why ``op`` with ``kind`` is not sent (None: it is): another operation's SOAPAction
+    when there is no other operation to name (a one-operation contract, or ``chosen``
+    leaves out every other one)."""
+    if kind == "another operation's SOAPAction" and other_operation(contract, op, chosen) is None:
+        return (f"another operation's SOAPAction is not sent with {op.name}: every other "
+                "operation is left out by --operation" if len(contract.operations) > 1
+                else f"another operation's SOAPAction: {op.name} is the only operation")
+    return None
 
 
 def odd_request(contract: Contract, op: Operation, binding: Binding, kind: str,
@@ -139,7 +153,10 @@ def odd_request(contract: Contract, op: Operation, binding: Binding, kind: str,
             raise ValueError(f"{kind} is sent over SOAP 1.1")
         return OddRequest(kind, KINDS[kind], op, binding,
                           request.with_header("Content-Type", "text/xml"), answered)
-    other, same_endpoint = other_operation(contract, op, chosen)
+    why_not = not_applicable(contract, op, kind, chosen)
+    if why_not is not None:
+        raise ValueError(why_not)
+    other, same_endpoint = other_operation(contract, op, chosen) or (op, False)
     action = {"a wrong SOAPAction": f'"{contract.namespace.rstrip("/")}/{NO_SUCH_OPERATION}"',
               "an empty SOAPAction": '""',
               "another operation's SOAPAction": contract.soap_action(other)}[kind]
@@ -176,6 +193,8 @@ def requests_for(contract: Contract, op: Operation, base_url: str,
                                                 and binding is Binding.SOAP12):
                 continue
             if kind == "text/xml without charset" and binding is not Binding.SOAP11:
+                continue
+            if not_applicable(contract, op, kind, chosen) is not None:
                 continue
             yield odd_request(contract, op, binding, kind, base_url, chosen=chosen)
 
