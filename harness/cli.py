@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import functools
 import importlib
 import os
 import re
@@ -96,10 +97,31 @@ def _configured(parser: argparse.ArgumentParser, argv: list[str]):
     if command not in commands:
         return lambda args: None
     settings, source = config.load(config.explicit_path(argv))
+    environment = config.chosen_environment(argv)
     if source is None:
+        if environment is not None and any(a.dest == "env" for a in commands[command]._actions):
+            config.environment_table(settings, environment, source)  # its one line
         return lambda args: None
     return config.apply(commands[command], command, settings, source, list(commands),
-                        config.known_dests(commands))
+                        config.known_dests(commands), environment)
+
+
+def _with_environment(argv: list[str], name: str) -> argparse.Namespace:
+    """The command line ``argv`` parsed again as ``--env NAME`` would have it: the settings of
+    a diff role named ``env:NAME`` (the file's top level, then [env.NAME], then the flags)."""
+    rest, skip = [], False
+    for arg in argv:
+        if skip or arg == "--env" or arg.startswith("--env="):
+            skip = arg == "--env"
+            continue
+        rest.append(arg)
+    at = next(i for i, arg in enumerate(rest) if not arg.startswith("-")) + 1
+    again = [*rest[:at], "--env", name, *rest[at:]]
+    parser = build_parser()
+    fill = _configured(parser, again)
+    args = parser.parse_args(again)
+    fill(args)
+    return args
 
 
 #: The umask every command runs with (files 0600, folders 0700), unless FOLLOW_UMASK is 1.
@@ -112,10 +134,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         fill = _configured(parser, argv)
-    except HarnessError as exc:
-        print(f"harness: error: {exc}", file=sys.stderr)
+    except HarnessError as exc:  # the config file's: said as the command's own errors are
+        command = next((a for a in argv if not a.startswith("-")), None)
+        print(f"harness {command}: error: {exc}" if command else f"harness: error: {exc}",
+              file=sys.stderr)
         return exc.exit_code
     args = parser.parse_args(argv)
+    args.with_environment = functools.partial(_with_environment, argv)
     # Recordings and reports may hold personal data: what the harness creates is its user's
     # only (files 0600, folders 0700), unless HARNESS_FOLLOW_UMASK=1 (docs/security.md).
     umask = None if os.environ.get(FOLLOW_UMASK) == "1" else os.umask(PRIVATE_UMASK)

@@ -247,6 +247,8 @@ def test_the_live_view_needs_its_token_and_shows_the_counts(skipped):
                                "unclassified, to the endpoint of --skip-operation AuthCode": 1}
     if CHROMIUM is not None:  # the page as a person sees it: built by its script
         assert "No difference so far." in skipped["page"]
+        roles = skipped["page"].split('id="roles"', 1)[1].split("</p>", 1)[0]
+        assert "null" not in roles and "secondary" not in roles, roles  # none was given
         assert "--skip-operation AuthCode" in skipped["page"]
 
 

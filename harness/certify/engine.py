@@ -586,7 +586,8 @@ def certify(target: str | None, contract: Contract | str | None, outputs: Output
         shown = url if target else f"embedded reference at {url}"
         report = Report("certify", shown, titles=rules.titles() | sending.RULE_TITLES
                         | {SCENARIO: SCENARIO_TITLE},
-                        profile=profile, namespace=contract.namespace)
+                        profile=profile, environment=settings.send.environment,
+                        namespace=contract.namespace)
         report.scope = selection_scope(contract, settings.selection, settings.rules,
                                        len(rules.catalogue_ids()))
         plugin = CertifyPlugin(report, settings, contract)

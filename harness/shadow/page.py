@@ -122,7 +122,8 @@ function render(data) {
   const roles = data.roles;
   document.getElementById('roles').replaceChildren(
     'primary ', el('code', {}, roles.primary),
-    roles.secondary ? el('span', {}, ', secondary ', el('code', {}, roles.secondary)) : null,
+    // replaceChildren, unlike el(), would write a null out as the text "null"
+    ...(roles.secondary ? [', secondary ', el('code', {}, roles.secondary)] : []),
     ', candidate ', el('code', {}, roles.candidate),
     ' \u2014 running for ' + duration(data.now - data.started));
   const differing = data.causes.filter(c => c.verdict === 'failed').length;

@@ -60,7 +60,7 @@ from harness.shadow.choice import SKIPPED, Choice
 from harness.shadow.setup import HURRY, MirrorOptions, ShadowSetup
 from harness.shadow.tally import Tally
 from harness.traffic.exchange import HttpResponse, response_dict
-from harness.traffic.send import Sender, as_received
+from harness.traffic.send import as_received
 
 #: The rule of a call through the shadow that was not compared with the candidate's answer
 #: for a reason of the shadow's own (its queue full, stopped): a warning, counted and named.
@@ -103,14 +103,15 @@ class Shadow:
         self.diff = Diff(self.contract, Targets(options.primary, options.candidate,
                                                 options.secondary),
                          ignore=options.ignore, ignore_values=options.ignore_values,
-                         jobs=options.jobs, options=options.send, profile=options.profile,
+                         jobs=options.jobs, options=options.send,
+                         role_options=options.role_send, profile=options.profile,
                          command="shadow")
         self.diff.report.titles[COMPARED_RULE] = COMPARED_TITLE
         self.diff.report.scope = _scope(self.contract, options)
         # a dead candidate must not stop the shadow (the Sender stops a run after a few
         # requests in a row without an answer): every call is counted instead
-        self.sender = Sender(replace(options.send, max_failures=sys.maxsize),
-                             connections=options.jobs * len(self.diff.roles))
+        self._senders = contextlib.ExitStack()
+        self.sender = self.diff.senders(self._senders, max_failures=sys.maxsize)
         self.lock = threading.Condition()
         self.waiting: deque[Item] = deque()
         self.waiting_bytes = 0  # held by the calls waiting (QUEUE_BYTES at most)
@@ -352,6 +353,7 @@ class Shadow:
         self.diff.report.meta["shadow"] = self._counts()
         self._report(result)
         self.transcriber.close()
+        self._senders.close()
         return self._status()
 
     def _counts(self) -> dict[str, Any]:
