@@ -569,12 +569,14 @@ def user_features(directory: Path) -> tuple[Path, ...]:
 
 
 def certify(target: str | None, contract: Contract | str | None, outputs: Outputs,
-            stream=sys.stdout, settings: Settings | None = None,
+            stream=None, settings: Settings | None = None,
             profile: Profile | None = None) -> int:
     """Run the features against ``target`` (the embedded reference when None); exit status.
 
     ``contract``: the service's Contract (a namespace string, or None, means School Mobile
-    under that namespace)."""
+    under that namespace). ``stream``: where it prints (default: sys.stdout when called, not
+    when imported: a test's captured stdout is closed after it)."""
+    stream = stream if stream is not None else sys.stdout
     if not isinstance(contract, Contract):
         contract = school_mobile(contract)
     settings = settings or Settings()
