@@ -10,6 +10,7 @@ from typing import Any
 
 from harness import __version__
 from harness.judge.findings import NOT_SENT, Report, Verdict
+from harness.reports.console import case_counts
 from harness.reports.output import open_output
 
 
@@ -18,10 +19,12 @@ def summary(report: Report) -> dict[str, Any]:
     recorded exchanges read); ``checks`` every finding; ``causes`` the failures and warnings
     grouped by cause, failures first, then differences, then warnings, each by reach;
     ``not_sent`` the recorded exchanges not sent, by why (``service_descriptions``,
-    ``not_selected``); ``selection`` what a partial run covered and left out (null: the
-    whole contract);
-    ``interrupted`` whether a signal stopped the run (then ``signal``, and ``planned``: how
-    many ``unit`` the whole run would have made, null when unknown)."""
+    ``not_selected``); ``test_cases`` JUnit's test cases (rule x operation x binding that
+    judged something) and those that failed (JUnit's failures; Allure's Failed but for
+    certify, whose Allure tests are its ``scenarios``); ``selection`` what a partial run
+    covered and left out (null: the whole contract); ``interrupted`` whether a signal stopped
+    the run (then ``signal``, and ``planned``: how many ``unit`` the whole run would have
+    made, null when unknown)."""
     return {
         "verdict": report.verdict,
         "interrupted": bool(report.interrupted),
@@ -38,6 +41,7 @@ def summary(report: Report) -> dict[str, Any]:
         "profile": report.profile.name,
         "overrides": {rule: s.value for rule, s in report.profile.overrides},
         "counts": {v.value: report.counts[v] for v in Verdict},
+        "test_cases": dict(zip(("total", "failed"), case_counts(report), strict=True)),
         **({"known_from_baseline": report.known} if "baseline" in report.meta else {}),
         "service_descriptions": dict(sorted(report.descriptions.items())),
         "not_sent": {key: report.not_sent[key] for key in NOT_SENT if report.not_sent[key]},

@@ -123,7 +123,7 @@ class Shadow:
         self.hurry = False
         self.tally = Tally(self.diff.roles)
         self.progress = Progress("shadow", unit="calls mirrored", failing="differing",
-                                 detail=lambda: self.tally.line, quiet=options.quiet)
+                                 detail=self._line, quiet=options.quiet)
         self.live = None
         if options.live_port is not None:
             from harness.shadow.live import LiveView
@@ -132,6 +132,14 @@ class Shadow:
             print(f"harness shadow: live view on {self.live.url}", file=sys.stderr, flush=True)
         for number in range(options.jobs):
             threading.Thread(target=self._mirror, name=f"mirror-{number}", daemon=True).start()
+
+    def _line(self) -> str:
+        """The progress line's words after its counts: the causes so far, then the calls
+        waiting for the mirror (a candidate falling behind shows before its calls time out).
+        Read without the lock: a string and an int."""
+        waiting = self.tally.waiting
+        return "; ".join(filter(None, (self.tally.line,
+                                       f"{waiting} waiting" if waiting else "")))
 
     # -- the main thread: taking each exchange ------------------------------------------------
 
@@ -241,7 +249,7 @@ class Shadow:
         if record is None:  # no answer: the findings say why
             findings = answered.unanswered
             self.tally.not_compared(findings[0].cause or "no answer", findings, example)
-            differs = True
+            differs = False  # not compared: counted so, as the live view and report count it
         else:
             findings = self.diff.case_findings(record, self.diff.noise.known)[0]
             differs = self.tally.compared_call(findings, example)
