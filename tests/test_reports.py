@@ -227,8 +227,9 @@ def test_allure_tests_are_junit_cases_a_warning_passes_tagged(tmp_path: Path) ->
                        actual="HTTP 404", endpoint="/AuthCodeSending.asmx"))
     report.add(Finding("R4-STATUS", Verdict.PASSED, "AuthCode", "SOAP 1.1"))
     report.add(Finding("R4-STATUS", Verdict.NOT_APPLICABLE, "AuthCode", "SOAP 1.2"))
+    report.add(Finding("CROSS-BINDING", Verdict.PASSED, "AuthCode", None))
     write_junit(report.finish(), tmp_path / "j.xml")
-    assert write_cases(report, tmp_path / "allure") == 4  # the not-applicable case is none
+    assert write_cases(report, tmp_path / "allure") == 5  # the not-applicable case is none
     results = {r["name"]: r for r in (json.loads(p.read_text(encoding="utf-8"))
                                       for p in (tmp_path / "allure").glob("*-result.json"))}
     junit = parse_xml((tmp_path / "j.xml").read_bytes())
@@ -238,6 +239,9 @@ def test_allure_tests_are_junit_cases_a_warning_passes_tagged(tmp_path: Path) ->
     wsdl = results["/AuthCodeSending.asmx [WSDL] a WSDL"]
     assert wsdl["statusDetails"]["message"].startswith("[WSDL-PUBLISHED] expected a WSDL, "
                                                       "actual HTTP 404")
+    # a case over no one binding is named without one (not "AuthCode [-] ...")
+    assert "feature" not in {label["name"] for label in results["AuthCode CROSS-BINDING"]
+                             ["labels"]}
     warned = results["AuthCode [HTTP POST] GAP-VALUES"]
     assert warned["status"] == "passed" and "statusDetails" not in warned
     assert {"name": "tag", "value": "warning"} in warned["labels"]

@@ -373,9 +373,11 @@ def write_cases(report: Report, directory: str | Path, *,
                  if case in report.examples else [])
         start = started.get((op, binding), report.started)
         title = report.titles.get(rule, rule)
-        allure.add(f"{op} [{binding}] {title}", verdict,
+        no_binding = binding == "-"  # diff's cross-binding check, lint's unclassified
+        allure.add(f"{op} {title}" if no_binding else f"{op} [{binding}] {title}", verdict,
                    full_name=f"{report.command}.{rule}.{op}.{binding}",
-                   labels={"feature": binding, "story": op, "tag": rule},
+                   labels={"story": op, "tag": rule,
+                           **({} if no_binding else {"feature": binding})},
                    parameters={v.value: str(counts[v]) for v in Verdict if counts[v]},
                    message=describe(listed[0]) if listed else None,
                    details="\n".join(f"{d['count']} x {describe(d)}" for d in listed) or None,
