@@ -17,8 +17,8 @@ from harness import __version__, stopping
 from harness.errors import HarnessError
 
 #: Subcommand modules, in the order ``--help`` lists them.
-COMMANDS = ("serve", "certify", "contract", "report", "capture", "export", "lint", "replay",
-            "diff", "shadow", "load", "probe", "mock", "scenarios")
+COMMANDS = ("serve", "certify", "call", "contract", "report", "capture", "export", "lint",
+            "replay", "diff", "shadow", "load", "probe", "mock", "scenarios")
 
 DESCRIPTION = """\
 Capture, replay, lint, certify and compare traffic of ASMX SOAP services (School Mobile).
@@ -34,9 +34,18 @@ reported, marked interrupted."""
 
 
 class _Parser(argparse.ArgumentParser):
+    #: The dest of a repeatable positional that also takes the words after an option
+    #: (``harness call Op --binding get id=7``: argparse alone leaves ``id=7`` unrecognised).
+    trailing_positionals: str | None = None
+
     def parse_known_args(self, args=None, namespace=None):
         self._given = list(sys.argv[1:] if args is None else args)
-        return super().parse_known_args(args, namespace)
+        namespace, extras = super().parse_known_args(args, namespace)
+        if self.trailing_positionals and extras:
+            words = [a for a in extras if not a.startswith("-")]
+            getattr(namespace, self.trailing_positionals).extend(words)
+            extras = [a for a in extras if a.startswith("-")]
+        return namespace, extras
 
     def error(self, message: str) -> None:  # one line, exit 2, as for every usage error
         hint = did_you_mean(self, getattr(self, "_given", []), message)

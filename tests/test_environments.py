@@ -103,9 +103,10 @@ def test_reports_name_the_environment(folder: Path, capsys: pytest.CaptureFixtur
         '[env.local.certify]\njson = "out/c.json"\njunit = "out/c.xml"\nreport-dir = "out"\n'
         "no-html = true\nquiet = true\n", encoding="utf-8")
     assert cli.main(["certify", "--env", "local"]) == 0
-    verdict = [line for line in capsys.readouterr().out.splitlines()
+    out = capsys.readouterr().out
+    verdict = [line for line in out.splitlines()
                if line.startswith("certify: PASSED")]
-    assert verdict and "(environment local: embedded reference at http://" in verdict[0]
+    assert verdict and "(environment local: embedded reference at http://" in verdict[0], out
     assert json.loads((folder / "out/c.json").read_text())["environment"] == "local"
     assert '<property name="environment" value="local"/>' in (folder / "out/c.xml").read_text()
     properties = (folder / "out/allure-results/environment.properties").read_text()

@@ -7,7 +7,9 @@ Directives a page may hold (each on a line of its own, except ``{{ run: ... }}``
     a reference made from the code: ``commands`` (every ``harness`` command, from
     ``harness.cli.build_parser()``: a new command appears with no edit here), ``rules`` (the
     binding and WSDL catalogue, the table ``harness certify --list-rules`` prints),
-    ``rules-probe``, ``rules-replay``, ``rules-diff``, ``rules-sending``; and
+    ``rules-probe``, ``rules-replay``, ``rules-diff``, ``rules-sending``; ``contract`` (the
+    School Mobile contract page and its clauses, linked from the rule tables:
+    ``contract_page.py``); and
     ``examples-rules`` (``-sending``, ``-replay``, ``-diff``, ``-probe``): a real failure of
     every rule (``rule_examples.py`` beside this file); ``steps`` (every sentence of the step
     vocabulary with its example, from the step definitions) and ``recorded-feature`` (what
@@ -16,8 +18,9 @@ Directives a page may hold (each on a line of its own, except ``{{ run: ... }}``
     a fenced block with what ``COMMAND`` (``harness ...``) prints when the site is built, only
     the lines matching REGEX when given (at most N). The status must be N when given, else 0
     or 1 (a usage error fails the build).
-``<!-- include: PATH ; lines: N M ... -->``
-    those lines of a file of the repository (e.g. a committed sample recording).
+``<!-- include: PATH [; lines: N M ...] [; as: LANGUAGE] -->``
+    those lines of a file of the repository (e.g. a committed sample recording), or all of it
+    (a CI recipe: ``ci/``), highlighted as LANGUAGE when given.
 ``{{ run: COMMAND ; match: REGEX }}`` (inline)
     group 1 of REGEX in that output: a figure quoted in a sentence.
 
@@ -46,7 +49,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 _GENERATED = re.compile(r"^<!-- generated: ([\w-]+) -->$", re.M)
 _RUN_BLOCK = re.compile(r"^<!-- run: (.+?) -->$", re.M)
-_INCLUDE = re.compile(r"^<!-- include: (\S+) ; lines: ([\d ]+) -->$", re.M)
+_INCLUDE = re.compile(r"^<!-- include: (\S+)(?: ; lines: ([\d ]+))?(?: ; as: (\w+))? -->$", re.M)
 _RUN_INLINE = re.compile(r"(?<!`)\{\{ run: (.+?) \}\}")  # `{{ run: ... }}` in backticks is text
 
 
@@ -192,7 +195,7 @@ def _sending_rules() -> str:
 def _catalogue() -> str:
     from harness.judge.rules import catalogue_table
 
-    return catalogue_table(_cell)
+    return catalogue_table(_cell, _beside("contract_page").clause_links)
 
 
 def _examples(family: str):
@@ -224,6 +227,7 @@ GENERATORS = {
     "rules-shadow": _shadow_rules,
     **{f"examples-{family}": _examples(family)
        for family in ("rules", "sending", "replay", "diff", "shadow", "probe")},
+    "contract": lambda: _beside("contract_page").contract_page(),
     "steps": lambda: _beside("step_reference").step_reference(),
     "recorded-feature": lambda: _beside("step_reference").recorded_feature(),
 }
@@ -318,10 +322,12 @@ def expand(markdown: str, page: str) -> str:
         if not path.is_file() or ROOT not in path.resolve().parents:
             raise PluginError(f"docs: {page}: no file {match.group(1)} in the repository")
         lines = path.read_text(encoding="utf-8").splitlines()
-        wanted = [int(n) for n in match.group(2).split()]
+        wanted = [int(n) for n in (match.group(2) or "").split()] or range(1, len(lines) + 1)
         if max(wanted) > len(lines):
             raise PluginError(f"docs: {page}: {match.group(1)} has {len(lines)} lines")
-        return "\n".join(["```text", *(lines[n - 1] for n in wanted), "```"])
+        fence = "````" if any(line.startswith("```") for line in lines) else "```"
+        return "\n".join([f"{fence}{match.group(3) or 'text'}", *(lines[n - 1] for n in wanted),
+                          fence])
 
     markdown = _GENERATED.sub(generated, markdown)
     markdown = _INCLUDE.sub(include, markdown)
