@@ -19,7 +19,10 @@ def harness(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 def report(tmp_path: Path, command: str, *args: str) -> tuple[int, dict, str]:
     out = tmp_path / f"{command}.json"
     extra = {"certify": ["--no-html", "--report-dir", str(tmp_path / "reports")],
-             "probe": ["--allure-dir", "", "--failures", str(tmp_path / "failures.jsonl")],
+             # a loaded machine (the suite runs over several processes) is no slow stack:
+             # ROB-TIME's bound is generous here
+             "probe": ["--allure-dir", "", "--failures", str(tmp_path / "failures.jsonl"),
+                       "--timeout", "30"],
              }.get(command, ["--allure-dir", ""])
     done = harness(command, *args, "--json", str(out), *extra, cwd=tmp_path)
     data = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {}
