@@ -547,6 +547,39 @@ class FaultCode(StrEnum):
 
 
 _SOAP12_CODES = {FaultCode.CLIENT: "Sender", FaultCode.SERVER: "Receiver"}
+#: SOAP 1.2's words for a blame, read as SOAP 1.1's.
+_SOAP11_WORDS = {"Sender": FaultCode.CLIENT.value, "Receiver": FaultCode.SERVER.value}
+
+
+def fault_words(code: str) -> tuple[str, ...]:
+    """A fault code as the words that say what it is, most general first: its parts (a SOAP
+    1.2 Value and its Subcodes, joined by "/") and their dotted refinements (SOAP 1.1 4.4.1:
+    "Client.Authentication"), each without its prefix; SOAP 1.2's Sender and Receiver read
+    as Client and Server. ``"soap:Client.SchemaValidationError"`` -> ``("Client",
+    "SchemaValidationError")``; ``"soap:Sender/x:Busy"`` -> ``("Client", "Busy")``."""
+    words = [word for part in code.split("/") for word in
+             part.strip().rpartition(":")[2].split(".") if word]
+    if words:
+        words[0] = _SOAP11_WORDS.get(words[0], words[0])
+    return tuple(words)
+
+
+def fault_class(code: str | None) -> str | None:
+    """The blame a fault code carries, in SOAP 1.1's word ("Client" for
+    ``Client.SchemaValidationError``, ``soap:Sender`` and ``Sender/x:Busy``); None for none."""
+    if code is None:
+        return None
+    words = fault_words(code)
+    return words[0] if words else ""
+
+
+def same_fault(expected: str, actual: str) -> bool:
+    """Whether a fault of code ``actual`` is the fault ``expected`` names: the same code in
+    either SOAP version's words, or a refinement of it ("Client.SchemaValidationError" and
+    "Sender/x:Busy" are "Client" faults; a "Client.Busy" is no "Client.Timeout"). The one
+    answer of every command and step (scenario steps, diff, replay, probe, odd requests)."""
+    want, got = fault_words(expected), fault_words(actual)
+    return bool(want) and got[:len(want)] == want
 
 
 def build_fault(binding: Binding, code: FaultCode, message: str) -> HttpResponse:

@@ -28,7 +28,7 @@ from harness.diff.noise import Noise, noise_key
 from harness.errors import ResponseTooLarge, TargetUnreachable
 from harness.judge import odd_requests
 from harness.judge.causes import leak_cause, outcome_cause, words_of
-from harness.judge.compare import WSDL_NS, Difference, compare_responses, ignored_path
+from harness.judge.compare import WSDL_NS, Difference, Sides, compare_responses, ignored_path
 from harness.judge.findings import Finding, Report, Verdict, selection_scope
 from harness.judge.profiles import Profile
 from harness.judge.request_validation import EXPLANATION, markup_refused, not_served
@@ -234,13 +234,16 @@ class Diff:
             return Answered(case, requests, responses,
                             odd_requests.compare(case.odd, own[PRIMARY], own[CANDIDATE]), [],
                             [], started, seconds)
-        differences = self._compare(own[PRIMARY], own[CANDIDATE])
-        noise = self._compare(own[PRIMARY], own[SECONDARY]) if SECONDARY in own else []
+        differences = self._compare(own[PRIMARY], own[CANDIDATE], case.request, CANDIDATE)
+        noise = (self._compare(own[PRIMARY], own[SECONDARY], case.request, SECONDARY)
+                 if SECONDARY in own else [])
         return Answered(case, requests, responses, differences, noise, [], started, seconds)
 
-    def _compare(self, expected: HttpResponse, actual: HttpResponse) -> list[Difference]:
+    def _compare(self, expected: HttpResponse, actual: HttpResponse, request: HttpRequest,
+                 role: str) -> list[Difference]:
         # Both sides are live: a pseudonym in an answer is a value like any other.
-        found = compare_responses(expected, actual, ignore=self.ignore, wildcard=_never)
+        found = compare_responses(expected, actual, ignore=self.ignore, wildcard=_never,
+                                  request=request, sides=Sides(f"the {PRIMARY}", f"the {role}"))
         if not self.ignore_values:
             return found
         return [d for d in found if not (_value_difference(d)

@@ -44,6 +44,10 @@ DESCRIPTION = "SERVICE-DESCRIPTION"
 MAX_CAUSES = 1000
 #: Characters of a cause's text.
 CAUSE_CHARS = 200
+#: Distinct details a Cause keeps (``Finding.detail``); beyond them, only how many more.
+MAX_DETAILS = 50
+#: The token ``cause_of`` puts where the finding's operation was named.
+OPERATION = "<operation>"
 
 
 class Verdict(StrEnum):
@@ -78,6 +82,11 @@ class Finding:
     #: The endpoint an endpoint-level finding is about (its WSDL, e.g. "/Auth.asmx"): such
     #: a finding is reported per endpoint, not per operation x binding.
     endpoint: str | None = None
+    #: What this finding is about among the findings that share its cause, when a reader
+    #: needs it named: the value accepted ("2147483648"), the parameter ("PhoneNumber"). The
+    #: cause stays shared; reports list its details beside it ("...: a NUL character,
+    #: 2147483648").
+    detail: str | None = None
 
     @property
     def case(self) -> tuple[str, str, str]:
@@ -117,7 +126,7 @@ def cause_of(finding: Finding) -> str:
         if finding.message and "expected " not in finding.message:
             text += f" ({finding.message})"
     if finding.operation and len(finding.operation) > 2:  # one cause over operations
-        text = text.replace(finding.operation, "<operation>")
+        text = text.replace(finding.operation, OPERATION)
     return cause_text(text)
 
 
@@ -125,9 +134,11 @@ _QUOTED = re.compile(r"'[^'\n]{2,}'")
 
 
 def cause_text(text: str) -> str:
-    """``text`` as a cause: one line, values in single quotes masked ('…'), shortened."""
-    line = _QUOTED.sub("'…'", " ".join(text.split()))
-    return line if len(line) <= CAUSE_CHARS else line[:CAUSE_CHARS - 1].rstrip() + "…"
+    """``text`` as a cause: one line, values in single quotes masked ('…'), shortened at a
+    word (a value a reader needs belongs in ``Finding.detail``, not quoted in the cause)."""
+    from harness.judge.words import shortened
+
+    return shortened(_QUOTED.sub("'…'", " ".join(text.split())), CAUSE_CHARS)
 
 
 #: Rules whose findings are differences between two answers (diff, replay), not a rule of
@@ -157,6 +168,14 @@ class Cause:
     pairs: Counter[tuple[str, str]] = field(default_factory=Counter)
     #: The first finding under it, as JSON data (``Finding.to_dict``).
     example: dict[str, Any] = field(default_factory=dict)
+    #: The distinct details of its findings (``Finding.detail``), in the order seen (at most
+    #: MAX_DETAILS), and how many more there were.
+    details: dict[str, None] = field(default_factory=dict)
+    more_details: int = 0
+    _beyond: set[str] = field(default_factory=set)
+    #: The operations its text stands for where it says ``<operation>`` (two at most: one is
+    #: named in the text, two or more stay ``<operation>``).
+    operations: set[str] = field(default_factory=set)
     _last: tuple[Any, ...] | None = None
 
     @property
@@ -174,6 +193,22 @@ class Cause:
             self._last = call
         if not self.example:
             self.example = data
+        if finding.detail and finding.detail not in self.details:
+            if len(self.details) < MAX_DETAILS:
+                self.details[finding.detail] = None
+            elif finding.detail not in self._beyond and len(self._beyond) < 100 * MAX_DETAILS:
+                self._beyond.add(finding.detail)
+                self.more_details = len(self._beyond)
+        if finding.operation and len(self.operations) < 2 and OPERATION in self.text:
+            self.operations.add(finding.operation)
+
+    @property
+    def named_text(self) -> str:
+        """Its text with the one operation it stands for named (``<operation>`` kept when it
+        stands for several)."""
+        if len(self.operations) == 1:
+            return self.text.replace(OPERATION, next(iter(self.operations)))
+        return self.text
 
     def to_dict(self) -> dict[str, Any]:
         return {"verdict": self.verdict.value, "cause": self.text,
@@ -181,6 +216,8 @@ class Cause:
                 "rules": dict(self.rules.most_common()),
                 "pairs": [{"operation": op, "binding": b, "calls": n}
                           for (op, b), n in sorted(self.pairs.items())],
+                **({"details": list(self.details), "more_details": self.more_details}
+                   if self.details else {}),
                 "example": self.example}
 
 

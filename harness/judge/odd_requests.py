@@ -31,14 +31,15 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from harness.contract.bindings import Binding, build_request
+from harness.contract.bindings import Binding, build_request, fault_class
 from harness.contract.model import Contract, Operation, sample_arguments
 from harness.contract.structure import Value
 from harness.contract.xmlsafe import element_children, local_name, namespace, parse_xml
 from harness.errors import XMLRejected
-from harness.judge.compare.difference import Difference
+from harness.judge.compare.difference import NO_CONTENT_TYPE, Difference
 from harness.judge.compare.xml import child, fault_code, local_code
 from harness.judge.findings import Finding, Verdict
+from harness.judge.words import version_words
 from harness.traffic.exchange import HttpRequest, HttpResponse, media_type, normalise_content_type
 
 
@@ -172,29 +173,29 @@ def requests_for(contract: Contract, op: Operation, base_url: str) -> Iterator[O
 
 
 def _answered(op: Operation) -> str:
-    return f"answered {op.name}Response"
+    return f"{op.name}Response"
 
 
 def outcome(response: HttpResponse) -> str:
-    """What an answer is, in words comparable with an OddRequest's ``expected``: "answered
-    XResponse", "a Client fault" (SOAP 1.2 Sender alike), "a help page (200, text/html)",
-    "HTTP 405", "HTTP 200, empty body"..."""
+    """What an answer is, as a noun comparable with an OddRequest's ``expected`` (a cause
+    reads "answered with X where ASMX answers with Y"): "XResponse" (the response element),
+    "a Client fault" (SOAP 1.2 Sender alike, a dotted refinement too), "a help page (200,
+    text/html)", "HTTP 405, text/html", "an empty body (HTTP 200)"..."""
     document = _document(response)
     payload = _payload(document)
     if payload is not None:
         if local_name(payload) == "Fault":
             if child(payload, "faultcode", "Code") is None:
                 return "a fault without a code"
-            code = (local_code(fault_code(payload)) or "").split("/")[0]
-            return f"a {'Client' if code in ('Client', 'Sender') else code or 'coded'} fault" \
-                if not code.startswith("Client.") else "a Client fault"
+            blame = fault_class(local_code(fault_code(payload)))
+            return f"a {blame or 'coded'} fault"
         if response.status == 200:
-            return f"answered {local_name(payload)}"
+            return local_name(payload)
     media = media_type(response.content_type) or "no Content-Type"
     if response.status == 200 and media == "text/html":
         return HELP_PAGE
     if response.status == 200 and not response.body.strip():
-        return "HTTP 200, empty body"
+        return "an empty body (HTTP 200)"
     return f"HTTP {response.status}, {media}"
 
 
@@ -216,7 +217,21 @@ def _payload(document: etree._Element | None) -> etree._Element | None:
     return kids[0] if kids else None
 
 
-def _spec_problem(odd: OddRequest, response: HttpResponse) -> str | None:
+@dataclass(frozen=True)
+class SpecProblem:
+    """What an answer breaks of the spec: the aspect ("envelope", "content-type"), what the
+    spec asks and what came, each in words, and the difference in a sentence."""
+
+    aspect: str
+    expected: str
+    actual: str
+    words: str
+    #: The answer's SOAP version differs from the request's: the words every comparison uses
+    #: (one cause with R5-ENVELOPE's, whatever the request was).
+    version: bool = False
+
+
+def _spec_problem(odd: OddRequest, response: HttpResponse) -> SpecProblem | None:
     """What the answer to a SOAP request breaks of the spec (4.1 rules 5, 7), if anything: a
     SOAP answer (any 200, or an XML body) is an envelope of the request's version, typed
     ``text/xml; charset=utf-8`` (1.1) or ``application/soap+xml; charset=utf-8`` (1.2)."""
@@ -228,21 +243,30 @@ def _spec_problem(odd: OddRequest, response: HttpResponse) -> str | None:
         return None  # an HTTP error that is no SOAP answer: the spec is silent (section 7)
     if response.status != 200 and not body:
         return None
+    label = odd.binding.label
     document = _document(response)
     if document is None or local_name(document) != "Envelope":
-        return "not a SOAP envelope (4.1 rule 5)"
+        form = "no XML" if document is None else f"an XML <{local_name(document)}> document"
+        return SpecProblem("envelope", f"a {label} envelope", form,
+                           "the answer is not a SOAP envelope (4.1 rule 5)")
     if namespace(document) != odd.binding.envelope_ns:
         other = "SOAP 1.1" if odd.binding is Binding.SOAP12 else "SOAP 1.2"
-        return f"{odd.binding.label} answered with a {other} envelope (4.1 rule 5)"
+        return SpecProblem("envelope", f"a {label} envelope", f"a {other} envelope",
+                           version_words(label, other), version=True)
     payload = _payload(document)
     if payload is not None and local_name(payload) == "Fault":
         code = "faultcode" if odd.binding is Binding.SOAP11 else "Code"
         if child(payload, code) is None:
-            return f"a fault without {code}: not a {odd.binding.label} fault (4.1 rule 5)"
+            return SpecProblem("envelope", f"a {label} fault (with its {code})",
+                               f"a fault without {code}",
+                               f"the answer is a fault without {code}: not a {label} fault "
+                               "(4.1 rule 5)")
     want = normalise_content_type(odd.binding.soap_content_type)
     got = normalise_content_type(response.content_type)
     if got != want:
-        return f"Content-Type {response.content_type or 'none'}, not {want} (4.1 rule 7)"
+        shown = response.content_type or NO_CONTENT_TYPE
+        return SpecProblem("content-type", f"Content-Type {want}", f"Content-Type {shown}",
+                           f"answered with Content-Type {shown}, not {want} (4.1 rule 7)")
     return None
 
 
@@ -258,16 +282,15 @@ def judge(odd: OddRequest, response: HttpResponse | None, *, index: int | None =
     actual = outcome(response)
     problem = _spec_problem(odd, response)
     if problem is not None:  # an answer in the other version: R5-ENVELOPE's cause, said once
-        version = problem.endswith("envelope (4.1 rule 5)") and " answered with a " in problem
-        return Finding(odd.rule, Verdict.FAILED, **where, expected=odd.expected,
-                       actual=f"{actual}: {problem}",
-                       cause=problem.removesuffix(" (4.1 rule 5)") if version
-                       else f"{sent}: the answer is {problem}")
+        return Finding(odd.rule, Verdict.FAILED, **where, expected=problem.expected,
+                       actual=problem.actual, message=f"{sent}: answered with {actual}",
+                       cause=problem.words if problem.version else f"{sent}: {problem.words}")
     if _as_asmx(odd, actual, response):
         return Finding(odd.rule, Verdict.PASSED, **where, expected=odd.expected, actual=actual)
     return Finding(odd.rule, Verdict.WARNING, **where, expected=odd.expected, actual=actual,
                    message="the spec is silent; the real ASMX answers otherwise",
-                   cause=f"{sent}: {actual} where ASMX gives {odd.expected}")
+                   cause=f"{sent}: answered with {actual} where ASMX answers with "
+                         f"{odd.expected}")
 
 
 def compare(odd: OddRequest, primary: HttpResponse, candidate: HttpResponse
@@ -279,15 +302,15 @@ def compare(odd: OddRequest, primary: HttpResponse, candidate: HttpResponse
     expected, actual = outcome(primary), outcome(candidate)
     problem = _spec_problem(odd, candidate)
     if problem is not None and _spec_problem(odd, primary) is None:
-        kind = "content-type" if "rule 7" in problem else "body"
-        version = " answered with a " in problem  # the words of every comparison
-        return [Difference(kind, "", expected, f"{actual}: {problem}",
-                           summary=problem.removesuffix(" (4.1 rule 5)") if version
-                           else f"the answer of the candidate is {problem}")]
+        kind = "content-type" if problem.aspect == "content-type" else "body"
+        return [Difference(kind, "", problem.expected, problem.actual,
+                           summary=problem.words if problem.version
+                           else f"the candidate: {problem.words}")]
     if _same_outcome(odd, expected, actual, primary, candidate):
         return []
     return [Difference("outcome", "", expected, actual, True,
-                       f"{actual} where the primary gives {expected} (the spec is silent)")]
+                       f"the candidate answers with {actual} where the primary answers with "
+                       f"{expected} (the spec is silent)")]
 
 
 def _same_outcome(odd: OddRequest, expected: str, actual: str, primary: HttpResponse,

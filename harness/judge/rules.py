@@ -45,6 +45,7 @@ from harness.judge.findings import DESCRIPTION, Finding, Verdict
 from harness.judge.profiles import Profile
 from harness.judge.request_validation import markup_refused
 from harness.judge.security import judge_leaks
+from harness.judge.words import version_words
 from harness.traffic.exchange import (
     Exchange,
     HttpRequest,
@@ -684,7 +685,7 @@ def _envelope_version(case: Case, want: Binding, whose: str) -> Iterator[Outcome
         yield passed(expected, f"{got.label} envelope")
     elif got is not None:  # in the comparison's words: one cause with replay's and diff's
         yield failed(expected, f"{got.label} envelope",
-                     cause=f"{want.label} answered with a {got.label} envelope")
+                     cause=version_words(want.label, got.label))
     elif reading is not None and reading.document is not None:
         yield failed(expected, f"root {_describe_element(reading.document)}")
     else:

@@ -31,7 +31,7 @@ from harness.errors import (
     UsageError,
 )
 from harness.judge.causes import outcome_cause, words_of
-from harness.judge.compare import Difference, compare_responses
+from harness.judge.compare import Difference, Sides, compare_responses
 from harness.judge.findings import Finding, Report, Verdict, selection_scope
 from harness.judge.profiles import Profile
 from harness.judge.request_validation import EXPLANATION, markup_refused, not_served
@@ -297,7 +297,8 @@ def check_replayed(exchange: Exchange, response: HttpResponse, contract: Contrac
     compared: list[Finding] = []
     if exchange.response is not None:
         diffs = compare_responses(exchange.response, response, ignore=ignore,
-                                  actual_document=document)
+                                  actual_document=document, request=exchange.request,
+                                  sides=SIDES)
         if tally is not None and not diffs:  # the usual case: count, build nothing
             for rule in _COMPARED:
                 tally[rule, operation, binding, Verdict.PASSED] += 1
@@ -320,6 +321,8 @@ def _failed_call(judged: Sequence[Finding]) -> Finding | None:
                 None)
 
 
+#: How replay's words name the two answers compared.
+SIDES = Sides("the recording", "the target")
 #: How a replay cause names the recorded answer ("Content-Type text/xml where the
 #: recording has ...", when the comparison gives no words of its own).
 RECORDED = "the recording has"

@@ -10,7 +10,13 @@ from lxml import etree
 
 from harness.contract.xmlsafe import element_children, local_name, namespace, parse_xml
 from harness.errors import XMLRejected
-from harness.judge.compare.difference import NO_CONTENT_TYPE, Difference, ignored_path
+from harness.judge.compare.difference import (
+    ANSWERS,
+    NO_CONTENT_TYPE,
+    Difference,
+    Sides,
+    ignored_path,
+)
 from harness.judge.compare.xml import (
     SOAP_VERSIONS,
     child,
@@ -21,6 +27,7 @@ from harness.judge.compare.xml import (
     local_code,
 )
 from harness.traffic.exchange import (
+    HttpRequest,
     HttpResponse,
     content_type_params,
     media_type,
@@ -32,13 +39,16 @@ from harness.traffic.redaction import is_pseudonym
 def compare_responses(expected: HttpResponse, actual: HttpResponse, *,
                       ignore: Iterable[str] = (),
                       wildcard: Callable[[str | None], bool] = is_pseudonym,
-                      actual_document: etree._Element | None = None) -> list[Difference]:
+                      actual_document: etree._Element | None = None,
+                      request: HttpRequest | None = None,
+                      sides: Sides = ANSWERS) -> list[Difference]:
     """Differences of ``actual`` from ``expected``; empty when they match.
 
     ``ignore`` holds element path patterns (fnmatch, e.g. ``*/Timestamp``) whose subtree is not
     compared; ``wildcard`` tells expected text that matches any actual text (a pseudonym);
     ``actual_document`` is ``actual``'s body already parsed (replay's rules read it), so it is
-    not parsed twice.
+    not parsed twice. ``request`` (what both answered) and ``sides`` (how the two answers are
+    named) let the words say which side answered off the request's SOAP version.
     """
     exp_raw, act_raw = expected.content_type, actual.content_type
     if (expected.status == actual.status and exp_raw == act_raw
@@ -63,7 +73,8 @@ def compare_responses(expected: HttpResponse, actual: HttpResponse, *,
         if exp_type != act_type:
             typed = Difference("content-type", "", exp_type, act_type,
                                summary=_typed_summary(exp_type, act_type))
-    body = _compare_bodies(exp, act, tuple(ignore), wildcard)
+    body = _compare_bodies(exp, act, tuple(ignore), wildcard,
+                           lambda: request_version(request), sides)
     # "form" (of _compare_value) is no difference of its own: it names the Content-Type's
     form = next((d for d in body if d.kind == "form"), None)
     if form is not None:  # the same value in another form: the form is the difference
@@ -72,6 +83,18 @@ def compare_responses(expected: HttpResponse, actual: HttpResponse, *,
     if typed is not None:
         diffs.append(typed)
     return diffs + body
+
+
+def request_version(request: HttpRequest | None) -> str | None:
+    """The SOAP version of ``request``'s envelope ("SOAP 1.2"), None when it holds none."""
+    if request is None or not request.body.lstrip().startswith(b"<"):
+        return None
+    try:
+        document = parse_xml(request.body)
+    except XMLRejected:
+        return None
+    return SOAP_VERSIONS.get(namespace(document) or "") if local_name(document) == "Envelope" \
+        else None
 
 
 def _typed_summary(expected: str, actual: str) -> str:
@@ -195,7 +218,9 @@ def _outcome_difference(exp: _Side, act: _Side) -> Difference:
 
 
 def _compare_bodies(exp: _Side, act: _Side, ignore: tuple[str, ...],
-                    wildcard: Callable[[str | None], bool]) -> list[Difference]:
+                    wildcard: Callable[[str | None], bool],
+                    request_version: Callable[[], str | None], sides: Sides
+                    ) -> list[Difference]:
     if exp.response.body == act.response.body:
         return []
     if not exp.stripped and not act.stripped:
@@ -204,7 +229,7 @@ def _compare_bodies(exp: _Side, act: _Side, ignore: tuple[str, ...],
     act_doc = act.document if act.xmlish else None
     if exp_doc is not None and act_doc is not None:
         return compare_documents(exp_doc, act_doc, exp.response, act.response, ignore,
-                                 wildcard)
+                                 wildcard, request_version, sides)
     if exp.problem or act.problem:
         return [_unreadable(exp, act)]
     if exp_doc is not None or act_doc is not None:
