@@ -557,11 +557,18 @@ def fault_words(code: str) -> tuple[str, ...]:
     "Client.Authentication"), each without its prefix; SOAP 1.2's Sender and Receiver read
     as Client and Server. ``"soap:Client.SchemaValidationError"`` -> ``("Client",
     "SchemaValidationError")``; ``"soap:Sender/x:Busy"`` -> ``("Client", "Busy")``."""
-    words = [word for part in code.split("/") for word in
-             part.strip().rpartition(":")[2].split(".") if word]
+    words = list(code_words(code))
     if words:
         words[0] = _SOAP11_WORDS.get(words[0], words[0])
     return tuple(words)
+
+
+def code_words(code: str) -> tuple[str, ...]:
+    """A fault code's words as written (``fault_words`` before SOAP 1.2's are read as 1.1's):
+    ``"soap:Client.Busy"`` -> ``("Client", "Busy")``, ``"Sender/x:Busy"`` -> ``("Sender",
+    "Busy")``."""
+    return tuple(word for part in code.split("/") for word in
+                 part.strip().rpartition(":")[2].split(".") if word)
 
 
 def fault_class(code: str | None) -> str | None:

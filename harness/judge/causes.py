@@ -27,6 +27,17 @@ def failed_call_cause(status: int, line: str) -> str:
     return f"HTTP {status}: the call is not served" if status in NOT_SERVED else line
 
 
+_SENT_ALIKE = re.compile(r"HTTP \d{3}: the call is not served$|"
+                         r"SOAP 1\.[12] answered with a SOAP 1\.[12] envelope$")
+
+
+def whatever_sent(cause: str) -> bool:
+    """Whether ``cause`` holds whatever the request was (a call not served, an answer in the
+    other SOAP version): said without the kind of request sent (``diff --errors``'s "missing
+    parameters: ..."), it is one cause, one line, over every kind."""
+    return _SENT_ALIKE.match(cause) is not None
+
+
 def outcome_cause(outcome: Difference) -> str:
     """The cause of a result on one side and an error on the other (or two errors of other
     kinds): the comparison's words, except that a call not served (404, 405, 501) is that,

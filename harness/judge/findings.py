@@ -48,6 +48,18 @@ CAUSE_CHARS = 200
 MAX_DETAILS = 50
 #: The token ``cause_of`` puts where the finding's operation was named.
 OPERATION = "<operation>"
+#: Where a cause's text takes its details ("non-integer int parameter (<details>): ..."); a
+#: cause without it has them after its text ("...: a, b").
+DETAILS = "<details>"
+
+
+def with_details(text: str, details: list[str], more: int = 0) -> str:
+    """``text`` with ``details`` (and "and N more") in its DETAILS slot, or after it."""
+    joint = "; " if any(", " in d for d in details) else ", "  # a list of lists reads so
+    listed = joint.join(details) + (f" and {more} more" if more else "")
+    if DETAILS in text:
+        return text.replace(DETAILS, listed) if listed else text.replace(f" ({DETAILS})", "")
+    return f"{text}: {listed}" if listed else text
 
 
 class Verdict(StrEnum):
@@ -103,7 +115,7 @@ class Finding:
         data["verdict"] = self.verdict.value
         extra = data.pop("extra")
         data.update(extra)
-        data["cause"] = cause_of(self)
+        data["cause"] = with_details(cause_of(self), [self.detail] if self.detail else [])
         return {k: v for k, v in data.items()
                 if v is not None or k in ("operation", "binding")}
 
@@ -356,7 +368,7 @@ class Report:
         """Count ``finding`` under its cause (bounded: past MAX_CAUSES distinct causes, a
         rule's further ones share one group)."""
         difference = is_difference(finding.rule)
-        key = (finding.verdict, data["cause"])
+        key = (finding.verdict, cause_of(finding))
         cause = self.causes.get(key)
         if cause is None:
             if len(self.causes) >= MAX_CAUSES:

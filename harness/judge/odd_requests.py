@@ -220,7 +220,8 @@ def _payload(document: etree._Element | None) -> etree._Element | None:
 @dataclass(frozen=True)
 class SpecProblem:
     """What an answer breaks of the spec: the aspect ("envelope", "content-type"), what the
-    spec asks and what came, each in words, and the difference in a sentence."""
+    spec asks and what came, each in words, and what came as the object of "answered with"
+    ("Content-Type text/xml, not text/xml; charset=utf-8 (4.1 rule 7)")."""
 
     aspect: str
     expected: str
@@ -248,7 +249,7 @@ def _spec_problem(odd: OddRequest, response: HttpResponse) -> SpecProblem | None
     if document is None or local_name(document) != "Envelope":
         form = "no XML" if document is None else f"an XML <{local_name(document)}> document"
         return SpecProblem("envelope", f"a {label} envelope", form,
-                           "the answer is not a SOAP envelope (4.1 rule 5)")
+                           f"{form}, no SOAP envelope (4.1 rule 5)")
     if namespace(document) != odd.binding.envelope_ns:
         other = "SOAP 1.1" if odd.binding is Binding.SOAP12 else "SOAP 1.2"
         return SpecProblem("envelope", f"a {label} envelope", f"a {other} envelope",
@@ -259,14 +260,13 @@ def _spec_problem(odd: OddRequest, response: HttpResponse) -> SpecProblem | None
         if child(payload, code) is None:
             return SpecProblem("envelope", f"a {label} fault (with its {code})",
                                f"a fault without {code}",
-                               f"the answer is a fault without {code}: not a {label} fault "
-                               "(4.1 rule 5)")
+                               f"a fault without {code}: no {label} fault (4.1 rule 5)")
     want = normalise_content_type(odd.binding.soap_content_type)
     got = normalise_content_type(response.content_type)
     if got != want:
         shown = response.content_type or NO_CONTENT_TYPE
         return SpecProblem("content-type", f"Content-Type {want}", f"Content-Type {shown}",
-                           f"answered with Content-Type {shown}, not {want} (4.1 rule 7)")
+                           f"Content-Type {shown}, not {want} (4.1 rule 7)")
     return None
 
 
@@ -284,7 +284,8 @@ def judge(odd: OddRequest, response: HttpResponse | None, *, index: int | None =
     if problem is not None:  # an answer in the other version: R5-ENVELOPE's cause, said once
         return Finding(odd.rule, Verdict.FAILED, **where, expected=problem.expected,
                        actual=problem.actual, message=f"{sent}: answered with {actual}",
-                       cause=problem.words if problem.version else f"{sent}: {problem.words}")
+                       cause=problem.words if problem.version
+                       else f"{sent}: answered with {problem.words}")
     if _as_asmx(odd, actual, response):
         return Finding(odd.rule, Verdict.PASSED, **where, expected=odd.expected, actual=actual)
     return Finding(odd.rule, Verdict.WARNING, **where, expected=odd.expected, actual=actual,
@@ -305,7 +306,7 @@ def compare(odd: OddRequest, primary: HttpResponse, candidate: HttpResponse
         kind = "content-type" if problem.aspect == "content-type" else "body"
         return [Difference(kind, "", problem.expected, problem.actual,
                            summary=problem.words if problem.version
-                           else f"the candidate: {problem.words}")]
+                           else f"the candidate answers with {problem.words}")]
     if _same_outcome(odd, expected, actual, primary, candidate):
         return []
     return [Difference("outcome", "", expected, actual, True,

@@ -54,3 +54,26 @@ def version_words(request: str, answer: str) -> str:
     """An answer in another SOAP version than the request's, in the words every command uses
     (R5-ENVELOPE, diff, replay, odd requests): "SOAP 1.2 answered with a SOAP 1.1 envelope"."""
     return f"{request} answered with a {answer} envelope"
+
+
+#: Characters a reader cannot see, by name.
+_INVISIBLE = {"\x00": "NUL", "\t": "TAB", "\n": "LF", "\r": "CR", "\u00a0": "NO-BREAK SPACE",
+              "\ufeff": "BOM", "\u202e": "RIGHT-TO-LEFT OVERRIDE", "\u200b": "ZERO WIDTH SPACE"}
+#: Longest value shown in a detail.
+VALUE_CHARS = 40
+
+
+def shown_value(text: str) -> str:
+    """A value as a detail names it: as it is when it reads plainly (``2147483648``), its
+    invisible characters named (``NUL``, ``" 7 "`` quoted for its spaces), an empty one as
+    such, a long one cut with its length (``9999...9 (5000 characters)``)."""
+    if text == "":
+        return "an empty value"
+    if len(text) == 1 and (text in _INVISIBLE or not text.isprintable()):
+        return _INVISIBLE.get(text, f"U+{ord(text):04X}")
+    if len(text) > VALUE_CHARS:
+        return f"{shown_value(text[:VALUE_CHARS - 10])}... ({len(text)} characters)"
+    if text.isprintable() and text.strip() == text and " " not in text:
+        return text
+    return '"' + "".join(ch if ch.isprintable() and ch not in '"\\' else
+                         f"<{_INVISIBLE.get(ch, f'U+{ord(ch):04X}')}>" for ch in text) + '"'

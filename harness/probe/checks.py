@@ -12,8 +12,9 @@ import html
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from harness.contract.bindings import Binding, read_response
+from harness.contract.bindings import Binding, code_words, read_response
 from harness.judge.causes import leak_cause
+from harness.judge.compare import NO_CONTENT_TYPE
 from harness.judge.findings import Verdict
 from harness.judge.rules import Outcome, failed, not_applicable, passed
 from harness.judge.security import judge_leaks, shorten
@@ -131,21 +132,18 @@ def _soap_error_shape(case: ProbeCase, response: HttpResponse) -> Outcome:
         # either version is the request's; and a VersionMismatch fault may come in SOAP 1.1
         # form whatever was sent (SOAP 1.2 part 1, 5.4.7 and appendix A; ASMX does so)
         allowed = {Binding.SOAP11, Binding.SOAP12}
-    actual = f"{version.label} fault {reading.fault_code!r}, {response.content_type}"
+    actual = (f"{version.label} fault with code {reading.fault_code or '(empty)'}, "
+              f"{response.content_type or NO_CONTENT_TYPE}")
     if version not in allowed:
         return failed(f"a {case.binding.label} fault", actual)
     if media_type(response.content_type) != media_type(version.soap_content_type):
         return failed(f"a {version.label} fault as {version.soap_content_type}", actual)
-    if _base_code(reading.fault_code, version) not in FAULT_CODES[version]:
+    head = code_words(reading.fault_code)[:1] if version is Binding.SOAP11 else (
+        reading.fault_code,)  # SOAP 1.1 refines a code with dots, SOAP 1.2 with Subcodes
+    if not head or head[0] not in FAULT_CODES[version]:
         return failed(f"a {version.label} fault code ({', '.join(sorted(FAULT_CODES[version]))})",
                       actual)
     return passed(f"a {version.label} fault", actual)
-
-
-def _base_code(code: str, version: Binding) -> str:
-    """The code a SOAP 1.1 fault code extends: ``Client.ValidationError`` is a ``Client``
-    fault (SOAP 1.1 section 4.4.1: "Client.Authentication"); SOAP 1.2 extends by Subcode."""
-    return code.split(".", 1)[0] if version is Binding.SOAP11 else code
 
 
 def rejects_invalid(case: ProbeCase, answer: Answer, bound: float) -> Outcome:
@@ -155,9 +153,11 @@ def rejects_invalid(case: ProbeCase, answer: Answer, bound: float) -> Outcome:
         return not_applicable("not an invalid value")
     if answer.response is None:
         return not_applicable("no answer")
-    if answer.response.status >= 400:
-        return passed("refused", f"HTTP {answer.response.status}")
-    return failed("refused (an error answer)", f"HTTP {answer.response.status}: accepted")
+    status = answer.response.status
+    if status >= 400:
+        return passed("refused", f"HTTP {status}")
+    return failed("refused (an error answer)", f"HTTP {status}: accepted",
+                  cause=f"invalid values accepted (HTTP {status}) where ASMX refuses them")
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import re
 from collections import defaultdict
 from typing import IO
 
-from harness.judge.findings import Cause, Report, Verdict
+from harness.judge.findings import Cause, Report, Verdict, with_details
 
 #: The binding slot of an endpoint-level finding (its WSDL): the operation slot holds the
 #: endpoint.
@@ -86,7 +86,9 @@ def cause_line(report: Report, cause: Cause) -> str:
     rules = ", ".join(rule for rule, _ in cause.rules.most_common())
     every = every_call(report, cause)
     status = _NOT_SERVED.match(cause.text)
-    text = cause.named_text + _details(cause)
+    shown = list(cause.details)[:SHOWN_DETAILS]
+    text = with_details(cause.named_text, shown,
+                        len(cause.details) - len(shown) + cause.more_details)
     spread = by_binding(report, cause)
     if status and every and all(ops is None for _, ops in spread):
         bindings = " and ".join(b for names, _ in spread for b in names)
@@ -107,15 +109,6 @@ def cause_line(report: Report, cause: Cause) -> str:
 
 #: Details named on a cause's line; the JSON has every one (up to MAX_DETAILS).
 SHOWN_DETAILS = 6
-
-
-def _details(cause: Cause) -> str:
-    """``: a NUL character, 2147483648`` -- what its findings are about (``detail``)."""
-    if not cause.details:
-        return ""
-    shown = list(cause.details)[:SHOWN_DETAILS]
-    more = len(cause.details) - len(shown) + cause.more_details
-    return ": " + ", ".join(shown) + (f" and {more} more" if more else "")
 
 
 def every_call(report: Report, cause: Cause) -> bool:
