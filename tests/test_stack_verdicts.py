@@ -216,3 +216,46 @@ def test_diff_of_a_candidate_without_wsdl_is_one_warning_per_endpoint(
     assert {f["cause"] for f in wsdl} == {
         "the candidate publishes no WSDL (HTTP 500, text/html): Documentation protocol off?"}
     assert code == 0, out
+
+
+# ------------------------------------------------- false or misworded (issue 31), fixed
+
+
+def test_a_step_takes_a_refined_fault_code_as_diff_and_probe_do(spyne_url, tmp_path):
+    """spyne answers a non-integer id_row_central with ``soap11env:Client.SchemaValidation
+    Error``: diff and probe take it for a Client fault refined (a warning, SOAP 1.1 4.4.1),
+    so the step ``the answer is a SOAP fault with code "Client"`` holds too; a refinement the
+    step names is asked for exactly."""
+    feature = tmp_path / "features" / "refused.feature"
+    feature.parent.mkdir()
+    feature.write_text(
+        "Feature: a refused value\n\n"
+        "  Scenario: a non-integer id_row_central is a Client fault\n"
+        "    When the client calls LogoutFromSchool over SOAP 1.1 with:\n"
+        "      | parameter      | value |\n      | PhoneNumber    | 1     |\n"
+        "      | UuId           | u     |\n      | id_row_central | x     |\n"
+        '    Then the answer is a SOAP fault with code "Client"\n\n'
+        "  Scenario: the refinement named is asked for\n"
+        "    When the client calls LogoutFromSchool over SOAP 1.1 with:\n"
+        "      | parameter      | value |\n      | PhoneNumber    | 1     |\n"
+        "      | UuId           | u     |\n      | id_row_central | x     |\n"
+        '    Then the answer is a SOAP fault with code "Client.Authentication"\n',
+        encoding="utf-8")
+    code, data, out = report(tmp_path, "certify", "--target", spyne_url, "--features",
+                             str(feature.parent), "--operation", "LogoutFromSchool",
+                             "--binding", "soap11")
+    failing = [f for f in data["findings"] if f["rule"] == "SCENARIO"]
+    assert code == 1 and len(failing) == 1, out  # the one asking for another refinement
+    assert failing[0]["operation"] == "the refinement named is asked for", failing
+    assert "SchemaValidationError" in failing[0]["actual"], failing
+
+
+def test_one_operation_s_soapaction_is_worded_with_its_name(spyne_url, tmp_path):
+    """``certify --operation LogoutFromSchool``: the one operation of CenterlogOut.asmx is
+    named in the cause line, not its endpoint (``http://tempuri.org//CenterlogOut.asmx``)."""
+    done = harness("certify", "--target", spyne_url, "--operation", "LogoutFromSchool",
+                   "--no-html", "--quiet", "--report-dir", str(tmp_path / "r"), cwd=tmp_path)
+    line = next(line for line in done.stdout.splitlines() if "[WSDL-SOAPACTION]" in line)
+    assert line.startswith("  expected http://tempuri.org/LogoutFromSchool, actual "
+                           "LogoutFromSchool -- /CenterlogOut.asmx x WSDL"), line
+    assert ".asmx, actual" not in line
