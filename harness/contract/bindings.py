@@ -8,6 +8,7 @@ raises ClassificationError with the precise reason. ``build_response``/``build_f
 
 from __future__ import annotations
 
+import base64
 import codecs
 import re
 from collections.abc import Mapping
@@ -516,7 +517,10 @@ def build_response(contract: Contract, op: Operation, binding: Binding,
     if op.result is None:
         return HttpResponse(200, (("Content-Length", "0"),), b"", "OK")
     if not complex_result:
-        document = _element(contract, op.result, text=_result_text(result))
+        text = _result_text(result)
+        if op.result_type is ParamType.HEX_BINARY:  # a byte[]: base64 in GET/POST's document
+            text = _hex_as_base64(text)
+        document = _element(contract, op.result_root or op.result, text=text)
         return _xml_response(200, XML_CONTENT_TYPE,
                              XML_DECLARATION + b"\n" + etree.tostring(document, encoding="utf-8"))
     # XmlSerializer's document: xsd and xsi declared on the root, indented two spaces
@@ -529,6 +533,13 @@ def build_response(contract: Contract, op: Operation, binding: Binding,
 
 def _result_text(result: structure.Value) -> str:
     return result if isinstance(result, str) else ""
+
+
+def _hex_as_base64(text: str) -> str:
+    try:
+        return base64.b64encode(bytes.fromhex("".join(text.split()))).decode("ascii")
+    except ValueError:  # no hex: as it is
+        return text
 
 
 class FaultCode(StrEnum):

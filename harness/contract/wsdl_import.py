@@ -273,6 +273,8 @@ class _Types:
         ns, local = (qname.namespace, qname.localname) if qname is not None else ("", "")
         if ns == XS and local in _XS_TYPES:
             return Parameter(name, ParamType(local))
+        if qname is None and type(xsd_type).__name__ == "AnyType":
+            return Parameter(name, ParamType.ANY_TYPE)  # an element of no type: xs:anyType
         if ns == MS_TYPES_NS and local in _MS_TYPES:
             return Parameter(name, _MS_TYPES[local])
         if (ns, local) in self.enums:

@@ -86,7 +86,7 @@ def cause_line(report: Report, cause: Cause) -> str:
     rules = ", ".join(rule for rule, _ in cause.rules.most_common())
     every = every_call(report, cause)
     status = _NOT_SERVED.match(cause.text)
-    shown = list(cause.details)[:SHOWN_DETAILS]
+    shown = _shown_details(cause)
     text = with_details(cause.named_text, shown,
                         len(cause.details) - len(shown) + cause.more_details)
     spread = by_binding(report, cause)
@@ -107,8 +107,19 @@ def cause_line(report: Report, cause: Cause) -> str:
     return f"{text} -- {where} ({_reach(report, cause)}) [{rules}]"
 
 
-#: Details named on a cause's line; the JSON has every one (up to MAX_DETAILS).
+#: Details named on a cause's line, and the characters they may take (the first is always
+#: named); the JSON has every one (up to MAX_DETAILS).
 SHOWN_DETAILS = 6
+DETAIL_CHARS = 160
+
+
+def _shown_details(cause: Cause) -> list[str]:
+    shown: list[str] = []
+    for detail in list(cause.details)[:SHOWN_DETAILS]:
+        if shown and sum(len(d) + 2 for d in shown) + len(detail) > DETAIL_CHARS:
+            break
+        shown.append(detail)
+    return shown
 
 
 def every_call(report: Report, cause: Cause) -> bool:
