@@ -26,6 +26,7 @@ from harness.frozen import frozen
 from harness.traffic.exchange import (
     HttpRequest,
     HttpResponse,
+    content_type_params,
     media_type,
 )
 
@@ -591,6 +592,23 @@ def fault_class(code: str | None) -> str | None:
     return words[0] if words else ""
 
 
+def in_its_version(request: Binding, answered: Binding | None, code: str | None) -> bool:
+    """Whether an answer's SOAP envelope is of the version it should be, for a request of
+    ``request``'s: the same version, or a VersionMismatch fault in either (SOAP 1.2 part 1,
+    5.4.7 and appendix A: the one answer that may take the other version; ASMX gives every
+    VersionMismatch in SOAP 1.1). The one answer of R5-ENVELOPE, probe's ROB-FAULT-SHAPE and
+    the odd requests."""
+    return answered is request or (answered is not None and code is not None
+                                   and fault_class(code) == FaultCode.VERSION_MISMATCH.value)
+
+
+def is_success(status: int, fault: bool) -> bool:
+    """A call that succeeded: HTTP 2xx and no SOAP fault. The one answer of the scenario
+    steps (``the call succeeds``), the comparison (a result vs an error) and diff's check of
+    one result over every binding."""
+    return 200 <= status < 300 and not fault
+
+
 def same_fault(expected: str, actual: str) -> bool:
     """Whether a fault of code ``actual`` is the fault ``expected`` names: the same code in
     either SOAP version's words, or a refinement of it ("Client.SchemaValidationError" and
@@ -679,6 +697,22 @@ def read_response(op: Operation, binding: Binding, response: HttpResponse) -> Re
         node = found[0] if found else None
         result = (node.text or "") if node is not None else None
     return ResponseReading(document, envelope_binding, payload, result=result, result_node=node)
+
+
+def plain_result(op: Operation, binding: Binding, response: HttpResponse) -> str | None:
+    """The value of a text/plain GET/POST answer to an operation with a simple result (a
+    stack without ASMX's ``<string>`` document: spyne's ``token-for-7``), in its charset, one
+    line end dropped: the result read by value, the same in the scenario steps and diff's
+    check of one result over every binding (its form is OP-RESULT's to judge)."""
+    if (binding.is_soap or not op.result_element or op.result_type is ParamType.COMPLEX
+            or media_type(response.content_type) != "text/plain"):
+        return None
+    charset = content_type_params(response.content_type).get("charset") or "utf-8"
+    try:
+        text = response.body.decode(charset)
+    except (LookupError, UnicodeDecodeError):
+        return None
+    return text.removesuffix("\n").removesuffix("\r")
 
 
 def _fault_fields(fault: etree._Element) -> tuple[str | None, str | None]:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from harness.contract.bindings import Binding, build_request, fault_class
+from harness.contract.bindings import Binding, build_request, fault_class, in_its_version
 from harness.contract.model import Contract, Operation, sample_arguments
 from harness.contract.structure import Value
 from harness.contract.xmlsafe import element_children, local_name, namespace, parse_xml
@@ -250,11 +250,15 @@ def _spec_problem(odd: OddRequest, response: HttpResponse) -> SpecProblem | None
         form = "no XML" if document is None else f"an XML <{local_name(document)}> document"
         return SpecProblem("envelope", f"a {label} envelope", form,
                            f"{form}, no SOAP envelope (4.1 rule 5)")
-    if namespace(document) != odd.binding.envelope_ns:
-        other = "SOAP 1.1" if odd.binding is Binding.SOAP12 else "SOAP 1.2"
+    payload = _payload(document)
+    answered = next((b for b in (Binding.SOAP11, Binding.SOAP12)
+                     if b.envelope_ns == namespace(document)), None)
+    code = fault_code(payload) if payload is not None and local_name(payload) == "Fault" \
+        else None
+    if not in_its_version(odd.binding, answered, code):
+        other = answered.label if answered else f"{namespace(document) or 'no'} namespace"
         return SpecProblem("envelope", f"a {label} envelope", f"a {other} envelope",
                            version_words(label, other), version=True)
-    payload = _payload(document)
     if payload is not None and local_name(payload) == "Fault":
         code = "faultcode" if odd.binding is Binding.SOAP11 else "Code"
         if child(payload, code) is None:

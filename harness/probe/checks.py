@@ -12,7 +12,7 @@ import html
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from harness.contract.bindings import Binding, code_words, read_response
+from harness.contract.bindings import Binding, code_words, in_its_version, read_response
 from harness.judge.causes import leak_cause
 from harness.judge.compare import NO_CONTENT_TYPE
 from harness.judge.findings import Verdict
@@ -126,15 +126,11 @@ def _soap_error_shape(case: ProbeCase, response: HttpResponse) -> Outcome:
             return failed("a SOAP fault", f"HTTP {response.status} with a {version.label} "
                           "envelope that holds no Fault")
         return passed("a SOAP fault or an HTTP error", f"HTTP {response.status}, no envelope")
-    allowed = {case.binding}
-    if case.name.startswith("envelope/version-mismatch") or (
-            reading.fault_code == "VersionMismatch"):
-        # either version is the request's; and a VersionMismatch fault may come in SOAP 1.1
-        # form whatever was sent (SOAP 1.2 part 1, 5.4.7 and appendix A; ASMX does so)
-        allowed = {Binding.SOAP11, Binding.SOAP12}
     actual = (f"{version.label} fault with code {reading.fault_code or '(empty)'}, "
               f"{response.content_type or NO_CONTENT_TYPE}")
-    if version not in allowed:
+    # an envelope of no SOAP version: either version is the request's
+    if not (case.name.startswith("envelope/version-mismatch")
+            or in_its_version(case.binding, version, reading.fault_code)):
         return failed(f"a {case.binding.label} fault", actual)
     if media_type(response.content_type) != media_type(version.soap_content_type):
         return failed(f"a {version.label} fault as {version.soap_content_type}", actual)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from lxml import etree
 
 from harness.contract import structure
-from harness.contract.bindings import ResponseReading, read_response
+from harness.contract.bindings import ResponseReading, is_success, plain_result, read_response
 from harness.contract.model import Operation
 from harness.contract.structure import Value
 from harness.contract.types import ParamType
@@ -89,8 +89,8 @@ class Answer:
 
     @property
     def succeeded(self) -> bool:
-        """HTTP 2xx and no SOAP fault."""
-        return self.status is not None and 200 <= self.status < 300 and self.fault_code is None
+        """HTTP 2xx and no SOAP fault (``bindings.is_success``, as diff and replay read it)."""
+        return self.status is not None and is_success(self.status, self.fault_code is not None)
 
     def summary(self) -> str:
         """The answer in a few words: ``HTTP 500, SOAP fault Client: Server was unable ...``."""
@@ -121,8 +121,12 @@ class Answer:
     def result(self) -> Value:
         """The result: a simple value's text (None when the operation returns nothing or the
         result element is absent), an array or complex value as JSON data."""
+        op = self.call.operation
+        if self.reading.problem and self.succeeded and self.response is not None and (
+                text := plain_result(op, self.call.binding, self.response)) is not None:
+            return text  # read by value, as diff does (its form: OP-RESULT's to judge)
         self.require_success("a result")
-        op, node = self.call.operation, self.reading.result_node
+        node = self.reading.result_node
         if op.result_type is not ParamType.COMPLEX or node is None:
             return self.reading.result
         try:

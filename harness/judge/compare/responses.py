@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from lxml import etree
 
+from harness.contract.bindings import is_success
 from harness.contract.xmlsafe import element_children, local_name, namespace, parse_xml
 from harness.errors import XMLRejected
 from harness.judge.compare.difference import (
@@ -155,8 +156,8 @@ class _Side:
 
     @property
     def failed(self) -> bool:
-        """An error answer: an HTTP error status or a SOAP fault."""
-        return self.response.status >= 400 or self.fault is not None
+        """An error answer: no HTTP 2xx, or a SOAP fault (``bindings.is_success``)."""
+        return not is_success(self.response.status, self.fault is not None)
 
     def error(self) -> tuple[str, str]:
         """The error in a few words and its cause, as R4-STATUS words a failed call:
