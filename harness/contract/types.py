@@ -532,7 +532,11 @@ def value_from_digest(type_: ParamType, digest: bytes, values: tuple[str, ...] =
     ``n`` odd; a decimal is ``n mod 10^8 / 100`` with two decimals; double and float are
     ``n mod 10^6 / 4``; dateTime/date/time is 2000-01-01T00:00:00Z plus ``n mod 10^9``
     seconds (in UTC, ``Z``; date and time its parts); a guid is the first 16 bytes as a UUID;
-    base64Binary the first 12 bytes in base64; an enumeration the member ``n mod count``.
+    base64Binary the first 12 bytes in base64; an enumeration the member ``n mod count``; an
+    xs:integer ``n - 2**63`` (nonNegative ``n``, positive ``n + 1``, nonPositive ``-n``,
+    negative ``-n - 1``); a name ``h`` and the first 8 bytes' hex (a list: two such), a
+    language ``x-`` and them; anyURI ``urn:harness:`` and them; a duration ``PT<n mod
+    10**9>S``; gYear and its kin the dateTime's parts; hexBinary the first 12 bytes.
     """
     n = int.from_bytes(digest[:8], "big")
     if type_ in _INT_RANGES:

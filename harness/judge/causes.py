@@ -5,7 +5,10 @@ A result on one side and an error on the other is the one cause of a call
 (``outcome_cause``), and what else differs in that call is not applicable because of it;
 otherwise each difference is a cause in its own words (``words_of``: the comparison's
 ``Difference.summary``, "SOAP 1.2 answered with a SOAP 1.1 envelope"), shared by every call
-it is found on.
+it is found on. A cause that holds whatever the request was (``whatever_sent``) is said
+without it, so that it stays one line over every kind of request. What varies between the
+findings of one cause (a value, a parameter) is their ``Finding.detail``, listed beside it;
+the words themselves come from ``harness.judge.words``.
 """
 
 from __future__ import annotations

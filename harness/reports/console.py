@@ -2,11 +2,13 @@
 per cause (failures, then differences, then warnings, each by reach), then the verdict line.
 
 Nothing is hidden behind "... and N more": every cause gets its line, and the details of each
-finding are in the JSON (``--json``). A cause line says what happened, where (operations x
-bindings, counted), the rules it failed and, for recorded traffic, one example exchange:
+finding are in the JSON (``--json``). A cause line says what happened and to what (its first
+details), where (operations x bindings), how many checks on how many calls (the checks of a
+heading's lines add up to its count), the rules it failed and, for recorded traffic, one
+example exchange:
 
-    HTTP GET and HTTP POST not served: 404 on every call (16 operation x binding pairs,
-    48 calls) [DIFF-STATUS]
+    HTTP GET and HTTP POST not served: 404 on every call (48 checks on 48 calls, 16
+    operation x binding pairs) [DIFF-STATUS]
 
 (one line on the console).
 """
