@@ -88,13 +88,21 @@ def test_another_stack_warns_where_only_asmx_speaks_and_fails_where_the_spec_doe
             "ODD-BARE-GET": {"warning": 1}}
         failed = [f for f in data["findings"] if f["verdict"] == "failed"]
         assert {f["rule"] for f in failed} == {"ODD-CHARSET"}, out
-        assert "not text/xml; charset=utf-8 (4.1 rule 7)" in failed[0]["actual"]
+        # expected and actual name what differs (issue 31: they read the same before)
+        assert (failed[0]["expected"], failed[0]["actual"]) == (
+            "Content-Type text/xml; charset=utf-8", "Content-Type text/xml")
+        assert failed[0]["cause"] == ("text/xml without charset over SOAP 1.1: answered with "
+                                      "Content-Type text/xml, not text/xml; charset=utf-8 (4.1 "
+                                      "rule 7)")
         routed = next(f for f in data["findings"] if f["rule"] == "ODD-SOAPACTION"
                       and f["verdict"] == "warning" and "SendNotificationType" in f["expected"])
-        assert routed["actual"] == "answered SendMarkNotesResponse"
+        assert routed["actual"] == "SendMarkNotesResponse"
+        assert routed["cause"] == ("another operation's SOAPAction over SOAP 1.1: answered with "
+                                   "SendMarkNotesResponse where ASMX answers with "
+                                   "SendNotificationTypeResponse")
         bare = next(f for f in data["findings"] if f["rule"] == "ODD-BARE-GET")
         assert bare["operation"] == "/NotificationNotes.asmx"  # named by its endpoint
-        assert bare["actual"] == "HTTP 200, empty body"
+        assert bare["actual"] == "an empty body (HTTP 200)"
 
         # diff --errors sends the same requests: compared by what each answer is
         diffed = tmp_path / "diff.json"
@@ -104,12 +112,13 @@ def test_another_stack_warns_where_only_asmx_speaks_and_fails_where_the_spec_doe
                            "--allure-dir", "", cwd=tmp_path)
     data = json.loads(diffed.read_text())
     causes = {(c["verdict"], c["cause"]) for c in data["causes"]}
-    assert ("failed", "text/xml without charset: the answer of the candidate is Content-Type "
+    assert ("failed", "text/xml without charset: the candidate answers with Content-Type "
             "text/xml, not text/xml; charset=utf-8 (4.1 rule 7)") in causes, done.stdout
-    assert ("warning", "a wrong SOAPAction: answered <operation>Response where the primary "
-            "gives a Client fault (the spec is silent)") in causes
-    assert ("warning", "a bare GET of the endpoint: HTTP 200, empty body where the primary "
-            "gives a help page (200, text/html) (the spec is silent)") in causes
+    assert ("warning", "a wrong SOAPAction: the candidate answers with <operation>Response "
+            "where the primary answers with a Client fault (the spec is silent)") in causes
+    assert ("warning", "a bare GET of the endpoint: the candidate answers with an empty body "
+            "(HTTP 200) where the primary answers with a help page (200, text/html) (the spec "
+            "is silent)") in causes
 
 
 def test_a_fault_that_is_no_fault_of_the_request_version_fails() -> None:

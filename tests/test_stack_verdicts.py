@@ -6,6 +6,7 @@ finding is pinned here as given, one that proved false as not given (its test ca
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -23,7 +24,36 @@ def report(tmp_path: Path, command: str, *args: str) -> tuple[int, dict, str]:
              }.get(command, ["--allure-dir", ""])
     done = harness(command, *args, "--json", str(out), *extra, cwd=tmp_path)
     data = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {}
+    if data:
+        assert_legible(data, done.stdout)
     return done.returncode, data, done.stdout + done.stderr
+
+
+_PLACEHOLDER = re.compile(r"\{\d\}")
+_HEADING = re.compile(r"^(FAILURES|DIFFERENCES|WARNINGS): (\d+) causes?, (\d+) checks?$")
+_CHECKS = re.compile(r"\((\d+) checks on ")
+
+
+def assert_legible(data: dict, console: str) -> None:
+    """What every run on a stack must read as (issue 31): a failure's or warning's expected
+    and actual differ (the one is not the other with words after it), no cause holds an
+    unfilled {0} or spans lines, and the checks of a heading's lines add up to its count."""
+    for f in data["findings"]:
+        expected, actual = f.get("expected", ""), f.get("actual", "")
+        if expected:
+            assert actual != expected and not actual.startswith(f"{expected}:"), f
+        assert not _PLACEHOLDER.search(f["cause"]) and "\n" not in f["cause"], f
+    heading = None
+    for line in console.splitlines():
+        if (found := _HEADING.match(line)) is not None:
+            heading = [int(found[3]), 0]
+        elif heading is not None and line.startswith("  "):
+            counted = _CHECKS.search(line)
+            heading[1] += int(counted[1]) if counted else 1
+            assert heading[1] <= heading[0], (line, heading)
+        elif heading is not None:
+            assert heading[0] == heading[1], (line, heading)
+            heading = None
 
 
 def failed(data: dict) -> dict[str, int]:
@@ -94,11 +124,11 @@ def test_node_soap_certify(node_soap_url, tmp_path):
                             "ODD-EXTRA-ELEMENT": 8, "ODD-CHARSET": 8}, out
     assert {c["cause"] for c in data["causes"] if c["verdict"] == "failed"} == {
         "HTTP 404: the call is not served", "SOAP 1.2 answered with a SOAP 1.1 envelope",
-        "a wrong SOAPAction over SOAP 1.1: the answer is a fault without faultcode: not a "
-        "SOAP 1.1 fault (4.1 rule 5)",
-        "another operation's SOAPAction over SOAP 1.1: the answer is a fault without "
-        "faultcode: not a SOAP 1.1 fault (4.1 rule 5)",
-        "text/xml without charset over SOAP 1.1: the answer is Content-Type text/xml, not "
+        "a wrong SOAPAction over SOAP 1.1: answered with a fault without faultcode: no SOAP "
+        "1.1 fault (4.1 rule 5)",
+        "another operation's SOAPAction over SOAP 1.1: answered with a fault without "
+        "faultcode: no SOAP 1.1 fault (4.1 rule 5)",
+        "text/xml without charset over SOAP 1.1: answered with Content-Type text/xml, not "
         "text/xml; charset=utf-8 (4.1 rule 7)"}
     # an empty SOAPAction answered with a result, a bare GET with an empty 200: warnings
     assert data["rules"]["ODD-BARE-GET"] == {"warning": 7}
@@ -140,8 +170,14 @@ def test_node_soap_probe_failures(node_soap_url, tmp_path):
                            ("ROB-REJECT", "SOAP 1.1", "value/id_row_central/value"),
                            ("SEC-ENTITY", "SOAP 1.2", "xml/doctype/parameter")}
     shapes = {c["cause"] for c in data["causes"] if "ROB-FAULT-SHAPE" in c["rules"]}
-    assert "expected a SOAP 1.2 fault, actual SOAP 1.1 fault '…', application/soap+xml; " \
-           "charset=utf-8" in shapes
+    # the code said, not masked as '…' (issue 31)
+    assert "expected a SOAP 1.2 fault, actual SOAP 1.1 fault with code 500, " \
+           "application/soap+xml; charset=utf-8" in shapes
+    # which value was accepted, on the line (issue 31)
+    rejected = next(line for line in out.splitlines() if line.endswith("[ROB-REJECT]"))
+    assert rejected.startswith("  invalid values accepted (HTTP 200) where ASMX refuses them: "
+                               "id_row_central (int) = "), rejected
+    assert "2147483648" in rejected, rejected
 
 
 def test_hardened_asmx_probe_passes_with_platform_warnings(asmx_hardened_url, tmp_path):
@@ -165,7 +201,8 @@ def test_diff_errors_against_spyne(asmx_url, spyne_url, tmp_path):
             "SOAP 1.1 envelope as application/soap+xml: HTTP status 415 expected, 500 given",
             "wrong envelope namespace: faultcode VersionMismatch vs Client.SoapError, "
             "Upgrade header missing",
-            "non-integer int parameter (x): HTTP status 500 expected, 400 given"} <= causes
+            "non-integer int parameter (x, 2147483648): HTTP status 500 expected, 400 given"
+            } <= causes
     assert not [c for c in causes if "vs Client.SchemaValidationError" in c]
 
 

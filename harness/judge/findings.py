@@ -223,7 +223,10 @@ class Cause:
         return self.text
 
     def to_dict(self) -> dict[str, Any]:
-        return {"verdict": self.verdict.value, "cause": self.text,
+        text = self.text  # its details in their slot ("non-integer int parameter (x, 2147...)")
+        if DETAILS in text:
+            text = with_details(text, list(self.details), self.more_details)
+        return {"verdict": self.verdict.value, "cause": text,
                 "difference": self.difference, "checks": self.checks, "calls": self.calls,
                 "rules": dict(self.rules.most_common()),
                 "pairs": [{"operation": op, "binding": b, "calls": n}

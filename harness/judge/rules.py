@@ -46,7 +46,7 @@ from harness.judge.findings import DESCRIPTION, Finding, Verdict
 from harness.judge.profiles import Profile
 from harness.judge.request_validation import markup_refused
 from harness.judge.security import judge_leaks
-from harness.judge.words import version_words
+from harness.judge.words import shown_value, version_words
 from harness.traffic.exchange import (
     Exchange,
     HttpRequest,
@@ -80,6 +80,8 @@ class Outcome(NamedTuple):  # a tuple: built ~20 times per exchange, cheaply
     #: What happened, in words shared by every finding it explains (``Finding.cause``);
     #: empty: expected and actual say it.
     cause: str = ""
+    #: What it is about among the findings of its cause (``Finding.detail``): the value.
+    detail: str = ""
 
 
 # The helpers build the tuple directly: NamedTuple's own __new__ is a Python-level layer more.
@@ -87,27 +89,29 @@ _new = tuple.__new__
 
 
 def passed(expected: str = "", actual: str = "", message: str = "") -> Outcome:
-    return _new(Outcome, (Verdict.PASSED, expected, actual, message, False, ""))
+    return _new(Outcome, (Verdict.PASSED, expected, actual, message, False, "", ""))
 
 
-def failed(expected: str, actual: str, message: str = "", cause: str = "") -> Outcome:
-    return _new(Outcome, (Verdict.FAILED, expected, actual, message, False, cause))
+def failed(expected: str, actual: str, message: str = "", cause: str = "",
+           detail: str = "") -> Outcome:
+    return _new(Outcome, (Verdict.FAILED, expected, actual, message, False, cause, detail))
 
 
 def warning(expected: str, actual: str, message: str = "", cause: str = "") -> Outcome:
-    return _new(Outcome, (Verdict.WARNING, expected, actual, message, False, cause))
+    return _new(Outcome, (Verdict.WARNING, expected, actual, message, False, cause, ""))
 
 
-def tolerated(expected: str, actual: str, message: str) -> Outcome:
+def tolerated(expected: str, actual: str, message: str, cause: str = "",
+              detail: str = "") -> Outcome:
     """A deviation the spec forbids and the ASMX runtime accepts: a failure under the spec
     profile, a warning under the asmx profile."""
-    return _new(Outcome, (Verdict.FAILED, expected, actual, message, True, ""))
+    return _new(Outcome, (Verdict.FAILED, expected, actual, message, True, cause, detail))
 
 
 def not_applicable(message: str) -> Outcome:
     """Not applicable; ``message`` says why (its cause, e.g. "the call failed with HTTP
     500 (see R4-STATUS)")."""
-    return _new(Outcome, (Verdict.NOT_APPLICABLE, "", "", message, False, message))
+    return _new(Outcome, (Verdict.NOT_APPLICABLE, "", "", message, False, message, ""))
 
 
 @dataclass(frozen=True)
@@ -543,11 +547,14 @@ def typed_parameters(kind: ParamType) -> Callable[[Case], Iterator[Outcome]]:
             if value is None:
                 yield not_applicable(f"{p.name} not sent (see R9-PARAMETERS)")
             elif not p.accepts(value, http=not case.binding.is_soap):
-                yield failed(want, repr(value))
+                yield failed(want, repr(value), cause=f"{p.name}: values that are no "
+                             f"{p.type_name or kind.value}", detail=shown_value(value))
             elif not p.lexical(value, http=not case.binding.is_soap):
                 # ASMX reads this type as any text, while the WSDL promises XSD's form
                 yield tolerated(want, repr(value), f"no {kind.value} by XSD; ASMX takes any "
-                                                   "text for it")
+                                                   "text for it",
+                                cause=f"{p.name}: values that are no {kind.value} by XSD "
+                                      "(ASMX takes any text)", detail=shown_value(value))
             else:
                 yield passed(want, value)
     return check
@@ -1161,7 +1168,8 @@ def _finding(exchange: Exchange, rule: str, op: Operation | None, binding: Bindi
     return Finding(rule=rule, verdict=outcome.verdict, operation=op.name if op else None,
                    binding=binding.label if binding else None, expected=outcome.expected,
                    actual=outcome.actual, message=outcome.message, index=exchange.index,
-                   source=exchange.source or None, client=client, cause=outcome.cause)
+                   source=exchange.source or None, client=client, cause=outcome.cause,
+                   detail=outcome.detail or None)
 
 
 def _md(text: str) -> str:
