@@ -350,7 +350,7 @@ def run_setup(name: str, upstream: str, tmp: Path, tag: str, opts,
               wires: dict[str, list[Wire]]) -> Result:
     out = tmp / f"{tag}.jsonl"
     if name == CAPTURE:
-        with CaptureProcess(upstream, out) as cap:
+        with CaptureProcess(upstream, out, "--key-file", str(tmp / f"{tag}.key")) as cap:
             assert cap.proc is not None
             port = int(cap.url.rsplit(":", 1)[1])
             result = _phases(port, cap.proc.pid, opts, wires)

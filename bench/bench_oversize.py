@@ -74,7 +74,7 @@ def measure_capture(url: str, tmp: Path) -> tuple[float, int, int, str]:
 
     out = tmp / "captured.jsonl"
     out.unlink(missing_ok=True)
-    with CaptureProcess(url, out) as capture:
+    with CaptureProcess(url, out, "--key-file", str(tmp / "captured.key")) as capture:
         peak, done = [0], threading.Event()
 
         def sample() -> None:

@@ -7,8 +7,11 @@ table named after a command (``[certify]``, ``[diff]``...; ``[tool.harness.certi
 pyproject) applies to that command only. A key no command knows is an error; a key this
 command does not have is ignored (one file serves certify, replay and diff). Flags override the
 file. ``${NAME}`` in a string is the environment variable NAME (secrets stay in CI variables);
-relative ``values``/``cacert`` paths are read from the file's folder. ``headers`` may be a
-table (``Authorization = "Bearer ${TOKEN}"``), ``values`` a table of per-operation tables.
+relative ``values``/``cacert``/``cert``/``key`` paths are read from the file's folder.
+Authentication keys are the flags' names too (``user = "CORP\\alice:${STAGING_PASSWORD}"``,
+``ntlm = true``, ``cert``, ``wsse-user``, ``login-url``...; docs/authentication.md).
+``headers`` may be a table (``Authorization = "Bearer ${TOKEN}"``), ``values`` a table of
+per-operation tables.
 
 Only commands with the ``--config`` option (``harness.commands.options.add_send_options``)
 read the file.
@@ -28,8 +31,9 @@ from harness.errors import UsageError
 
 FILE_NAME = "harness.toml"
 ALIASES = {"headers": "header", "operations": "operation", "bindings": "binding",
-           "rules": "rule", "severities": "severity"}
-PATH_KEYS = frozenset({"values", "cacert"})
+           "rules": "rule", "severities": "severity", "login_headers": "login_header",
+           "pass": "cert_pass"}
+PATH_KEYS = frozenset({"values", "cacert", "cert", "key"})
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -124,7 +128,7 @@ def _expanded(value: Any, source: Path) -> Any:
 
 
 def _as_list(key: str, value: Any, action: argparse.Action, source: Path) -> list[Any]:
-    if isinstance(value, dict) and action.dest == "header":
+    if isinstance(value, dict) and action.dest in ("header", "login_header"):
         value = [f"{k}: {v}" for k, v in value.items()]
     if isinstance(value, dict) and action.dest == "severity":  # [severity] R2-... = "warning"
         value = [f"{k}={v}" for k, v in value.items()]

@@ -48,6 +48,12 @@ class TLSFailure(RunStopped):
     """The target's TLS is refused (unknown CA, wrong host name, no TLS at all)."""
 
 
+class AuthenticationFailed(RunStopped):
+    """The target refused the run's credentials, or asked for some the run does not have
+    (HTTP 401, a WS-Security fault, a login that set no cookie): one line naming what it
+    asked for, exit 2."""
+
+
 class ResponseTooLarge(HarnessError):
     """A response body outgrew --max-response-mb while streaming in (counted decoded).
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 
 from harness.contract.model import Contract, school_mobile
 from harness.reference.server import running
+from harness.traffic.keys import KEY_STORE_ENV
 
 
 @pytest.fixture(scope="session")
@@ -37,6 +39,9 @@ INTEROP_HELP = ("interop lane skipped: set HARNESS_ASMX_URL (and HARNESS_ASMX_CU
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # Capture keeps pseudonym keys in a per-user key store: the tests' keys go to a folder of
+    # their own (the commands they start inherit it), never to the user's.
+    os.environ[KEY_STORE_ENV] = tempfile.mkdtemp(prefix="harness-test-keys-")
     config.addinivalue_line("markers", "interop: reaches a real ASMX deployment by URL "
                             "(HARNESS_ASMX_URL); skipped without one")
 
@@ -78,4 +83,18 @@ def asmx_home() -> Path:
 # ------------------------------------------------- third-party stacks and a hardened ASMX
 # spyne_url, node_soap_url, asmx_hardened_url: School Mobile on spyne, on Node's soap, and on the
 # real ASMX runtime hardened for production (tests/stacks.py; servers under tests/services/).
+# ------------------------------------------------------------------------ protected fronts
+# basic_front, digest_front, ntlm_front, negotiate_front, cookie_front, mtls_front (with pki),
+# wsse_front: the service behind authentication (tests/auth_servers.py).
+from auth_servers import (  # noqa: E402, F401
+    auth_upstream,
+    basic_front,
+    cookie_front,
+    digest_front,
+    mtls_front,
+    negotiate_front,
+    ntlm_front,
+    pki,
+    wsse_front,
+)
 from stacks import asmx_hardened_url, node_soap_url, spyne_url  # noqa: E402, F401

@@ -7,6 +7,7 @@ import html
 import json
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 import threading
@@ -20,6 +21,7 @@ from harness.capture.process import CaptureProcess, run_harness
 from harness.capture.samples import drive
 from harness.contract.bindings import Binding, build_request, classify
 from harness.contract.model import Operation, reference_result, sample_arguments
+from harness.traffic.keys import key_store, recorded_key_id, stored_key_path
 from harness.traffic.recording import read_exchanges, read_header
 from harness.traffic.redaction import is_pseudonym
 
@@ -88,10 +90,23 @@ def test_redacted_values_never_reach_the_file(contract, captured):
     for secret in secrets:
         for form in _forms(secret):
             assert form not in raw, form
-    key = Path(f"{out}.key").read_text().strip()
+    key_file = stored_key_path(recorded_key_id(out))
+    key = key_file.read_text().strip()
     assert key.encode() not in raw
     assert read_header(out)["redacted"] is True
 
+
+def test_the_key_is_kept_out_of_the_working_tree(captured):
+    """Issue 30 item 7: capture's key is in the per-user key store (0600, its folder 0700),
+    named by the recording's key id; nothing beside the recording, so `git add -A` of the
+    recording's folder cannot commit it."""
+    out, _calls, _code, _stdout, stderr = captured
+    assert sorted(p.name for p in out.parent.iterdir()) == [out.name]
+    key_file = stored_key_path(recorded_key_id(out))
+    assert key_file.parent == key_store() and key_store() != out.parent
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+    assert stat.S_IMODE(key_store().stat().st_mode) == 0o700
+    assert f"pseudonym key in {key_file}: never share it" in stderr
 
 def test_har_export_reimports_the_same_exchanges(captured, tmp_path):
     out, *_ = captured
@@ -128,6 +143,7 @@ def test_no_redact_records_values_and_says_so(contract, reference_url, tmp_path)
     assert header["redacted"] is False and header["redaction"] is None
     assert b"device-77" in out.read_bytes()
     assert not Path(f"{out}.key").exists()
+    assert recorded_key_id(out) is None
 
 
 def test_curl_unclassified_and_foreign_traffic(contract, reference_url, tmp_path):
@@ -231,6 +247,29 @@ def test_appending_keeps_the_key_and_refuses_another(contract, reference_url, tm
     done = run_harness("capture", "--upstream", reference_url, "--out", out, "--no-redact",
                        "--listen", "127.0.0.1:0", check=False)
     assert done.returncode == 2 and "redaction on" in done.stderr
+
+
+def test_a_key_beside_an_older_recording_is_still_used(contract, reference_url, tmp_path):
+    """Recordings captured before the key store have their key beside them (<out>.key):
+    appending uses it (the same pseudonyms), nothing goes to the store; a recording whose key
+    is nowhere to be found is refused in one line rather than given a new key."""
+    out = tmp_path / "old.jsonl"
+    op = next(o for o in contract.operations if o.parameters[0].sensitive)
+    values = []
+    for extra in (("--key-file", f"{out}.key"), ()):  # as capture wrote keys before
+        with CaptureProcess(reference_url, out, *extra) as capture:
+            httpx.get(f"{capture.url}{op.endpoint}/{op.name}",
+                      params={p.name: "0501234567" for p in op.parameters}, trust_env=False)
+            capture.stop()
+        values.append(list(read_exchanges([out]))[-1].meta["arguments"][0][1])
+    assert values[0] == values[1] and is_pseudonym(values[0])
+    assert not stored_key_path(recorded_key_id(out)).exists()
+    Path(f"{out}.key").rename(tmp_path / "elsewhere.key")
+    done = run_harness("capture", "--upstream", reference_url, "--out", out,
+                       "--listen", "127.0.0.1:0", check=False)
+    assert done.returncode == 2, done.stderr
+    assert f"redacted with the key {recorded_key_id(out)}, which is neither in the key " \
+           "store" in done.stderr and len(done.stderr.strip().splitlines()) == 1
 
 
 def test_mitmdump_script_mode_loads_the_addon():

@@ -13,6 +13,7 @@ import httpx
 from faulty import FAULTS, serve_fault
 
 from harness.capture.process import CaptureProcess
+from harness.traffic.keys import recorded_key_id, stored_key_path
 
 VALUES = """[AuthCode]
 code = "SECRETCODE4711"
@@ -41,7 +42,7 @@ def test_reports_show_the_recordings_pseudonyms_with_its_key(reference_url, tmp_
         assert done.returncode == 1, done.stdout + done.stderr
         return "".join(p.read_text("utf-8", "replace") for p in out.rglob("*") if p.is_file())
 
-    keyed = certify("--key-file", f"{recording}.key")
+    keyed = certify("--key-file", str(stored_key_path(recorded_key_id(recording))))
     assert "SECRETCODE4711" not in keyed and "5550199887" not in keyed
 
     pseudonyms = set(re.findall(r"redacted-[0-9a-f]{16}", recorded))

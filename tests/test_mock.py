@@ -175,6 +175,26 @@ def test_over_the_recorded_binding_the_answer_is_byte_for_byte_the_recorded_one(
     assert response.header("Date") is None
 
 
+def test_a_call_recorded_over_several_bindings_is_answered_as_recorded_over_the_asking_one(
+        contract, tmp_path):
+    """LogoutFromSchool recorded over SOAP 1.1, then SOAP 1.2: the SOAP 1.1 call gets the
+    SOAP 1.1 exchange's own bytes and headers (it was the SOAP 1.2 one, re-rendered)."""
+    args = {"PhoneNumber": "0501234567", "id_row_central": "7"}
+    op = contract.operation("LogoutFromSchool")
+    soap11 = build_response(contract, op, Binding.SOAP11)
+    staged = HttpResponse(200, (*soap11.headers, ("X-Staging", "soap11")),
+                          soap11.body.replace(b"?>", b"?>\n", 1))
+    path = write(tmp_path / "r.jsonl", [
+        recorded(contract, "LogoutFromSchool", args, Binding.SOAP11, response=staged),
+        recorded(contract, "LogoutFromSchool", args, Binding.SOAP12)])
+    with mocked(contract, [path]) as (url, _mock, _said):
+        got = ask(contract, url, "LogoutFromSchool", args, Binding.SOAP11)
+        soap12 = ask(contract, url, "LogoutFromSchool", args, Binding.SOAP12)
+    assert got.body == staged.body and got.header("X-Staging") == "soap11"
+    assert got.header("X-Harness-Mock") == "recorded"
+    assert soap12.header("X-Staging") is None and soap12.status == 200
+
+
 def test_typed_values_match_across_bindings(tmp_path):
     """Inventory's PriceOf(sku, long quantity, decimal discount) recorded over SOAP 1.2 is
     the same call as a GET spelling the numbers otherwise; another number is another call."""
@@ -463,6 +483,35 @@ def test_a_har_file_is_mocked_too(contract, tmp_path):
               har)
     with mocked(contract, [har]) as (url, _mock, _said):
         assert _answers(contract, url, 1) == ["from-har"]
+
+
+def test_a_har_recording_answers_each_recorded_call_with_its_own_answer(contract, tmp_path):
+    """A HAR file of many calls: each answered with its own recorded answer, an unrecorded
+    one refused (the HAR part of the index was searched unsorted: never-recorded calls got
+    another call's answer, recorded ones were refused)."""
+    har = tmp_path / "staging.har"
+    ids = [f"dev-{n}" for n in range(40)]
+    write_har([recorded(contract, "GetTokenDevice", {"id": i}, Binding.SOAP11, f"token-{i}")
+               for i in ids], har)
+    with mocked(contract, [har]) as (url, _mock, said):
+        got = [result_of(contract, "GetTokenDevice", Binding.HTTP_GET,
+                         ask(contract, url, "GetTokenDevice", {"id": i}, Binding.HTTP_GET)
+                         ).result for i in ids]
+        never = ask(contract, url, "GetTokenDevice", {"id": "never"}, Binding.SOAP11)
+    assert got == [f"token-{i}" for i in ids]
+    assert never.status == 500 and never.header("X-Harness-Mock") == "unmatched"
+    assert len(said) == 1
+
+
+def test_replaying_the_sample_har_against_its_mock_passes(contract):
+    from harness.judge.findings import Verdict
+    from harness.replay import replay
+
+    har = ROOT / "recordings" / "sample-all-bindings.har"
+    with mocked(contract, [har]) as (url, mock, said):
+        report = replay([har], contract, url, concurrency=1)
+    assert not said and report.counts[Verdict.FAILED] == 0, list(report.kept())
+    assert mock.stats.answered["recorded"] == 32
 
 
 def test_broken_lines_are_skipped_and_named(contract, tmp_path, monkeypatch):

@@ -30,6 +30,7 @@ from harness.contract.model import Contract, load, sample_arguments, school_mobi
 from harness.reference.app import answer
 from harness.reference.wsdl import service_name
 from harness.traffic import send
+from harness.traffic.keys import recorded_key_id, stored_key_path
 from harness.traffic.recording import read_exchanges
 
 pytestmark = pytest.mark.interop
@@ -118,7 +119,8 @@ def harness(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 def mock(service):
     # capture's key: zeep and Node send real phone numbers and codes, recorded as pseudonyms
     served = Served(str(service.recording), str(service.soap11_only), *service.options,
-                    "--key-file", f"{service.recording}.key", cwd=service.folder)
+                    "--key-file", str(stored_key_path(recorded_key_id(service.recording))),
+                    cwd=service.folder)
     yield served
     served.stop()
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import secrets
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,8 +30,9 @@ from harness.capture import addresses
 from harness.capture.writer import Snapshot, WriterGone, WriterProcess, WriterSetup
 from harness.contract.model import Contract, school_mobile
 from harness.errors import HarnessError
+from harness.traffic.keys import capture_key, key_id
 from harness.traffic.recording import RecordingWriter, read_header
-from harness.traffic.redaction import Redactor, key_id, load_or_create_key
+from harness.traffic.redaction import Redactor
 
 #: Marks a flow already handed to the writer (an error after its response adds nothing).
 METADATA_KEY = "harness"
@@ -55,6 +55,8 @@ class Recorder:
         self.out = out  # where the writer prints the console lines (None: our stdout)
         self.writer: WriterProcess | None = None
         self.redactor: Redactor | None = None
+        #: Where the redactor's key is (None: in memory only, or no redaction).
+        self.key_file: Path | None = None
         self.failed: str | None = None  # why recording stopped, when it did
         self.rewrite = True  # ctx.options.rewrite_addresses (an option read costs a deep copy)
 
@@ -83,8 +85,9 @@ class Recorder:
                           "truncated (their first 64 KiB, size and SHA-256); sets mitmproxy's "
                           "stream_large_bodies.")
         loader.add_option("redaction_key_file", str | None, None,
-                          "Key file of the pseudonyms (default: <recording>.key, created 0600); "
-                          "'-' for a random key kept in memory for this run only.")
+                          "Key file of the pseudonyms (default: the recording's key in the "
+                          "per-user key store, harness.traffic.keys, created 0600); '-' for a "
+                          "random key kept in memory for this run only.")
 
     def configure(self, updated: set[str]) -> None:
         if "rewrite_addresses" in updated:
@@ -118,8 +121,7 @@ class Recorder:
             self.out, self._writer_failed)
 
     def _redactor(self, path: str) -> Redactor:
-        key_file = ctx.options.redaction_key_file or f"{path}.key"
-        key = secrets.token_bytes(32) if key_file == "-" else load_or_create_key(key_file)
+        key, self.key_file = capture_key(path, ctx.options.redaction_key_file)
         return Redactor.for_contract(self.contract, key, ctx.options.redact_names)
 
     def _check_append(self, path: str) -> None:

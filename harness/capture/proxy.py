@@ -183,7 +183,7 @@ async def _capture(settings: CaptureSettings, contract: Contract, out: IO[str]) 
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, master.shutdown)
-    announce = asyncio.create_task(_announce(master, settings, contract))
+    announce = asyncio.create_task(_announce(master, settings, contract, recorder.key_file))
     await master.run()
     announce.cancel()
     if recorder.failed:
@@ -329,21 +329,26 @@ def capture_addons() -> list[object]:
             errorcheck.ErrorCheck()]
 
 
-def redaction_said(settings: CaptureSettings, contract: Contract) -> tuple[str, str | None]:
-    """What the listening line says of redaction, and the one warning line when the contract
-    marks nothing sensitive (then only credential headers and --redact names are redacted)."""
+def redaction_said(settings: CaptureSettings, contract: Contract, key_file: Path | None = None
+                   ) -> tuple[str, str | None]:
+    """What the listening line says of redaction (and where its key is: never to be shared),
+    and the one warning line when the contract marks nothing sensitive (then only credential
+    headers and --redact names are redacted)."""
     if not settings.redact:
         return "NOT redacted (--no-redact)", None
+    key = (f", pseudonym key in {key_file}: never share it" if key_file is not None
+           else ", pseudonym key in memory only")
     if contract.sensitive_names():
-        return "redacted", None
+        return "redacted" + key, None
     return ("credential headers redacted" + (", and " + ", ".join(settings.redact_names)
-                                             if settings.redact_names else ""),
+                                             if settings.redact_names else "") + key,
             "harness capture: warning: the contract marks no parameter or result sensitive, so "
             "values are recorded in clear (mark them: harness contract --sensitive NAME, or "
             "capture --redact NAME)")
 
 
-async def _announce(master, settings: CaptureSettings, contract: Contract) -> None:
+async def _announce(master, settings: CaptureSettings, contract: Contract,
+                    key_file: Path | None = None) -> None:
     """Say where we listen once the server is up (tests and users read this line)."""
     proxyserver = master.addons.get("proxyserver")
     for _ in range(500):
@@ -352,7 +357,7 @@ async def _announce(master, settings: CaptureSettings, contract: Contract) -> No
             host, port = addrs[0][:2]
             where = f"in front of {settings.upstream}" if settings.mode == "reverse" else (
                 "as an HTTP(S) proxy")
-            redaction, warning = redaction_said(settings, contract)
+            redaction, warning = redaction_said(settings, contract, key_file)
             if warning:
                 print(warning, file=sys.stderr, flush=True)
             print(f"harness capture: listening on http://{host}:{port} {where}; recording to "

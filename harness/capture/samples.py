@@ -85,7 +85,9 @@ def make_samples(directory: Path, contract: Contract | None = None) -> list[Path
     recording, har = directory / f"{SAMPLE}.jsonl", directory / f"{SAMPLE}.har"
     with tempfile.TemporaryDirectory() as tmp:
         staging = Path(tmp) / recording.name  # fresh file and key every time
-        with running(contract) as reference, CaptureProcess(reference, staging) as capture:
+        thrown_away = Path(tmp) / "key"  # not into the user's key store
+        with running(contract) as reference, CaptureProcess(
+                reference, staging, "--key-file", str(thrown_away)) as capture:
             calls = list(drive(contract, reference, capture.url))
             code, out, err = capture.stop()
         if code != 0:

@@ -12,7 +12,11 @@ def register(sub) -> None:
     p = add_command(sub, "capture", "Record live traffic with the service through mitmproxy: "
                     "reverse proxy in front of a deployment, or a proxy a phone points at. "
                     "Every exchange is classified, redacted and appended to a recording as it "
-                    "completes.",
+                    "completes. Personal values become pseudonyms under a key capture keeps in "
+                    "your key store ($XDG_DATA_HOME/harness/keys/, else "
+                    "~/.local/share/harness/keys/; HARNESS_KEY_STORE names another), out of "
+                    "the working tree: replay, scenarios, load and mock find it there by the "
+                    "recording's key id. Share the recording file alone: it holds no key.",
                     "harness capture --upstream https://staging.example --out traffic.jsonl"
                     "   # then point the app at http://127.0.0.1:8080")
     p.add_argument("--upstream", metavar="URL",
@@ -32,8 +36,10 @@ def register(sub) -> None:
                    metavar="NAME", help="also redact this parameter, element or header "
                    "(repeatable)")
     p.add_argument("--key-file", metavar="PATH",
-                   help="pseudonym key (default <out>.key, created 0600 and reused on append; "
-                   "'-' for a random key of this run only). Never share it with the recording.")
+                   help="pseudonym key file (default: the recording's key in your key store, "
+                   "KEY_STORE/<key id>.key, created 0600 and reused on append; a <out>.key "
+                   "beside an older recording is still used; '-' for a random key of this run "
+                   "only). Never share it with the recording.")
     p.add_argument("--keep-foreign", action="store_true",
                    help="also record traffic that is not for the service, marked foreign")
     p.add_argument("--insecure", action="store_true",

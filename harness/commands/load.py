@@ -171,15 +171,22 @@ def run(args: argparse.Namespace) -> int:
     selection(args, contract)  # names checked here, applied by each sending process
     # The options as plain data, the contract too: the child (and every worker, from the
     # master) judges with it.
-    options = {k: v for k, v in vars(args).items() if isinstance(v, _PLAIN)} | {
-        "contract": to_dict(contract), "header": [list(h) for h in sending.headers],
-        "parent": os.getpid(), **trends}
+    options = {k: v for k, v in vars(args).items() if isinstance(v, _PLAIN)
+               and k not in _SECRET} | {"contract": to_dict(contract), "parent": os.getpid(),
+                                        **trends}
+    # Headers and credentials through the environment: a command line is visible to all.
+    secrets = {"header": [list(h) for h in sending.headers], "auth": sending.auth.to_data()}
     # Its own process group: a Ctrl-C at the terminal reaches the child once, through us.
     child = subprocess.Popen([sys.executable, "-m", "harness.load", json.dumps(options)],
-                             process_group=0)
+                             process_group=0,
+                             env={**os.environ, "HARNESS_LOAD_SECRETS": json.dumps(secrets)})
     with _forwarding_signals(child):
         code = child.wait()
     return 128 - code if code < 0 else code  # killed by a signal: the shell's 128 + N
+
+
+#: Options never on the child's command line (they travel in HARNESS_LOAD_SECRETS).
+_SECRET = frozenset({"user", "cert_pass", "wsse_user", "login_data", "header", "login_header"})
 
 
 @contextlib.contextmanager

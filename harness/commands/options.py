@@ -3,7 +3,11 @@
 ``register`` and ``send_options(args)`` / ``selection(args, contract)`` in ``run``).
 
 Sending: ``--config FILE``, ``--timeout S`` (total per request), ``--max-response-mb N``,
-``--insecure``, ``--cacert FILE``, ``-H/--header 'Name: value'`` (repeatable). Selection:
+``--insecure``, ``--cacert FILE``, ``-H/--header 'Name: value'`` (repeatable). Authentication
+(``add_auth_options``, as curl spells it): ``-u/--user USER[:PASSWORD]`` with ``--basic``,
+``--digest``, ``--ntlm`` or ``--negotiate``; ``--cert FILE[:PASSWORD]``, ``--cert-type``,
+``--key FILE``, ``--pass``; ``--wsse-user USER[:PASSWORD]``, ``--wsse-password-type``;
+``--login-url URL``, ``--login-data DATA``, ``--login-header``. Selection:
 ``--operation NAME`` and ``--binding LABEL`` (repeatable). Every one of them can also come from
 the config file (harness.config); a flag overrides it.
 
@@ -141,6 +145,7 @@ def add_send_options(p: argparse.ArgumentParser, *,
     g.add_argument("-H", "--header", action="append", type=header, default=[],
                    metavar="'NAME: VALUE'", help="add this header to every request, e.g. "
                    "'Authorization: Bearer ...' (repeatable; credentials never reach reports)")
+    add_auth_options(p)
     s = p.add_argument_group("selection")
     s.add_argument("--operation", action="append", default=[], metavar="NAME",
                    help="send only this operation (repeatable; default all)")
@@ -149,13 +154,147 @@ def add_send_options(p: argparse.ArgumentParser, *,
                         "(repeatable; default all)")
 
 
+def add_auth_options(p: argparse.ArgumentParser) -> None:
+    """The authentication options of every command that sends (docs: 'Authentication')."""
+    a = p.add_argument_group(
+        "authentication (as curl spells it; passwords from the environment or a prompt, never "
+        "shown: docs 'Authentication')")
+    a.add_argument("-u", "--user", metavar="USER[:PASSWORD]",
+                   help="HTTP authentication as USER (DOMAIN\\USER for NTLM); without "
+                   f":PASSWORD the password is ${PASSWORD_ENV}, else asked on the terminal; "
+                   "Basic unless --digest, --ntlm or --negotiate")
+    for scheme, what in (("basic", "HTTP Basic (the default with --user)"),
+                         ("digest", "HTTP Digest"),
+                         ("ntlm", "NTLM (Windows authentication; authenticates a connection: "
+                                  "each handshake and its requests share one)"),
+                         ("negotiate", "Negotiate: Kerberos where a ticket exists (kinit, "
+                                       "--user :), else NTLM")):
+        a.add_argument(f"--{scheme}", action="store_true", help=f"use {what}")
+    a.add_argument("--cert", metavar="FILE[:PASSWORD]",
+                   help="client certificate for TLS (mTLS): PEM (with its key, or --key), or "
+                   "PKCS#12 (.p12/.pfx); the password of an encrypted key or PKCS#12 after "
+                   f"':', or --pass, or ${CERT_PASSWORD_ENV}")
+    a.add_argument("--cert-type", choices=("PEM", "P12"), type=str.upper,
+                   help="the --cert file's format (default: P12 for .p12/.pfx, else PEM)")
+    a.add_argument("--key", metavar="FILE", help="the client certificate's private key (PEM)")
+    a.add_argument("--pass", dest="cert_pass", metavar="PHRASE",
+                   help="password of the --key or PKCS#12 file (prefer "
+                   f"${CERT_PASSWORD_ENV}: a command line is visible to other users)")
+    a.add_argument("--wsse-user", metavar="USER[:PASSWORD]",
+                   help="add a WS-Security UsernameToken and Timestamp to every SOAP envelope, "
+                   f"as WSE 3.0 clients do; without :PASSWORD the password is ${WSSE_ENV}, "
+                   "else asked on the terminal")
+    a.add_argument("--wsse-password-type", choices=("digest", "text"), default="digest",
+                   help="PasswordDigest (default: SHA-1 of nonce, time and password) or "
+                   "PasswordText (the password itself: only over TLS)")
+    a.add_argument("--login-url", metavar="URL",
+                   help="a cookie login before the run: this URL is called once (POST with "
+                   "--login-data, else GET) and the cookies it sets ride on every request")
+    a.add_argument("--login-data", metavar="DATA",
+                   help="the login's body: a form ('user=alice&password=${PW}': ${NAME} is "
+                   "the environment variable NAME) or @FILE (e.g. a login operation's SOAP "
+                   "envelope)")
+    a.add_argument("--login-header", action="append", type=header, default=[],
+                   metavar="'NAME: VALUE'", help="a header of the login call, e.g. "
+                   "'SOAPAction: \"http://tempuri.org/Login\"' (repeatable)")
+
+
+#: Environment variables passwords are read from (harness.traffic.auth, .wsse).
+PASSWORD_ENV = "HARNESS_PASSWORD"
+CERT_PASSWORD_ENV = "HARNESS_CERT_PASSWORD"
+WSSE_ENV = "HARNESS_WSSE_PASSWORD"
+
+
 def send_options(args: argparse.Namespace) -> SendOptions:
+    """The SendOptions the flags and the config file give, with the cookie login done (the
+    only thing it sends) and every password resolved (asked now, before anything is sent)."""
+    from harness.traffic.login import log_in
     from harness.traffic.redaction import add_credential_headers
     from harness.traffic.send import SendOptions  # httpx only for commands that send
 
     add_credential_headers(name for name, _ in args.header)  # never shown in clear
-    return SendOptions(timeout=args.timeout, max_response_mb=args.max_response_mb,
-                       insecure=args.insecure, cacert=args.cacert, headers=tuple(args.header))
+    options = SendOptions(timeout=args.timeout, max_response_mb=args.max_response_mb,
+                          insecure=args.insecure, cacert=args.cacert, headers=tuple(args.header),
+                          auth=auth_options(args))
+    if options.auth.cert is not None:
+        options.verify()  # a certificate that cannot be read: its one line now
+    if getattr(args, "dry_run", False):  # nothing is sent, not even the login
+        return options
+    return log_in(options)
+
+
+def auth_options(args: argparse.Namespace) -> Any:
+    """harness.traffic.auth.AuthOptions of the authentication flags (UsageError, one line,
+    for a combination that does not hold)."""
+    from harness.traffic.auth import AuthOptions
+    from harness.traffic.login import parse as parse_login
+    from harness.traffic.wsse import UsernameToken
+
+    chosen = [s for s in ("basic", "digest", "ntlm", "negotiate") if getattr(args, s, False)]
+    if len(chosen) > 1:
+        raise UsageError(f"give one of --{', --'.join(chosen)}")
+    user = password = None
+    if args.user is not None:
+        user, password = credentials(args.user, PASSWORD_ENV, "--user")
+    elif chosen:
+        raise UsageError(f"--{chosen[0]} needs --user USER[:PASSWORD]")
+    scheme = (chosen[0] if chosen else "basic") if args.user is not None else None
+    if scheme == "negotiate" and not args.user.strip(":"):
+        user = password = None  # --user : - the logged-in identity (a Kerberos ticket)
+    elif scheme is not None and not user:
+        raise UsageError("--user needs a user name (USER[:PASSWORD])")
+    cert, cert_password = _cert(args)
+    token = None
+    if args.wsse_user is not None:
+        wsse_user, wsse_password = credentials(args.wsse_user, WSSE_ENV, "--wsse-user")
+        token = UsernameToken(wsse_user or "", wsse_password, args.wsse_password_type)
+    if (args.login_data is not None or args.login_header) and not args.login_url:
+        raise UsageError("--login-data and --login-header need --login-url URL")
+    login = (parse_login(args.login_url, args.login_data, args.login_header)
+             if args.login_url else None)
+    cert_type = args.cert_type or ("P12" if cert and cert.lower().endswith((".p12", ".pfx"))
+                                   else "PEM")
+    return AuthOptions(scheme=scheme, user=user, password=password, cert=cert, key=args.key,
+                       cert_type=cert_type, cert_password=cert_password, wsse=token,
+                       login=login)
+
+
+def credentials(text: str, env: str, flag: str, ask: Callable[[str], str] | None = None
+                ) -> tuple[str, Any]:
+    """(user, Secret password) of ``USER[:PASSWORD]``: the password after the first ':',
+    else the environment variable ``env``, else asked on the terminal (not echoed); a
+    UsageError without a terminal to ask on."""
+    from harness.traffic.auth import Secret
+
+    user, colon, password = text.partition(":")
+    if colon:
+        return user, Secret(password)
+    if env in os.environ:
+        return user, Secret(os.environ[env])
+    if ask is None and not sys.stdin.isatty():
+        raise UsageError(f"{flag} {user}: no password: give {flag} USER:PASSWORD, set {env}, "
+                         "or run on a terminal to be asked")
+    import getpass
+
+    prompt = f"password for {flag} {user}: "
+    return user, Secret((ask or (lambda p: getpass.getpass(p, stream=sys.stderr)))(prompt))
+
+
+def _cert(args: argparse.Namespace) -> tuple[str | None, Any]:
+    """--cert FILE[:PASSWORD] (curl's spelling: a path that exists as given keeps its ':'),
+    and the password: after ':', --pass, or $HARNESS_CERT_PASSWORD."""
+    from harness.traffic.auth import Secret
+
+    if args.cert is None:
+        if args.key or args.cert_pass:
+            raise UsageError("--key and --pass need --cert FILE")
+        return None, None
+    cert, password = args.cert, args.cert_pass
+    if not Path(cert).is_file() and ":" in cert:
+        cert, _, password = cert.rpartition(":")
+    if password is None:
+        password = os.environ.get(CERT_PASSWORD_ENV)
+    return cert, Secret(password) if password is not None else None
 
 
 def selection(args: argparse.Namespace, contract: Contract) -> Selection:

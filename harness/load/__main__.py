@@ -26,6 +26,9 @@ monkey.patch_all()
 
 import json  # noqa: E402
 
+#: The environment variable the parent hands the -H headers and credentials in.
+SECRETS_ENV = "HARNESS_LOAD_SECRETS"
+
 from harness.errors import HarnessError  # noqa: E402
 
 
@@ -63,6 +66,9 @@ def main(argv: list[str]) -> int:
 
     try:
         options = json.loads(argv[0])
+        # The headers and credentials come through the environment, never the command line
+        # (which every user of the machine can read): harness.commands.load.
+        options.update(json.loads(os.environ.pop(SECRETS_ENV, "{}")))
         die_with_parent(options.get("parent"))
         return run_from_options(options)
     except HarnessError as exc:

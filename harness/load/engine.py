@@ -41,6 +41,7 @@ from harness.load.trend import TITLES as TREND_TITLES
 from harness.load.user import Feed, ReplayUser
 from harness.load.verdict import Merged
 from harness.progress import Progress
+from harness.traffic.auth import AuthOptions
 from harness.traffic.send import SendOptions, check_reachable
 
 #: Seconds between the go message and the first request due: every worker hears it first.
@@ -58,7 +59,9 @@ class Settings:
     ignore: tuple[str, ...] = ()
     concurrency: int = 100
     #: harness.traffic.send.SendOptions as data (timeout, max_response_mb, insecure, cacert,
-    #: headers), and the --operation/--binding selection.
+    #: headers, auth: AuthOptions.to_data), and the --operation/--binding selection. The
+    #: master hands it to its workers: headers and passwords with it, as Locust's own
+    #: connection carries them (keep master and workers on a network you trust).
     sending: dict[str, Any] = field(default_factory=dict)
     operations: tuple[str, ...] = ()
     bindings: tuple[str, ...] = ()
@@ -76,7 +79,8 @@ class Settings:
     @property
     def options(self) -> SendOptions:
         return SendOptions(**{**self.sending, "headers": tuple(
-            (str(k), str(v)) for k, v in self.sending.get("headers", ()))})
+            (str(k), str(v)) for k, v in self.sending.get("headers", ())),
+            "auth": AuthOptions.from_data(self.sending.get("auth"))})
 
     def selection(self, contract: Contract) -> Selection:
         return Selection.parse(contract, self.operations, self.bindings)
@@ -394,13 +398,22 @@ def _configure(settings: Settings) -> None:
     ReplayUser.network_timeout = ReplayUser.connection_timeout = options.timeout
     ReplayUser.concurrency = settings.concurrency
     ReplayUser.insecure = options.insecure
-    if options.cacert:
+    factory = ssl_context_factory(options)
+    ReplayUser.ssl_context_factory = staticmethod(factory) if factory else None
+
+
+def ssl_context_factory(options: SendOptions) -> Callable[[], Any] | None:
+    """The TLS context factory of geventhttpclient for ``options``: --cacert, and the client
+    certificate (--cert); None: geventhttpclient's own (the system's trust store)."""
+    if not (options.cacert or options.auth.cert):
+        return None
+
+    def made() -> Any:
         import gevent.ssl
 
-        cafile = options.cacert
-        ReplayUser.ssl_context_factory = staticmethod(
-            lambda: gevent.ssl.create_default_context(cafile=cafile))
-
+        context = options.verify()  # gevent's SSLContext: the ssl module is patched
+        return context if context is not False else gevent.ssl._create_unverified_context()
+    return made
 
 def _feed(recordings: Recordings, schedule: Schedule, settings: Settings,
           on_done: Callable[[], None]) -> Feed:
@@ -664,7 +677,8 @@ def run_from_options(o: dict[str, Any]) -> int:
     timing = Timing(o["speed"], o["loop"], o["max_wait"], o["rate"], o["users"],
                     o.get("shape"))
     sending = {"timeout": o["timeout"], "max_response_mb": o["max_response_mb"],
-               "insecure": o["insecure"], "cacert": o["cacert"], "headers": o["header"]}
+               "insecure": o["insecure"], "cacert": o["cacert"], "headers": o["header"],
+               "auth": o.get("auth")}
     settings = Settings(o["target"], o["contract"], timing, o["check_ratio"],
                         tuple(o["ignore"]), o["concurrency"], sending,
                         tuple(o["operation"]), tuple(o["binding"]))

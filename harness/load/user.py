@@ -8,10 +8,16 @@ add an Accept-Encoding, follow redirects and treat 4xx/5xx as errors: the record
 sent as it is (body bytes unchanged, ``retarget`` moves it to the target), as ``harness
 replay`` sends it. The request event is fired here, with the harness's verdict as Locust's
 failure, so Locust's stats count a failed finding as a failed request.
+
+Authentication (``harness.traffic.auth``) runs here as in ``harness.traffic.send``: the same
+httpx Auth flows driven leg by leg (``Legs``), the same refusals. NTLM, Negotiate and Digest
+keep each handshake and the requests after it on one connection: requests then go through
+``OwnConnections``, one-connection clients each lent to one request at a time.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -20,7 +26,9 @@ from urllib.parse import urlsplit
 
 import gevent
 import gevent.event
+import gevent.lock
 import gevent.pool
+from geventhttpclient.client import HTTPClient
 from geventhttpclient.url import URL
 from locust import FastHttpUser, constant, task
 from locust.exception import StopUser
@@ -28,13 +36,22 @@ from locust.user.task import LOCUST_STATE_STOPPING
 
 from harness.contract.model import Contract
 from harness.contract.selection import Selection
-from harness.errors import ResponseTooLarge, TargetUnreachable
+from harness.errors import AuthenticationFailed, ResponseTooLarge, TargetUnreachable
 from harness.load.schedule import Schedule
 from harness.load.slicing import Recordings
 from harness.load.verdict import Gathered, sampled
 from harness.replay import skipped_description
+from harness.traffic import wsse
+from harness.traffic.auth import Legs
+from harness.traffic.auth import refusal as http_refusal
 from harness.traffic.exchange import HttpRequest, HttpResponse
-from harness.traffic.send import DECODING_ERRORS, SendOptions, decoded_pieces, retarget
+from harness.traffic.send import (
+    DECODING_ERRORS,
+    SendOptions,
+    decoded_pieces,
+    retarget,
+    with_headers,
+)
 
 #: Bytes read from a socket at once: what each request in flight may hold besides its budget.
 LOAD_PIECE = 64 * 1024
@@ -78,6 +95,11 @@ class Feed:
                   if not self.selection or self.selection.allows(*self.recordings.label(slot))]
         self._items = self.schedule.slots(self.recordings.positions, chosen)
         self.budget = BodyBudget(BUDGET_FACTOR * self.options.max_response_bytes)
+        #: Connection-bound authentication: clients of one connection each; else one Auth
+        #: (Basic: the same header on every request) for the users' shared clients.
+        self.own = (OwnConnections(self.target, self.options, self.concurrency)
+                    if self.options.auth.per_connection else None)
+        self.auth = None if self.own else self.options.auth.http_auth()
 
     def start(self, wall_t0: float) -> None:
         """Start the schedule at ``wall_t0`` (time.time(), sent by the master)."""
@@ -138,7 +160,8 @@ class Feed:
         if kind is not None:  # a service description: counted, not sent
             self.gathered.judge(exchange, kind, self.contract, check=False, ignore=())
             return
-        wire = _wire(retarget(exchange.request, self.target), self.options.headers)
+        wire = _wire(retarget(exchange.request, self.target), self.options.headers,
+                     self.options.auth.wsse)
         now = time.monotonic()
         if not self.schedule.timing.users:
             self.gathered.lag(now - (self.t0 + due))
@@ -148,11 +171,18 @@ class Feed:
         try:
             started, perf = time.time(), time.perf_counter()
             # An answer not judged is counted, not kept: its body never takes memory.
-            answer, size = _exchange_over(http, wire, self.options, hold if check else None)
+            with self._client(http) as (client, auth):
+                answer, size = _exchange_over(client, wire, self.options,
+                                              hold if check else None, auth)
             self._streak_of(answer)
             elapsed_ms = (time.perf_counter() - perf) * 1000
             found = self.gathered.judge(exchange, answer, self.contract, check=check,
                                         ignore=self.ignore)
+        except AuthenticationFailed as exc:  # the run's credentials refused: it stops
+            if self.error is None:
+                self.error = str(exc)
+                self.stop()
+            return
         finally:
             hold.release()
         failed = [f for f in found if f.verdict.value == "failed"]
@@ -162,6 +192,16 @@ class Feed:
             exception=HarnessFailure(f"[{failed[0].rule}] {failed[0].operation} x "
                                      f"{failed[0].binding}") if failed else None,
             context={}, start_time=started, url=wire.url, response=None)
+
+    @contextlib.contextmanager
+    def _client(self, shared: Any) -> Iterator[tuple[Any, Any]]:
+        """The client (and its Auth flow) a request goes through: the user's shared one, or
+        a one-connection client of its own under connection-bound authentication."""
+        if self.own is None:
+            yield shared, self.auth
+        else:
+            with self.own.one() as lent:
+                yield lent
 
     def _streak_of(self, answer: object) -> None:
         """After ``max_failures`` requests in a row without an answer the run stops, as
@@ -229,6 +269,35 @@ class Hold:
             budget._freed()
 
 
+class OwnConnections:
+    """Up to ``most`` geventhttpclient clients of one connection each, with the Auth flow of
+    that connection, each lent to one request at a time (NTLM/Negotiate/Digest)."""
+
+    def __init__(self, target: str, options: SendOptions, most: int) -> None:
+        self.target, self.options = target, options
+        self.idle: list[tuple[Any, Any]] = []
+        self.room = gevent.lock.BoundedSemaphore(max(1, most))
+
+    @contextlib.contextmanager
+    def one(self) -> Iterator[tuple[Any, Any]]:
+        with self.room:
+            lent = self.idle.pop() if self.idle else self._made()
+            try:
+                yield lent
+            finally:
+                self.idle.append(lent)
+
+    def _made(self) -> tuple[Any, Any]:
+        from harness.load.engine import ssl_context_factory
+
+        http = HTTPClient.from_url(
+            URL(self.target), concurrency=1, connection_timeout=self.options.timeout,
+            network_timeout=self.options.timeout, insecure=self.options.insecure,
+            ssl_context_factory=ssl_context_factory(self.options))
+        http.default_headers = http.headers_type()
+        return http, self.options.auth.http_auth()
+
+
 class ReplayUser(FastHttpUser):
     """Sends this process's slice of the recordings (``feed`` is set before users spawn)."""
 
@@ -253,14 +322,22 @@ class _Wire:
     uri: str  # origin-form request target
     headers: list[tuple[str, str]]
     body: bytes
+    stamped: bool = False  # a WS-Security UsernameToken is in the body
 
 
-def _wire(request: HttpRequest, extra: tuple[tuple[str, str], ...] = ()) -> _Wire:
-    """``request`` ready to send, with the -H headers in place of any of the same name."""
-    headers = list(request.headers)
-    for name, value in extra:
-        headers = [(k, v) for k, v in headers if k.lower() != name.lower()] + [(name, value)]
-    return _Wire(request.method, request.url, request.target or "/", headers, request.body)
+def _wire(request: HttpRequest, extra: tuple[tuple[str, str], ...] = (),
+          token: wsse.UsernameToken | None = None) -> _Wire:
+    """``request`` ready to send, with the -H headers in place of any of the same name, and
+    the WS-Security UsernameToken in its SOAP envelope (a fresh one for each request)."""
+    headers = with_headers(request.headers, extra)
+    body = request.body
+    stamped = wsse.stamp(body, token) if token is not None else None
+    if stamped is not None:
+        body = stamped
+        if request.header("Content-Length") is not None:
+            headers = with_headers(headers, (("Content-Length", str(len(body))),))
+    return _Wire(request.method, request.url, request.target or "/", headers, body,
+                 stamped is not None)
 
 
 def _http_client(user: FastHttpUser, target: str) -> Any:
@@ -271,31 +348,49 @@ def _http_client(user: FastHttpUser, target: str) -> Any:
     return http
 
 
-def _exchange_over(http: Any, wire: _Wire, options: SendOptions, hold: Hold | None
+def _exchange_over(http: Any, wire: _Wire, options: SendOptions, hold: Hold | None,
+                   auth: Any = None
                    ) -> tuple[HttpResponse | TargetUnreachable | ResponseTooLarge, int]:
     """The answer to ``wire`` within ``options.timeout`` seconds in all and at most
     ``options.max_response_bytes`` (decoded), or why there is none; and the size of its body.
-    The body is kept under ``hold`` (None: counted and dropped, not judged)."""
+    The body is kept under ``hold`` (None: counted and dropped, not judged). ``auth``: the
+    client's httpx Auth flow, run leg by leg on its connection; AuthenticationFailed when the
+    target refuses it."""
     limit = options.max_response_bytes
     size = 0
+    legs = Legs(auth, wire.method, wire.url)
     try:
         with gevent.Timeout(options.timeout):
-            reply = http.request(wire.method, wire.uri, body=wire.body,
-                                 headers=_headers(wire.headers))
-            try:
-                headers = tuple((str(k), str(v)) for k, v in reply.items())
-                body, size, decoded = _read_body(reply, limit, wire, hold)
-            finally:
-                reply.release()  # a body left unread closes the connection
+            while True:
+                reply = http.request(wire.method, wire.uri, body=wire.body,
+                                     headers=_headers(with_headers(wire.headers,
+                                                                   legs.headers())))
+                try:
+                    headers = tuple((str(k), str(v)) for k, v in reply.items())
+                    if legs.answered(reply.status_code, headers):
+                        _read_body(reply, limit, wire, None)  # a challenge: the next leg
+                        continue
+                    body, size, decoded = _read_body(reply, limit, wire, hold)
+                finally:
+                    reply.release()  # a body left unread closes the connection
+                break
     except gevent.Timeout:
         return TargetUnreachable(f"{_origin(wire.url)} did not answer {wire.method} "
                                  f"{urlsplit(wire.url).path} within {options.timeout:g} s"
                                  ), size
     except ResponseTooLarge as exc:
         return exc.with_traceback(None), size  # the traceback would keep the body's frame
+    except AuthenticationFailed:
+        raise
     except Exception as exc:  # socket, TLS, HTTP parse, body decoding errors: no answer
         text = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
         return TargetUnreachable(f"{_origin(wire.url)}: {' '.join(str(text).split())}"), size
+    why = http_refusal(_origin(wire.url), reply.status_code,
+                       [v for k, v in headers if k.lower() == "www-authenticate"], options.auth)
+    if why is None and wire.stamped and (hold is not None or reply.status_code >= 400):
+        why = wsse.refusal(_origin(wire.url), reply.status_code, body, options.auth.wsse)
+    if why is not None:
+        raise AuthenticationFailed(why)
     if decoded:  # the body is decoded: Content-Encoding would lie about it
         headers = tuple((k, v) for k, v in headers
                         if k.lower() not in ("content-encoding", "content-length"))

@@ -351,7 +351,7 @@ def _index_har(contract: Contract, number: int, source: Source) -> Part:
     part.broken = list(source.har_broken[:BROKEN_SHOWN])
     for at, exchange in enumerate(source.har):
         part.add(contract, exchange, number << _OFFSET_BITS | at, 0)
-    return part
+    return part.sort()  # merged() merges sorted parts: an unsorted one is searched wrong
 
 
 def _index_range(contract: Contract, number: int, path: Path, start: int, end: int) -> Part:

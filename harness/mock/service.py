@@ -135,7 +135,7 @@ class Mock:
         if not positions:
             return self._unmatched(contract, call, binding, arguments, values)
         try:
-            position = self._chosen(key, positions)
+            position = self._chosen(key, positions, binding)
             exchange = self.index.fetch(position)
             assert exchange.response is not None  # indexed only with one
             response = render(contract, op, binding, exchange.response,
@@ -153,10 +153,14 @@ class Mock:
             return Delayed(response, seconds)
         return response
 
-    def _chosen(self, key: int, positions: range) -> int:
-        """The last recorded answer; with ``sequence``, each in turn, then the last again."""
-        if not self.options.sequence or len(positions) == 1:
-            return positions[-1]
+    def _chosen(self, key: int, positions: range, binding: Binding) -> int:
+        """The last answer recorded over ``binding`` (given as recorded), else the last one;
+        with ``sequence``, each in turn, then the last again."""
+        if len(positions) == 1:
+            return positions[0]
+        if not self.options.sequence:
+            return next((p for p in reversed(positions) if self.index.binding(p) is binding),
+                        positions[-1])
         with self._lock:
             turn = self._cursors.get(key, 0)
             self._cursors[key] = turn + 1

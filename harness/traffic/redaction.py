@@ -32,13 +32,10 @@ import hashlib
 import hmac
 import html
 import json
-import os
 import re
-import secrets
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote_plus
 
@@ -48,7 +45,7 @@ from mitmproxy.net import encoding as content_coding
 from harness.contract.bindings import unquote_plus
 from harness.contract.model import Contract
 from harness.contract.xmlsafe import parse_xml, utf8_by_its_start
-from harness.errors import RecordingError, XMLRejected
+from harness.errors import XMLRejected
 from harness.traffic.exchange import (
     Exchange,
     Headers,
@@ -57,6 +54,7 @@ from harness.traffic.exchange import (
     content_type_params,
     media_type,
 )
+from harness.traffic.keys import KEY_BYTES, key_id, load_or_create_key  # noqa: F401 (API)
 
 PSEUDONYM_PREFIX = "redacted-"
 _PSEUDONYM = re.compile(r"redacted-[0-9a-f]{16}")
@@ -66,7 +64,9 @@ DEFAULT_HEADERS = ("Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie
 #: (X-Api-Key, X-Gateway-Key), any ``...-Token`` (X-Auth-Token, X-CSRF-Token), ``Api-Key`` and
 #: ``ApiKey``. Redacted by default, with DEFAULT_HEADERS.
 CREDENTIAL_HEADER_PATTERN = re.compile(r"x-.+-key|.+-token|x?-?api-?key", re.IGNORECASE)
-KEY_BYTES = 32
+#: Elements whose text is a credential in any message: a WS-Security UsernameToken's
+#: Password (a phone's WSE client behind capture; PasswordText is the password itself).
+CREDENTIAL_ELEMENTS = frozenset({"Password"})
 #: What a credential header's value becomes in a report (Allure, JSON, JUnit, console).
 REPORT_REDACTED = "[redacted]"
 _credential_names = frozenset(name.lower() for name in DEFAULT_HEADERS)
@@ -151,33 +151,6 @@ def is_pseudonym(text: str | None) -> bool:
     return bool(text) and _PSEUDONYM.fullmatch(text.strip()) is not None  # type: ignore[union-attr]
 
 
-def key_id(key: bytes) -> str:
-    """A fingerprint of ``key`` that reveals nothing of it: told in the recording's header so an
-    append with another key is refused rather than silently breaking the mapping."""
-    return hmac.new(key, b"asmx-harness key id", hashlib.sha256).hexdigest()[:12]
-
-
-def load_or_create_key(path: str | Path) -> bytes:
-    """The secret in ``path``, created (random, mode 0600) when the file does not exist."""
-    path = Path(path)
-    try:
-        if path.exists():
-            key = bytes.fromhex(path.read_text(encoding="ascii").strip())
-            if len(key) < 16:
-                raise ValueError("too short")
-            return key
-        key = secrets.token_bytes(KEY_BYTES)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w", encoding="ascii") as f:
-            f.write(key.hex() + "\n")
-        return key
-    except OSError as exc:
-        raise RecordingError(f"cannot use key file {path}: {exc.strerror or exc}") from None
-    except (ValueError, UnicodeDecodeError):
-        raise RecordingError(f"key file {path} does not hold a hex key") from None
-
-
 @dataclass(frozen=True)
 class Redactor:
     """Rewrites HTTP messages so that no sensitive value reaches a recording."""
@@ -202,7 +175,8 @@ class Redactor:
         are added to both the names and the headers."""
         extra = tuple(extra)
         roots = {op.result for op in contract.operations if op.result_sensitive and op.result}
-        return cls(key, contract.sensitive_names() | frozenset(extra), frozenset(roots),
+        return cls(key, contract.sensitive_names() | frozenset(extra) | CREDENTIAL_ELEMENTS,
+                   frozenset(roots),
                    frozenset([*(h.lower() for h in DEFAULT_HEADERS),
                               *(e.lower() for e in extra)]),
                    result_operations=frozenset(op.name for op in contract.operations

@@ -9,7 +9,10 @@ hostile or broken target is handled once, the same way everywhere:
   ``max_response_mb`` caps the DECODED body while it streams in (gzip/deflate/br undone piece by
   piece, at most ``PIECE`` bytes at a time, so a decompression bomb never expands in one go),
   ``insecure``/``cacert`` for TLS (the system trust store by default), ``headers`` added to
-  every request (``-H``), and ``max_failures``: transport failures in a row that stop the run.
+  every request (``-H``), ``max_failures``: transport failures in a row that stop the run, and
+  ``auth`` (``harness.traffic.auth``): HTTP authentication (Basic, Digest, NTLM, Negotiate),
+  a client certificate, a WS-Security UsernameToken (``harness.traffic.wsse``), all added on
+  the wire only, so no report shows them.
 - ``Sender(options)``: one run's client. ``Sender.send(request)`` returns the HttpResponse
   (body decoded, Content-Encoding dropped) or raises:
 
@@ -17,7 +20,8 @@ hostile or broken target is handled once, the same way everywhere:
     a finding (rule ``TRANSPORT_RULE``, ``judge/sending.py``) and goes
     on, until ``max_failures`` in a row:
   * ``RunStopped`` (exit 2, one line): the run must end now (the streak above, or TLS).
-    ``TLSFailure`` is one. Never catch it as a finding.
+    ``TLSFailure`` is one; so is ``AuthenticationFailed``: an HTTP 401 (naming the schemes the
+    target asked for) or a WS-Security fault. Never catch it as a finding.
   * ``ResponseTooLarge``: the answer outgrew the cap; a finding with rule
     ``RESPONSE_SIZE_RULE`` (``size_finding(exc, operation, binding)`` in ``judge/sending.py``);
     memory stays bounded.
@@ -40,6 +44,7 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import math
 import socket
 import ssl
@@ -47,7 +52,7 @@ import threading
 import time
 import zlib
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -56,6 +61,7 @@ import httpcore
 import httpx
 
 from harness.errors import (
+    AuthenticationFailed,
     ResponseTooLarge,
     RunStopped,
     TargetUnreachable,
@@ -63,6 +69,9 @@ from harness.errors import (
     UsageError,
     XMLRejected,
 )
+from harness.traffic import wsse
+from harness.traffic.auth import AuthOptions, Legs, channel_bindings, load_client_certificate
+from harness.traffic.auth import refusal as http_refusal
 from harness.traffic.defaults import (  # re-exported: part of this module's API
     DEFAULT_MAX_FAILURES,
     DEFAULT_MAX_RESPONSE_MB,
@@ -88,6 +97,7 @@ class SendOptions:
     cacert: str | None = None
     headers: tuple[tuple[str, str], ...] = ()
     max_failures: int = DEFAULT_MAX_FAILURES
+    auth: AuthOptions = field(default_factory=AuthOptions)
 
     def __post_init__(self) -> None:
         if not (0 < self.timeout <= 86_400 and 0 < self.max_response_mb <= 1 << 20) \
@@ -103,14 +113,18 @@ class SendOptions:
 
     def verify(self) -> ssl.SSLContext | bool:
         """The TLS verification httpx and check_reachable use: the OS trust store by default
-        (``ssl.create_default_context`` loads it), ``--cacert`` instead, off with --insecure."""
-        if self.insecure:
+        (``ssl.create_default_context`` loads it), ``--cacert`` instead, off with --insecure;
+        with the client certificate (``--cert``) when there is one."""
+        if self.insecure and self.auth.cert is None:
             return False
         try:
-            return ssl.create_default_context(cafile=self.cacert)
+            context = _no_verify() if self.insecure else ssl.create_default_context(
+                cafile=self.cacert)
         except (OSError, ssl.SSLError) as exc:
             raise UsageError(f"--cacert {self.cacert}: not a PEM certificate file "
                              f"({_reason(exc)})") from None
+        load_client_certificate(context, self.auth)
+        return context
 
 
 def base_url(url: str) -> str:
@@ -145,19 +159,32 @@ def retarget(request: HttpRequest, base: str) -> HttpRequest:
 # ------------------------------------------------------------------------- the client
 
 
+class _Client(httpx.Client):
+    """An httpx client with the authentication state of its connections (``auth``: an httpx
+    Auth flow that ``send`` drives leg by leg; see harness.traffic.auth.Legs)."""
+
+    auth_flow: httpx.Auth | None = None
+
+
 def client(options: SendOptions | float = DEFAULT_TIMEOUT, connections: int = 16, *,
            timeout: float | None = None) -> httpx.Client:
     """An httpx client that sends only the request's own headers (no User-Agent of its own),
     whose every read, write and connect obeys the deadline ``send`` sets for its request.
-    ``options`` may be a bare timeout in seconds (or ``timeout=``), as before SendOptions."""
+    ``options`` may be a bare timeout in seconds (or ``timeout=``), as before SendOptions.
+    With connection-bound authentication (NTLM, Negotiate, Digest) it keeps ONE connection,
+    which its handshakes and requests share: give each thread a client of its own (``Sender``
+    keeps a pool of them)."""
     if not isinstance(options, SendOptions):
         options = SendOptions(timeout=float(timeout if timeout is not None else options))
-    made = httpx.Client(timeout=options.timeout, follow_redirects=False,
+    if options.auth.per_connection:
+        connections = 1
+    made = _Client(timeout=options.timeout, follow_redirects=False,
                         verify=options.verify(),
                         limits=httpx.Limits(max_connections=connections,
                                             max_keepalive_connections=connections))
     for name in list(made.headers):
         del made.headers[name]
+    made.auth_flow = options.auth.http_auth()
     # httpx has no public hook for the socket layer: its pools (private) take our backend.
     for transport in [made._transport, *made._mounts.values()]:
         pool = getattr(transport, "_pool", None)
@@ -172,31 +199,80 @@ def send(http: httpx.Client, request: HttpRequest,
     total; the body comes back decoded and capped. Raises TargetUnreachable, TLSFailure or
     ResponseTooLarge (see the module docstring)."""
     options = options or _client_options(http)
-    headers = list(request.headers)
-    for name, value in options.headers:
-        headers = [(k, v) for k, v in headers if k.lower() != name.lower()] + [(name, value)]
+    headers = with_headers(request.headers, options.headers)
+    body = request.body
+    stamped = wsse.stamp(body, options.auth.wsse) if options.auth.wsse is not None else None
+    if stamped is not None:  # the UsernameToken on the wire only: reports show the request
+        body = stamped
+        if request.header("Content-Length") is not None:
+            headers = with_headers(headers, (("Content-Length", str(len(body))),))
+    auth = getattr(http, "auth_flow", None)
+    legs = Legs(auth, request.method, request.url)
     _deadline.at = time.monotonic() + options.timeout
     try:
-        with http.stream(request.method, request.url, headers=headers,
-                         content=request.body or None) as reply:
-            body, decoded = _read_body(reply, options.max_response_bytes, request)
-            headers_out = tuple((k, v) for k, v in reply.headers.multi_items())
-            if decoded:  # the body is decoded: Content-Encoding would lie about it
-                headers_out = tuple((k, v) for k, v in headers_out
-                                    if k.lower() not in ("content-encoding", "content-length"))
-            return HttpResponse(reply.status_code, headers_out, body, reply.reason_phrase,
-                                reply.http_version)
+        while True:
+            with http.stream(request.method, request.url, content=body or None,
+                             headers=with_headers(headers, legs.headers())) as reply:
+                if isinstance(auth, httpx.Auth) and reply.status_code == 401:
+                    _bind_channel(auth, reply)
+                if legs.answered(reply.status_code, reply.headers.multi_items()):
+                    # A challenge: its body read (within the cap), the next leg goes over
+                    # the same connection.
+                    _read_body(reply, options.max_response_bytes, request)
+                    continue
+                response = _response(reply, options, request)
+            break
     except httpx.TimeoutException:
         raise TargetUnreachable(f"{_origin(request.url)} did not answer {request.method} "
                                 f"{urlsplit(request.url).path} within {options.timeout:g} s"
                                 ) from None
     except httpx.HTTPError as exc:
-        if _tls_cause(exc) is not None:
-            raise TLSFailure(f"{_origin(request.url)}: TLS failed: {_tls_cause(exc)} (use "
-                             "--cacert FILE for a private CA, or --insecure)") from None
+        if (cause := _tls_cause(exc)) is not None:
+            raise TLSFailure(f"{_origin(request.url)}: TLS failed: {cause} "
+                             f"({_tls_hint(cause, options)})") from None
         raise TargetUnreachable(f"{_origin(request.url)}: {_reason(exc)}") from None
     finally:
         _deadline.at = math.inf
+    why = http_refusal(_origin(request.url), response.status,
+                       [v for k, v in response.headers if k.lower() == "www-authenticate"],
+                       options.auth)
+    if why is None and stamped is not None:
+        why = wsse.refusal(_origin(request.url), response.status, response.body,
+                           options.auth.wsse)
+    if why is not None:
+        raise AuthenticationFailed(why)
+    return response
+
+
+def with_headers(headers: Iterable[tuple[str, str]], extra: Iterable[tuple[str, str]]
+                 ) -> list[tuple[str, str]]:
+    """``headers`` with each of ``extra`` in place of any of the same name (any case)."""
+    merged = list(headers)
+    for name, value in extra:
+        merged = [(k, v) for k, v in merged if k.lower() != name.lower()] + [(name, value)]
+    return merged
+
+
+def _response(reply: httpx.Response, options: SendOptions, request: HttpRequest
+              ) -> HttpResponse:
+    body, decoded = _read_body(reply, options.max_response_bytes, request)
+    headers_out = tuple((k, v) for k, v in reply.headers.multi_items())
+    if decoded:  # the body is decoded: Content-Encoding would lie about it
+        headers_out = tuple((k, v) for k, v in headers_out
+                            if k.lower() not in ("content-encoding", "content-length"))
+    return HttpResponse(reply.status_code, headers_out, body, reply.reason_phrase,
+                        reply.http_version)
+
+
+def _bind_channel(auth: httpx.Auth, reply: httpx.Response) -> None:
+    """NTLM/Negotiate over TLS: the channel binding of the server's certificate (IIS's
+    Extended Protection), taken from the connection the handshake is about to run on."""
+    if not hasattr(auth, "channel_bindings") or auth.channel_bindings is not None:
+        return
+    stream = reply.extensions.get("network_stream")
+    tls = stream.get_extra_info("ssl_object") if stream is not None else None
+    if tls is not None:
+        auth.channel_bindings = channel_bindings(tls.getpeercert(binary_form=True))
 
 
 class Sender:
@@ -207,7 +283,7 @@ class Sender:
 
     def __init__(self, options: SendOptions | None = None, connections: int = 16) -> None:
         self.options = options or SendOptions()
-        self.http = client(self.options, connections)
+        self._clients = _Clients(self.options, connections)
         self._lock = threading.Lock()
         self._streak = 0
         self.stopped: RunStopped | None = None
@@ -216,7 +292,8 @@ class Sender:
         if self.stopped is not None:
             raise self.stopped
         try:
-            response = send(self.http, request, self.options)
+            with self._clients.one() as http:
+                response = send(http, request, self.options)
         except TargetUnreachable as exc:
             self._failed(exc)
             raise
@@ -244,13 +321,52 @@ class Sender:
             self._streak = 0
 
     def close(self) -> None:
-        self.http.close()
+        self._clients.close()
 
     def __enter__(self) -> Sender:
         return self
 
     def __exit__(self, *_: object) -> None:
         self.close()
+
+
+class _Clients:
+    """The clients a Sender sends through: one shared client with ``connections``
+    connections; with connection-bound authentication (NTLM, Negotiate, Digest) up to
+    ``connections`` one-connection clients, each lent to one request at a time, so that a
+    handshake and the requests after it share their connection (a pool would hand the next leg
+    to another one)."""
+
+    def __init__(self, options: SendOptions, connections: int) -> None:
+        self.options, self.most = options, max(1, connections)
+        self.idle: list[httpx.Client] = []
+        self.made: list[httpx.Client] = []
+        self.shared = None if options.auth.per_connection else client(options, connections)
+        self._free = threading.Condition()
+
+    @contextlib.contextmanager
+    def one(self) -> Iterator[httpx.Client]:
+        if self.shared is not None:
+            yield self.shared
+            return
+        with self._free:
+            while not self.idle and len(self.made) >= self.most:
+                self._free.wait()
+            if self.idle:
+                http = self.idle.pop()
+            else:
+                http = client(self.options, 1)
+                self.made.append(http)
+        try:
+            yield http
+        finally:
+            with self._free:
+                self.idle.append(http)
+                self._free.notify()
+
+    def close(self) -> None:
+        for http in [*self.made, *([self.shared] if self.shared is not None else [])]:
+            http.close()
 
 
 def check_reachable(url: str, timeout: float = 5.0, options: SendOptions | None = None) -> None:
@@ -267,8 +383,8 @@ def check_reachable(url: str, timeout: float = 5.0, options: SendOptions | None 
                 with context.wrap_socket(sock, server_hostname=host):
                     pass
     except ssl.SSLError as exc:
-        raise TLSFailure(f"{url}: TLS failed: {_reason(exc)} (use --cacert FILE for a private "
-                         "CA, or --insecure)") from None
+        raise TLSFailure(f"{url}: TLS failed: {_reason(exc)} "
+                         f"({_tls_hint(_reason(exc), options or SendOptions())})") from None
     except OSError as exc:
         raise TargetUnreachable(f"{url} is unreachable: {_reason(exc)}") from None
 
@@ -512,6 +628,19 @@ def _tls_cause(exc: BaseException) -> str | None:
             return _reason(seen)
         seen = seen.__cause__ or seen.__context__
     return None
+
+
+def _tls_hint(reason: str, options: SendOptions) -> str:
+    """What to do about a TLS failure: an alert the server sent is about the client's
+    certificate (missing, or refused); anything else about the server's."""
+    low = reason.lower()
+    if "alert" in low and any(word in low for word in (
+            "certificate required", "unknown ca", "bad certificate", "certificate unknown",
+            "handshake failure", "access denied", "certificate expired", "decrypt error")):
+        if options.auth.cert is None:
+            return "the server asks for a client certificate: give --cert FILE [--key FILE]"
+        return f"the server refused the client certificate --cert {options.auth.cert}"
+    return "use --cacert FILE for a private CA, or --insecure"
 
 
 def _no_verify() -> ssl.SSLContext:
