@@ -222,6 +222,13 @@ class Cause:
             return self.text.replace(OPERATION, next(iter(self.operations)))
         return self.text
 
+    def said(self, details: int = 6) -> str:
+        """Its words as a report shows them: its operation named when it stands for one, its
+        first ``details`` in their slot or after it."""
+        shown = list(self.details)[:details]
+        return with_details(self.named_text, shown,
+                            len(self.details) - len(shown) + self.more_details)
+
     def to_dict(self) -> dict[str, Any]:
         text = self.text  # its details in their slot ("non-integer int parameter (x, 2147...)")
         if DETAILS in text:

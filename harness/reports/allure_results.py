@@ -207,7 +207,7 @@ def write_overview(directory: str | Path, report: Report, **facts: str | None) -
     for verdict, name in ((Verdict.FAILED, "failures"), (Verdict.WARNING, "warnings")):
         causes = [c for c in report.ordered_causes() if c.verdict is verdict]
         count = report.counts[verdict]
-        lines[name] = str(count) + (f" ({len(causes)} cause(s): {causes[0].text}"
+        lines[name] = str(count) + (f" ({len(causes)} cause(s): {causes[0].said()}"
                                     + ("; ..." if len(causes) > 1 else "") + ")"
                                     if causes else "")
     if report.interrupted:
