@@ -98,7 +98,7 @@ def test_another_stack_warns_where_only_asmx_speaks_and_fails_where_the_spec_doe
                       and f["verdict"] == "warning" and "SendNotificationType" in f["expected"])
         assert routed["actual"] == "SendMarkNotesResponse"
         assert routed["cause"] == ("another operation's SOAPAction over SOAP 1.1: answered with "
-                                   "SendMarkNotesResponse where ASMX answers with "
+                                   "<operation>Response where ASMX answers with "
                                    "SendNotificationTypeResponse")
         bare = next(f for f in data["findings"] if f["rule"] == "ODD-BARE-GET")
         assert bare["operation"] == "/NotificationNotes.asmx"  # named by its endpoint
@@ -135,7 +135,10 @@ def test_a_fault_that_is_no_fault_of_the_request_version_fails() -> None:
     found = odd_requests.judge(odd, HttpResponse(500, (("Content-Type",
                                                         "text/xml; charset=utf-8"),), body))
     assert found.verdict is Verdict.FAILED
-    assert "not a SOAP 1.1 fault (4.1 rule 5)" in found.actual
+    assert (found.expected, found.actual) == ("a SOAP 1.1 fault (with its faultcode)",
+                                              "a fault without faultcode")
+    assert found.cause.endswith("answered with a fault without faultcode: no SOAP 1.1 fault "
+                                "(4.1 rule 5)")
     client = body.replace(b"SOAP-ENV:Server", b"soap:Client")
     asmx = (b'<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas'
             b'.xmlsoap.org/soap/envelope/"><soap:Body><soap:Fault><faultcode>soap:Client'

@@ -46,7 +46,7 @@ from harness.judge.findings import DESCRIPTION, Finding, Verdict
 from harness.judge.profiles import Profile
 from harness.judge.request_validation import markup_refused
 from harness.judge.security import judge_leaks
-from harness.judge.words import shown_value, version_words
+from harness.judge.words import message_words, shortened, shown_value, version_words
 from harness.traffic.exchange import (
     Exchange,
     HttpRequest,
@@ -340,13 +340,14 @@ def failure_cause(response: HttpResponse, reading: ResponseReading | None,
     XML declaration), shortened to ``width``."""
     head = f"HTTP {response.status}"
     if reading is not None and (reading.fault_code or reading.fault_reason):
-        detail = f"{reading.fault_code or 'no code'} fault: {reading.fault_reason or ''}"
+        said = message_words(reading.fault_reason or "")
+        detail = f"{reading.fault_code or 'no code'} fault" + (f": {said}" if said else "")
     else:
-        detail = _first_words(response.body[:4096].decode("utf-8", "replace"))
+        detail = message_words(_first_words(response.body[:4096].decode("utf-8", "replace")),
+                               width)
         if not detail:
             return f"{head}, empty body"
-    line = f"{head}: {detail.splitlines()[0].strip() if detail.strip() else detail}"
-    return line if len(line) <= width else line[:width - 3].rstrip() + "..."
+    return shortened(f"{head}: {detail}", width)
 
 
 _TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.I | re.S)
