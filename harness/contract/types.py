@@ -103,6 +103,12 @@ class ParamType(StrEnum):
         return self is not ParamType.COMPLEX
 
     @property
+    def any_text(self) -> bool:
+        """Every text is a value of it (string, normalizedString, token, anyURI, the ur-types):
+        no R9 rule judges its values."""
+        return self in _ANY_TEXT
+
+    @property
     def http_result(self) -> ParamType:
         """The type a GET/POST result document of this type holds, by the .NET type behind it:
         a ``<string>`` for the types .NET reads as a string (integer, token, gYear...), a
@@ -396,6 +402,10 @@ _LEXICAL: dict[ParamType, Callable[[str], bool]] = {
     ParamType.G_DAY: _full(_G_DAY_RE), ParamType.HEX_BINARY: _full(_HEX_RE),
     ParamType.ANY_SIMPLE_TYPE: _ANY, ParamType.ANY_ATOMIC_TYPE: _ANY, ParamType.ANY_TYPE: _ANY,
 }
+
+
+#: The types every text is a value of (their white space facet applied first).
+_ANY_TEXT = frozenset((ParamType.STRING, *(t for t, check in _LEXICAL.items() if check is _ANY)))
 
 
 def _asmx_qname(text: str) -> bool:

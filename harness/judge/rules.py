@@ -600,12 +600,13 @@ def _a(type_name: str) -> str:
     return f"{'an' if type_name[:1].lower() in 'aeiou' else 'a'} {type_name}"
 
 
-#: The R9 rule of each type (string takes any text; arrays and complex types: R9-COMPLEX).
+#: The R9 rule of each type (none for a type every text is a value of: string, token...;
+#: arrays and complex types: R9-COMPLEX).
 TYPED_RULES: tuple[Rule, ...] = (
     *(Rule(kind.rule_id, "4.1 rule 9", f"{kind.value} parameters carry {kind.value} values"
            + (" (integers; as text in GET/POST)" if kind is ParamType.INT else ""),
            Level.MANDATORY, Side.REQUEST, typed_parameters(kind), scope=_typed_scope(kind))
-      for kind in ParamType if kind.is_simple and kind is not ParamType.STRING),
+      for kind in ParamType if kind.is_simple and not kind.any_text),
     Rule(ParamType.COMPLEX.rule_id, "4.1 rule 9", "array and complex parameters carry their "
          "type's structure: elements named and in order, each leaf a value of its type",
          Level.MANDATORY, Side.REQUEST, complex_parameters,
