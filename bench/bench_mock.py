@@ -12,7 +12,10 @@ Then each binding is driven by wrk (or the Python client fallback of bench_refer
 512 calls spread over the whole recording, answered from the file, and ``harness serve`` with
 the very same requests, in alternating rounds: calls recorded over that binding (answered as
 recorded), then calls recorded over the other bindings (the recorded result rendered in the
-asking binding's form).
+asking binding's form). The load generator repeats the 512 calls, as an app repeats its own:
+the mock answers a call asked again from its caches (the call's classification by its
+request's bytes, its answer as sent), bounded; the CPU figures say what an answer costs asked
+again and asked the first time.
 
     .venv/bin/python bench/bench_mock.py                 # 10k, 100k, 1M
     .venv/bin/python bench/bench_mock.py --sizes 10000 --duration 2 --rounds 1
@@ -159,36 +162,59 @@ def drive(wrk: str | None, binding: Binding, requests: list[HttpRequest], url: s
             else run_processes(binding, requests, args))
 
 
-def rounds(wrk: str | None, binding: Binding, mock: tuple[list[HttpRequest], str],
-           serve: tuple[list[HttpRequest], str], args: argparse.Namespace
-           ) -> tuple[list[float], list[float]]:
+def cpu_seconds(pid: int) -> float:
+    """CPU seconds (user and system) process ``pid`` has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def rounds(wrk: str | None, binding: Binding, mock: tuple[list[HttpRequest], str, int],
+           serve: tuple[list[HttpRequest], str, int], args: argparse.Namespace
+           ) -> tuple[list[float], list[float], list[float], list[float]]:
     """Requests/s of the mock and of serve, ``args.rounds`` times each, alternating which
-    goes first (a shared machine's load drifts; a ratio within a round is what compares)."""
-    mocked, served = [], []
+    goes first (a shared machine's load drifts; a ratio within a round is what compares);
+    and the requests each answered per second of its own CPU (what other jobs on the machine
+    do not change)."""
+    mocked, served, mocked_cpu, served_cpu = [], [], [], []
     for turn in range(args.rounds):
-        order = [(mock, mocked), (serve, served)]
-        for (requests, url), rates in order if turn % 2 == 0 else reversed(order):
-            rates.append(drive(wrk, binding, requests, url, args).rate)
-    return mocked, served
+        order = [(mock, mocked, mocked_cpu), (serve, served, served_cpu)]
+        for (requests, url, pid), rates, per_cpu in order if turn % 2 == 0 \
+                else reversed(order):
+            before = cpu_seconds(pid)
+            row = drive(wrk, binding, requests, url, args)
+            used = cpu_seconds(pid) - before
+            rates.append(row.rate)
+            per_cpu.append(row.requests / used if used else 0.0)
+    return mocked, served, mocked_cpu, served_cpu
 
 
-def cpu_per_answer(mock, requests: list[HttpRequest]) -> tuple[float, float]:
-    """CPU microseconds per answer of the mock's ``respond`` and of the reference's
-    ``answer`` in this process, the same requests (the lowest of 3 passes each): what an
-    answer costs without the server, the client and the machine's other jobs."""
+def cpu_per_answer(index, requests: list[HttpRequest]) -> tuple[float, float, float]:
+    """CPU microseconds per answer in this process, the same requests (the lowest of 3 passes
+    each): the mock's ``respond`` asked again (its caches hold the calls and their answers,
+    as when an app repeats its calls), the mock's ``respond`` asked each call for the first
+    time (a new mock per pass: every request classified and checked, every answer read from
+    the file and rendered), and the reference's ``answer``. What an answer costs without the
+    server, the client and the machine's other jobs."""
     from harness.reference.app import answer
 
     contract = school_mobile()
-    costs = []
-    for respond in (mock.respond, answer):
+
+    def cost(respond, fresh=None) -> float:
         passes = []
         for _ in range(3):
+            if fresh is not None:
+                respond = fresh().respond
             started = time.process_time()
             for request in requests:
                 respond(contract, request)
             passes.append((time.process_time() - started) / len(requests) * 1e6)
-        costs.append(min(passes))
-    return costs[0], costs[1]
+        return min(passes)
+
+    warm = InProcessMock(contract, index)
+    for request in requests:  # every call once: what the caches keep
+        warm.respond(contract, request)
+    return (cost(warm.respond), cost(None, lambda: InProcessMock(contract, index)),
+            cost(answer))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -258,11 +284,12 @@ def main(argv: list[str] | None = None) -> int:
                   f"baseline (load average {os.getloadavg()[0]:.2f})", flush=True)
             reference, ref_url = start_server()
             index = load(school_mobile(), [path], cache=cache)  # the same mock, in process
-            in_process = InProcessMock(school_mobile(), index)
             try:
                 print(f"{'binding':<10} {'calls':<22} {'mock req/s':>10} {'serve req/s':>11} "
-                      f"{'mock/serve':>10}  (median of {args.rounds} alternating rounds)",
-                      flush=True)
+                      f"{'mock/serve':>10}  (median of {args.rounds} alternating rounds); "
+                      "requests per second of each server's own CPU; CPU per answer in "
+                      "process: mock (calls asked again), mock (each call asked the first "
+                      "time), reference", flush=True)
                 for binding in bindings:
                     for recorded_over in (True, False):
                         to_mock = sampled_requests(path, size, binding, mock.url,
@@ -270,16 +297,26 @@ def main(argv: list[str] | None = None) -> int:
                         to_reference = [retarget(r, ref_url) for r in to_mock]
                         check(to_mock, "the mock")
                         check(to_reference, "the reference")
-                        mocked, served = rounds(wrk, binding, (to_mock, mock.url),
-                                                (to_reference, ref_url), args)
+                        mocked, served, mocked_cpu, served_cpu = rounds(
+                            wrk, binding, (to_mock, mock.url, mock.proc.pid),
+                            (to_reference, ref_url, reference.pid), args)
                         how = "as recorded" if recorded_over else "recorded over others"
                         ratio = statistics.median(m / s for m, s in zip(mocked, served,
                                                                          strict=True) if s)
-                        mock_us, reference_us = cpu_per_answer(in_process, to_mock)
+                        by_cpu = statistics.median(m / s for m, s in zip(
+                            mocked_cpu, served_cpu, strict=True) if s)
+                        warm_us, cold_us, reference_us = cpu_per_answer(index, to_mock)
                         print(f"{binding.label:<10} {how:<22} {statistics.median(mocked):>10.0f}"
-                              f" {statistics.median(served):>11.0f} {ratio:>9.2f}x  CPU per "
-                              f"answer {mock_us:.0f} us vs {reference_us:.0f} us (load "
-                              f"average {os.getloadavg()[0]:.2f})", flush=True)
+                              f" {statistics.median(served):>11.0f} {ratio:>9.2f}x  per CPU "
+                              f"second {statistics.median(mocked_cpu):.0f} vs "
+                              f"{statistics.median(served_cpu):.0f}: {by_cpu:.2f}x; CPU per "
+                              f"answer {warm_us:.0f} us, {cold_us:.0f} us first time, vs "
+                              f"{reference_us:.0f} us (load average "
+                              f"{os.getloadavg()[0]:.2f})", flush=True)
+                after = rss_kb(mock.proc.pid)
+                print(f"the mock serving {size:,} exchanges, after every binding was driven: "
+                      f"{after / 1024:.0f} MB (was {mock.steady_kb / 1024:.0f} MB before; its "
+                      "caches and journal are bounded)", flush=True)
             finally:
                 index.close()
                 stop_server(reference)

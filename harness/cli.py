@@ -17,7 +17,7 @@ from harness.errors import HarnessError
 
 #: Subcommand modules, in the order ``--help`` lists them.
 COMMANDS = ("serve", "certify", "contract", "report", "capture", "export", "lint", "replay",
-            "diff", "load", "probe", "mock", "scenarios")
+            "diff", "shadow", "load", "probe", "mock", "scenarios")
 
 DESCRIPTION = """\
 Capture, replay, lint, certify and compare traffic of ASMX SOAP services (School Mobile).

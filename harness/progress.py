@@ -16,6 +16,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
 from types import TracebackType
 from typing import IO, Any
 
@@ -35,8 +36,12 @@ class Progress:
 
     def __init__(self, command: str, *, total: int | None = None, unit: str = "exchanges",
                  quiet: bool = False, stream: IO[str] | None = None,
-                 every: float | None = None) -> None:
+                 every: float | None = None, failing: str = "failing",
+                 detail: Callable[[], str] | None = None) -> None:
         self.command, self.total, self.unit = command, total, unit
+        #: The word for what failed ("differing"), and more said after the counts (shadow:
+        #: the differences by cause), read each time a line is said.
+        self.failing_word, self.detail = failing, detail
         self.every = _every() if every is None else every
         self.stream = stream or sys.stderr
         self.done = 0
@@ -68,7 +73,7 @@ class Progress:
             self.done += done
             self.failing += failing
             if failing and self._bar is not None:
-                self._bar.set_postfix(failing=self.failing, refresh=False)
+                self._bar.set_postfix({self.failing_word: self.failing}, refresh=False)
             self._show()
 
     def set(self, done: int, failing: int) -> None:
@@ -76,7 +81,7 @@ class Progress:
         with self._lock:
             self.done, self.failing = done, failing
             if self._bar is not None:
-                self._bar.set_postfix(failing=failing, refresh=False)
+                self._bar.set_postfix({self.failing_word: failing}, refresh=False)
             self._show()
 
     def _answered(self, count: int) -> None:
@@ -99,6 +104,9 @@ class Progress:
             target = max(self.done, self.live)
             if target > self._bar.n:
                 self._bar.update(target - self._bar.n)
+            if self.detail is not None:
+                self._bar.set_postfix_str(f"{self.failing} {self.failing_word}; "
+                                          f"{self.detail()}", refresh=False)
         elif self._plain:
             now = time.monotonic()
             if now - self._last >= self.every:
@@ -119,9 +127,12 @@ class Progress:
         done = max(self.done, self.live)
         rate = done / seconds
         of = f"/{self.total}" if self.total is not None else ""
-        text = f"{self.command}: {done}{of} {self.unit}, {rate:.1f}/s, {self.failing} failing"
+        text = (f"{self.command}: {done}{of} {self.unit}, {rate:.1f}/s, {self.failing} "
+                f"{self.failing_word}")
         if self.total is not None and rate > 0 and done < self.total:
             text += f", ETA {_duration((self.total - done) / rate)}"
+        if self.detail is not None and (more := self.detail()):
+            text += f"; {more}"
         return text
 
     def _say(self, now: float) -> None:

@@ -7,15 +7,18 @@ Step modules plug in by being imported here (their step definitions are fixtures
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pytest
 
 from harness.certify.engine import CONTRACT_KEY, REPORT_KEY, SETTINGS_KEY, Call, Service
 from harness.certify.steps.conformance_steps import *  # noqa: F403 (step definitions)
+from harness.certify.steps.mock_steps import *  # noqa: F403 (step definitions)
 from harness.certify.steps.recorded_traffic_steps import *  # noqa: F403 (step definitions)
 from harness.certify.steps.scenario_steps import *  # noqa: F403 (step definitions)
 from harness.contract.model import DEFAULT_NAMESPACE, load, school_mobile
+from harness.mock.client import MockAdmin
 from harness.reports.allure_bridge import (  # noqa: F401 (pytest-bdd hooks: Gherkin steps as Allure steps)
     pytest_bdd_after_scenario,
     pytest_bdd_after_step,
@@ -79,6 +82,25 @@ def calls() -> list[Call]:
 def scenario_state() -> ScenarioState:
     """What the scenario saved, its request headers and its last calls."""
     return ScenarioState()
+
+
+@pytest.fixture(autouse=True)
+def scenario_started() -> float:
+    """When the scenario began (seconds since the epoch): a mock's calls are counted from
+    then (the mock runs on this machine: its admin API answers loopback clients only)."""
+    return time.time()
+
+
+@pytest.fixture
+def mock_admin(service: Service) -> Iterator[MockAdmin]:
+    """The admin API of the mock under test; the stubs the scenario set are removed at its
+    end."""
+    admin = MockAdmin(service.base_url)
+    yield admin
+    try:
+        admin.remove_added()
+    finally:
+        admin.close()
 
 
 @pytest.fixture

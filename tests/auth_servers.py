@@ -118,6 +118,7 @@ class Pki:
     client_key: Path  # encrypted with CERT_PASSWORD
     client_p12: Path  # with CERT_PASSWORD
     rogue_cert: Path  # a client certificate (key inside) of a CA the server does not trust
+    client_bundle: Path  # the client certificate and its unencrypted key (capture's --cert)
 
 
 @pytest.fixture(scope="session")
@@ -181,8 +182,10 @@ def pki(tmp_path_factory) -> Pki:
             b"qa-runner", client_key, client, None,
             serialization.BestAvailableEncryption(CERT_PASSWORD.encode())),
         "rogue.pem": pem(rogue) + key_pem(rogue_key),
+        "bundle.pem": pem(client) + key_pem(client_key),
     }
     for file, data in files.items():
         (folder / file).write_bytes(data)
     return Pki(*(folder / f for f in ("ca.pem", "server.pem", "server.key", "client.pem",
-                                       "client.key", "client.p12", "rogue.pem")))
+                                       "client.key", "client.p12", "rogue.pem",
+                                       "bundle.pem")))

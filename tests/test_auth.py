@@ -101,39 +101,62 @@ def test_certify_with_a_usernametoken_digest_verified_by_node_soap(wsse_front: s
     _nowhere(PASSWORD, tmp_path, done)
 
 
-@pytest.mark.parametrize("front, flags", [
-    ("ntlm_front", ["--user", f"{NTLM_USER}:{PASSWORD}", "--ntlm"]),
-    ("negotiate_front", ["--user", f"{NTLM_USER}:{PASSWORD}", "--negotiate"]),
-    ("digest_front", ["--user", f"{USER}:{PASSWORD}", "--digest"]),
-    ("mtls_front", ["--cert", "{client_cert}:" + CERT_PASSWORD, "--key", "{client_key}",
-                    "--cacert", "{ca}"]),
-])
-def test_replay_through_each_front(front: str, flags: list[str], request, pki: Pki) -> None:
-    url = request.getfixturevalue(front)
-    flags = [f.format(**{k: str(v) for k, v in vars(pki).items()}) for f in flags]
-    done = harness("replay", SAMPLE, "--target", url, *flags, "--quiet")
+#: The right credentials of each front ({...}: a file of the pki fixture).
+RIGHT = {
+    "ntlm_front": ["--user", f"{NTLM_USER}:{PASSWORD}", "--ntlm"],
+    "negotiate_front": ["--user", f"{NTLM_USER}:{PASSWORD}", "--negotiate"],
+    "digest_front": ["--user", f"{USER}:{PASSWORD}", "--digest"],
+    "basic_front": ["--user", f"{USER}:{PASSWORD}"],
+    "mtls_front": ["--cert", "{client_cert}:" + CERT_PASSWORD, "--key", "{client_key}",
+                   "--cacert", "{ca}"],
+    "mtls_p12": ["--cert", "{client_p12}:" + CERT_PASSWORD, "--cacert", "{ca}"],
+}
+#: Wrong ones: the password, or (mTLS) a certificate of a CA the front does not trust.
+WRONG = {
+    "ntlm_front": ["--user", f"{NTLM_USER}:nope", "--ntlm"],
+    "basic_front": ["--user", f"{USER}:nope"],
+    "mtls_front": ["--cert", "{rogue_cert}", "--cacert", "{ca}"],
+}
+#: What the one line of each refusal says.
+SAID = {"ntlm_front": "refused the NTLM credentials of --user: HTTP 401",
+        "basic_front": "refused the Basic credentials of --user: HTTP 401",
+        "mtls_front": "the server refused the client certificate --cert"}
+
+
+def _flags(flags: list[str], pki: Pki) -> list[str]:
+    return [f.format(**{k: str(v) for k, v in vars(pki).items()}) for f in flags]
+
+
+def _front_url(request, front: str) -> str:
+    return request.getfixturevalue("mtls_front" if front == "mtls_p12" else front)
+
+
+@pytest.mark.parametrize("front", ["ntlm_front", "negotiate_front", "digest_front",
+                                   "basic_front", "mtls_front"])
+def test_replay_through_each_front(front: str, request, pki: Pki) -> None:
+    # NTLM over the default concurrency (processes x threads, a connection each); the
+    # others in one process
+    many = [] if front == "ntlm_front" else ["--concurrency", "1"]
+    done = harness("replay", SAMPLE, "--target", _front_url(request, front),
+                   *_flags(RIGHT[front], pki), "--quiet", *many)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr
     assert "PASSED" in done.stdout
 
 
-def test_diff_of_an_ntlm_front_and_the_deployment_behind_it(ntlm_front: str,
-                                                            auth_upstream: str) -> None:
-    """Authentication where the target asks for it: the NTLM front, and the deployment
-    behind it that asks for none, answer alike."""
-    done = harness("diff", "--primary", ntlm_front, "--candidate", auth_upstream, "--user",
-                   f"{NTLM_USER}:{PASSWORD}", "--ntlm", *ONE)
+@pytest.mark.parametrize("front", ["ntlm_front", "basic_front", "mtls_front"])
+def test_diff_of_a_front_and_the_deployment_behind_it(front: str, request, pki: Pki,
+                                                      auth_upstream: str) -> None:
+    """Authentication where the target asks for it: the front, and the deployment behind it
+    that asks for none (an unasked Basic header or certificate is ignored), answer alike."""
+    done = harness("diff", "--primary", _front_url(request, front), "--candidate",
+                   auth_upstream, *_flags(RIGHT[front], pki), *ONE)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr
 
 
-@pytest.mark.parametrize("front, flags", [
-    ("ntlm_front", ["--user", f"{NTLM_USER}:{PASSWORD}", "--ntlm"]),
-    ("basic_front", ["--user", f"{USER}:{PASSWORD}"]),
-    ("mtls_front", ["--cert", "{client_p12}:" + CERT_PASSWORD, "--cacert", "{ca}"]),
-])
-def test_load_through_each_front(front: str, flags: list[str], request, pki: Pki) -> None:
-    url = request.getfixturevalue(front)
-    flags = [f.format(**{k: str(v) for k, v in vars(pki).items()}) for f in flags]
-    done = harness("load", SAMPLE, "--target", url, *flags, "--quiet", "--rate", "50")
+@pytest.mark.parametrize("front", ["ntlm_front", "basic_front", "mtls_p12"])
+def test_load_through_each_front(front: str, request, pki: Pki) -> None:
+    done = harness("load", SAMPLE, "--target", _front_url(request, front),
+                   *_flags(RIGHT[front], pki), "--quiet", "--rate", "50")
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr
     assert "load: PASSED" in done.stdout
 
@@ -141,11 +164,17 @@ def test_load_through_each_front(front: str, flags: list[str], request, pki: Pki
 # ------------------------------------------------------------------- wrong credentials
 
 
-def test_wrong_ntlm_password_is_one_line_naming_the_scheme(capsys, ntlm_front: str) -> None:
-    line = refused(capsys, "certify", "--target", ntlm_front, "--user", f"{NTLM_USER}:nope",
-                   "--ntlm", "--no-html")
-    assert "refused the NTLM credentials" in line and "WWW-Authenticate NTLM" in line
-    assert "nope" not in line
+@pytest.mark.parametrize("front", list(WRONG))
+@pytest.mark.parametrize("command", ["certify", "replay", "diff", "load", "probe"])
+def test_wrong_credentials_are_one_line_and_exit_2(capsys, command: str, front: str, request,
+                                                   pki: Pki) -> None:
+    """Every sending command checks the target before the run (in this process, before
+    load's child starts): nothing is judged, the line names what the target asked for."""
+    url = request.getfixturevalue(front)
+    where = {"diff": ["--primary", url, "--candidate", url], "replay": [str(SAMPLE), "--target",
+             url], "load": [str(SAMPLE), "--target", url]}.get(command, ["--target", url])
+    line = refused(capsys, command, *where, *_flags(WRONG[front], pki), "--quiet")
+    assert SAID[front] in line and "nope" not in line
 
 
 def test_no_credentials_names_what_the_target_asks_for(capsys, negotiate_front: str) -> None:
@@ -160,11 +189,16 @@ def test_another_scheme_than_the_target_asks_for(capsys, digest_front: str) -> N
     assert "asks for Digest authentication, not Basic" in line and "--digest" in line
 
 
-def test_wrong_basic_password_in_load(basic_front: str) -> None:
-    done = harness("load", SAMPLE, "--target", basic_front, "--user", f"{USER}:nope",
-                   "--quiet")
-    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
-    assert "refused the Basic credentials" in done.stderr
+def test_a_wsdl_behind_ntlm_is_fetched_with_the_credentials(capsys, ntlm_front: str) -> None:
+    """--wsdl URL of a protected deployment: the WSDL comes through the same handshake."""
+    from harness.commands.options import contract_from
+    from harness.traffic.send import SendOptions
+
+    args = type("Args", (), {"contract": None, "namespace": None,
+                             "wsdl": [f"{ntlm_front}/PushNotificationMobile.asmx"]})()
+    auth = AuthOptions(scheme="ntlm", user=NTLM_USER, password=Secret(PASSWORD))
+    contract = contract_from(args, SendOptions(auth=auth))
+    assert [op.name for op in contract.operations] == ["GetTokenDevice"]
 
 
 def test_wrong_usernametoken_password_names_the_stacks_fault(capsys, wsse_front: str) -> None:
@@ -288,3 +322,80 @@ def _nowhere(secret: str, folder: Path, done: subprocess.CompletedProcess[str]) 
             assert secret.encode() not in path.read_bytes(), path
     digest_like = json.dumps(secret)[1:-1]
     assert digest_like not in done.stdout
+
+
+def test_one_client_shared_by_threads_keeps_each_ntlm_handshake_whole(ntlm_front: str) -> None:
+    """A bare client (probe's, mock's forwarding) under NTLM has one connection: a request
+    of another thread never slips between a handshake's legs."""
+    import threading
+
+    from harness.traffic import send
+    from harness.traffic.exchange import HttpRequest
+
+    options = send.SendOptions(auth=AuthOptions(scheme="ntlm", user=NTLM_USER,
+                                                password=Secret(PASSWORD)))
+    url = f"{ntlm_front}/PushNotificationMobile.asmx/GetTokenDevice?id=3"
+    request = HttpRequest("GET", url, (("Host", url.split("/")[2]),))
+    statuses: list[int] = []
+    with send.client(options) as http:
+        threads = [threading.Thread(target=lambda: statuses.extend(
+            send.send(http, request, options).status for _ in range(3))) for _ in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert statuses == [200] * 18
+
+
+def test_mock_records_through_an_ntlm_front(ntlm_front: str, tmp_path: Path) -> None:
+    """``mock --fallback URL --record FILE`` with the deployment's credentials: an unrecorded
+    call is forwarded through the handshake, answered and recorded."""
+    import signal
+
+    import httpx
+
+    record = tmp_path / "through.jsonl"
+    mock = subprocess.Popen(
+        [*HARNESS, "mock", "--port", "0", "--quiet", "--fallback", ntlm_front, "--record",
+         str(record), "--user", NTLM_USER, "--ntlm"], cwd=tmp_path, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env={**_env(), "HARNESS_PASSWORD": PASSWORD})
+    try:
+        line = ""
+        while " on http://" not in line:
+            line = mock.stderr.readline()
+            assert line, mock.stderr.read()
+        url = line.split(" on ", 1)[1].split()[0]
+        answer = httpx.get(f"{url}/PushNotificationMobile.asmx/GetTokenDevice?id=5", timeout=60)
+    finally:
+        mock.send_signal(signal.SIGINT)
+        mock.communicate(timeout=120)
+    assert answer.status_code == 200 and b"<string" in answer.content, answer.text
+    assert b"GetTokenDevice" in record.read_bytes() and PASSWORD.encode() not in (
+        record.read_bytes())
+
+
+def test_mock_refuses_credentials_without_a_deployment(capsys, tmp_path: Path) -> None:
+    line = refused(capsys, "mock", str(SAMPLE), "--user", "alice:x", "--port", "0")
+    assert "need --fallback URL" in line
+
+
+def test_shadow_mirrors_to_a_candidate_behind_ntlm(ntlm_front: str, auth_upstream: str,
+                                                  tmp_path: Path) -> None:
+    """``shadow --candidate URL`` with the candidate's credentials: each mirrored call goes
+    through the handshake; the comparison passes."""
+    import httpx
+
+    from harness.shadow.process import ShadowProcess
+
+    before = stats(ntlm_front)
+    with ShadowProcess(auth_upstream, ntlm_front, tmp_path / "shadow.jsonl", "--user",
+                       f"{NTLM_USER}:{PASSWORD}", "--ntlm", "--json",
+                       str(tmp_path / "shadow.json")) as shadow:
+        answers = [httpx.get(f"{shadow.url}/PushNotificationMobile.asmx/GetTokenDevice?id={i}",
+                             timeout=60) for i in (1, 2)]
+        code, stdout, stderr = shadow.stop()
+    assert code == 0, stdout[-2000:] + stderr
+    assert [a.status_code for a in answers] == [200, 200]
+    assert json.loads((tmp_path / "shadow.json").read_text())["verdict"] == "passed"
+    assert stats(ntlm_front)["passed"] - before["passed"] >= 2

@@ -62,3 +62,19 @@ def test_capture_records_a_zeep_client_authenticating_with_ntlm(contract: Contra
     # names the scheme and stays as it is)
     assert PASSWORD.encode() not in raw
     assert b"TlRMTVNTUAAB" not in raw and b"TlRMTVNTUAAD" not in raw
+
+
+def test_capture_presents_a_client_certificate_to_an_mtls_upstream(mtls_front: str, pki,
+                                                                   tmp_path: Path) -> None:
+    import httpx
+
+    path = "/PushNotificationMobile.asmx/GetTokenDevice?id=3"
+    out = tmp_path / "mtls.jsonl"
+    with CaptureProcess(mtls_front, out, "--cacert", str(pki.ca), "--cert",
+                        str(pki.client_bundle)) as capture:
+        answer = httpx.get(f"{capture.url}{path}", timeout=30)
+        code, _stdout, stderr = capture.stop()
+    assert code == 0, stderr
+    assert answer.status_code == 200 and b"<string" in answer.content, answer.text
+    exchange, = read_exchanges([out])
+    assert exchange.response is not None and exchange.response.status == 200

@@ -195,14 +195,15 @@ def test_writer_reads_every_frame_once_in_order_across_batches_and_split_frames(
     however the bytes were split; a burst comes out in chunks of at most CHUNK, each of which
     the writer acknowledges, so that the proxy can answer the first clients of a burst while
     the writer records the rest."""
-    from harness.capture.writer import CHUNK, _frame, _frames
+    from harness.capture.writer import CHUNK, _frame
+    from harness.capture.writer import frames as framed
 
     frames = [bytes([n]) * (n * 1000 + 1) for n in range(1, 8)]
     burst = [bytes([n]) * 10 for n in range(2 * CHUNK + 3)]
     wire = [_frame(f) for f in frames]
     read, write = os.pipe()
     try:
-        batches = _frames(read)
+        batches = framed(read)
         os.write(write, b"".join(wire[:3]))
         got = [next(batches)]  # three at once
         tail, cut = b"".join(wire[3:]), len(wire[3]) + 100

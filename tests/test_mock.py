@@ -359,6 +359,37 @@ def test_worker_processes_keep_the_recorded_order(contract, tmp_path, monkeypatc
     assert got == [f"answer-{n:03d}" for n in range(120)] + ["answer-119"]
 
 
+def test_a_stop_while_indexing_stops_the_worker_processes_at_once(contract, tmp_path,
+                                                                  monkeypatch):
+    """Ctrl-C (or SIGTERM) while worker processes index: they are stopped, not waited for
+    over every range left."""
+    import multiprocessing
+
+    monkeypatch.setattr(mock_index, "RANGE_BYTES", 4 * 1024)
+    path = write(tmp_path / "r.jsonl", [
+        recorded(contract, "GetTokenDevice", {"id": f"d-{n}"}, Binding.SOAP11, "x")
+        for n in range(300)])
+
+    shutdowns: list[dict] = []
+
+    class Pool(mock_index.ProcessPoolExecutor):
+        def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+            shutdowns.append({"wait": wait, "cancel_futures": cancel_futures})
+            super().shutdown(wait, cancel_futures=cancel_futures)
+
+    def interrupted(_exchanges: int) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(mock_index, "ProcessPoolExecutor", Pool)
+    with pytest.raises(KeyboardInterrupt):
+        mock_index.load(contract, [path], workers=2, on_progress=interrupted)
+    assert shutdowns[0] == {"wait": False, "cancel_futures": True}  # the ranges left dropped
+    deadline = time.monotonic() + 10
+    while multiprocessing.active_children() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert multiprocessing.active_children() == []
+
+
 def test_a_later_recording_is_more_recent(contract, tmp_path):
     early = write(tmp_path / "early.jsonl", [
         recorded(contract, "GetTokenDevice", {"id": "7"}, Binding.SOAP11, "early")])
@@ -693,7 +724,8 @@ def test_the_command_says_what_it_answered_when_stopped(contract, tmp_path, sig)
     assert "harness mock: 3 call(s) answered: 1 from the recording, 2 unmatched, refused" \
         in out.splitlines()
     data = json.loads((tmp_path / "mock.json").read_text(encoding="utf-8"))
-    assert data["answered"] == {"recorded": 1, "reference": 0, "refused": 2}
+    assert data["answered"] == {"stub": 0, "recorded": 1, "forwarded": 0, "reference": 0,
+                                "refused": 2}
     assert data["unmatched"] == [{"operation": "GetTokenDevice", "binding": "HTTP POST",
                                   "call": "GetTokenDevice(id='q')", "nearest": "id='7'",
                                   "count": 2}]

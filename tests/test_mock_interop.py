@@ -30,8 +30,10 @@ from harness.contract.model import Contract, load, sample_arguments, school_mobi
 from harness.reference.app import answer
 from harness.reference.wsdl import service_name
 from harness.traffic import send
-from harness.traffic.keys import recorded_key_id, stored_key_path
+from harness.traffic.exchange import HttpResponse
+from harness.traffic.keys import find_key, recorded_key_id, stored_key_path
 from harness.traffic.recording import read_exchanges
+from harness.traffic.redaction import pseudonym
 
 pytestmark = pytest.mark.interop
 
@@ -252,3 +254,45 @@ def test_certify_of_the_mock_with_fallback_reference_exits_0(service, fallback_m
                    cwd=service.folder)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr
     assert json.loads(out.read_text(encoding="utf-8"))["counts"]["failed"] == 0
+
+
+def test_record_through_the_real_runtime_then_answered_from_the_recording(contract, asmx_url,
+                                                                          tmp_path):
+    """``--fallback <real ASMX> --record FILE``: an unrecorded call is answered by the real
+    ASMX runtime and recorded; the next mock of that recording answers it without the
+    runtime, over the binding it was recorded over and another one."""
+    from test_mock_stubs import curl
+
+    record = tmp_path / "through.jsonl"
+    served = Served("--fallback", asmx_url, "--record", str(record), cwd=tmp_path)
+    first = curl(contract, served.url, "GetTokenDevice", {"id": "dev-77"}, Binding.SOAP11,
+                 "-i")
+    code, out, err = served.stop()
+    assert code == 0 and "Traceback" not in err, err
+    assert "x-harness-mock: forwarded" in first.stdout.lower()
+    assert "harness mock: 1 call(s) answered: 0 from the recording, 1 forwarded to the " \
+           "fallback" in out
+    assert "recorded-through: #1" in out and "GetTokenDevice 200" in out
+    runtime = subprocess.run(["curl", "-sS", "-H", "Content-Type: text/xml; charset=utf-8",
+                              "-H", 'SOAPAction: "http://tempuri.org/GetTokenDevice"',
+                              "--data-binary", build_request(
+                                  contract, contract.operation("GetTokenDevice"),
+                                  {"id": "dev-77"}, Binding.SOAP11, asmx_url).body.decode(),
+                              f"{asmx_url}/PushNotificationMobile.asmx"],
+                             capture_output=True, text=True, timeout=60, check=False).stdout
+    assert [e.request.url.split("/")[-1] for e in read_exchanges([record])] == [
+        "PushNotificationMobile.asmx"]
+    key, key_file = find_key(record)
+    again = Served(str(record), "--key-file", str(key_file), cwd=tmp_path)
+    soap = curl(contract, again.url, "GetTokenDevice", {"id": "dev-77"}, Binding.SOAP11)
+    get = curl(contract, again.url, "GetTokenDevice", {"id": "dev-77"}, Binding.HTTP_GET)
+    code, out, _err = again.stop()
+    assert code == 0 and "2 call(s) answered: 2 from the recording" in out
+    token = read_response(contract.operation("GetTokenDevice"), Binding.SOAP11,
+                          HttpResponse(200, (("Content-Type", "text/xml"),),
+                                            runtime.encode())).result
+    assert token and token not in record.read_text(encoding="utf-8")  # redacted as captured
+    secret = pseudonym(token, key)
+    # the runtime's bytes, its sensitive result as the recording holds it
+    assert soap.stdout.rsplit("\n", 1) == [runtime.replace(token, secret), "200"]
+    assert "<string" in get.stdout and get.stdout.endswith("\n200")

@@ -70,6 +70,18 @@ def test_a_plain_line_says_done_total_rate_failures_and_eta() -> None:
     assert line.startswith("diff: 3/10 cases, ") and "/s, 1 failing, ETA " in line
 
 
+def test_a_line_names_what_fails_in_the_commands_words_and_says_more_after_it() -> None:
+    out = io.StringIO()
+    causes = ["no difference"]
+    with Progress("shadow", unit="calls mirrored", stream=out, every=0, failing="differing",
+                  detail=lambda: causes[0]) as progress:
+        causes[0] = "2 x soapAction differs"
+        progress.update(4, failing=2)
+    line = out.getvalue().splitlines()[-1]
+    assert line.startswith("shadow: 4 calls mirrored, ")
+    assert line.endswith("/s, 2 differing; 2 x soapAction differs")
+
+
 def test_quiet_or_a_pause_shorter_than_every_prints_nothing() -> None:
     out = io.StringIO()
     with Progress("lint", stream=out, quiet=True, every=0) as progress:

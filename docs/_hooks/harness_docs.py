@@ -177,6 +177,12 @@ def _diff_rules() -> str:
                           "CROSS-BINDING": "failure for the candidate, warning for the primary"})
 
 
+def _shadow_rules() -> str:
+    from harness.shadow.worker import COMPARED_RULE, COMPARED_TITLE
+
+    return _titles_table({COMPARED_RULE: COMPARED_TITLE}, {COMPARED_RULE: "warning"})
+
+
 def _sending_rules() -> str:
     from harness.judge.sending import RULE_TITLES
 
@@ -215,8 +221,9 @@ GENERATORS = {
     "rules-replay": _replay_rules,
     "rules-diff": _diff_rules,
     "rules-sending": _sending_rules,
+    "rules-shadow": _shadow_rules,
     **{f"examples-{family}": _examples(family)
-       for family in ("rules", "sending", "replay", "diff", "probe")},
+       for family in ("rules", "sending", "replay", "diff", "shadow", "probe")},
     "steps": lambda: _beside("step_reference").step_reference(),
     "recorded-feature": lambda: _beside("step_reference").recorded_feature(),
 }

@@ -500,6 +500,21 @@ DIFF: dict[str, Example] = {
 }
 
 
+def _shadow() -> list[Finding]:
+    """What shadow makes of a call that found its mirror queue full (``--queue 1000``)."""
+    from harness.diff.cases import case_of
+    from harness.shadow.worker import not_compared, queue_full
+
+    case = case_of(school(), call("GetTokenDevice", Binding.SOAP11).request, 0)
+    return [not_compared(case, queue_full(1000), 1512, "shadow.jsonl")]
+
+
+SHADOW: dict[str, Example] = {
+    "SHADOW-COMPARED": Example("a call arrives while 1,000 calls wait for the mirror",
+                               _shadow),
+}
+
+
 def _probe(rule: str, case_name: str, make_answer: Callable[[ProbeCase], probe.Answer],
            bound: float = 5.0) -> list[Finding]:
     """The probe's check of ``rule`` on one of its real cases and a broken answer, as the
@@ -610,5 +625,6 @@ def examples(family: str) -> list[tuple[str, str, str]]:
         return catalogue_examples()
     wanted, chosen = {"sending": (RULE_TITLES, SENDING), "replay": (REPLAY_RULES, REPLAY),
                       "diff": ([r for r in TITLES if r != "SEC-LEAK"], DIFF),
+                      "shadow": (list(SHADOW), SHADOW),
                       "probe": (probe.RULE_IDS, PROBE)}[family]
     return examples_of(wanted, chosen)

@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SECTIONS = {
     "harness.certify.steps.conformance_steps": "The service, calls and the binding rules",
     "harness.certify.steps.scenario_steps": "Values, results, elements, faults, headers",
+    "harness.certify.steps.mock_steps": "A mock as the target: stubs, and the calls it received",
 }
 SAMPLE = ROOT / "recordings" / "sample-all-bindings.jsonl"
 

@@ -27,12 +27,15 @@ from mitmproxy import ctx, exceptions, http
 from mitmproxy.proxy.mode_specs import ReverseMode
 
 from harness.capture import addresses
-from harness.capture.writer import Snapshot, WriterGone, WriterProcess, WriterSetup
+from harness.capture.writer import (
+    Snapshot,
+    WriterGone,
+    WriterProcess,
+    WriterSetup,
+    recording_setup,
+)
 from harness.contract.model import Contract, school_mobile
 from harness.errors import HarnessError
-from harness.traffic.keys import capture_key, key_id
-from harness.traffic.recording import RecordingWriter, read_header
-from harness.traffic.redaction import Redactor
 
 #: Marks a flow already handed to the writer (an error after its response adds nothing).
 METADATA_KEY = "harness"
@@ -50,11 +53,16 @@ logger = logging.getLogger(__name__)
 class Recorder:
     """Records every exchange with the service into a harness recording (JSON Lines)."""
 
+    #: The module of the writer process (``WriterProcess``'s entry).
+    entry = "harness.capture.writer"
+    #: Whether a response waits until its exchange is in the recording (capture's guarantee:
+    #: no answer without its record).
+    hold = True
+
     def __init__(self, contract: Contract | None = None, out: IO[str] | None = None) -> None:
         self.contract = contract or school_mobile()
         self.out = out  # where the writer prints the console lines (None: our stdout)
         self.writer: WriterProcess | None = None
-        self.redactor: Redactor | None = None
         #: Where the redactor's key is (None: in memory only, or no redaction).
         self.key_file: Path | None = None
         self.failed: str | None = None  # why recording stopped, when it did
@@ -106,40 +114,26 @@ class Recorder:
         if not path:
             return
         try:
-            self.redactor = self._redactor(path) if ctx.options.redact else None
-            self._check_append(path)
-            header = {"upstream": ctx.options.recording_upstream,
-                      "redacted": self.redactor is not None, "mode": ctx.options.recording_mode,
-                      "redaction": self.redactor.settings() if self.redactor else None}
-            RecordingWriter(path, **header).close()  # any error is said now, before listening
+            setup = recording_setup(path, self.contract, redact=ctx.options.redact,
+                                    redact_names=ctx.options.redact_names,
+                                    key_file=ctx.options.redaction_key_file,
+                                    upstream=ctx.options.recording_upstream,
+                                    mode=ctx.options.recording_mode,
+                                    keep_foreign=ctx.options.keep_foreign,
+                                    header=self.extra_header())
         except HarnessError as exc:
             raise exceptions.OptionsError(str(exc)) from None
-        self.writer = WriterProcess(
-            WriterSetup(path, self.contract, header, self.redactor.key if self.redactor else None,
-                        list(ctx.options.redact_names), ctx.options.recording_upstream,
-                        ctx.options.keep_foreign),
-            self.out, self._writer_failed)
+        self.key_file = setup.key_file
+        self.writer = WriterProcess(self.writer_setup(setup), self.out, self._writer_failed,
+                                    self.entry)
 
-    def _redactor(self, path: str) -> Redactor:
-        key, self.key_file = capture_key(path, ctx.options.redaction_key_file)
-        return Redactor.for_contract(self.contract, key, ctx.options.redact_names)
+    def extra_header(self) -> dict[str, object]:
+        """More for the recording's header line (a subclass's own settings)."""
+        return {}
 
-    def _check_append(self, path: str) -> None:
-        """Appending to a recording must keep its redaction: same setting, same key."""
-        if not Path(path).is_file() or Path(path).stat().st_size == 0:
-            return
-        header = read_header(path)
-        if header is None:
-            raise HarnessError(f"{path} exists and is not a harness recording; "
-                               "choose another --out")
-        if bool(header.get("redacted")) != (self.redactor is not None):
-            raise HarnessError(f"{path} was recorded with redaction "
-                               f"{'on' if header.get('redacted') else 'off'}; append to it the "
-                               "same way or choose another --out")
-        theirs = (header.get("redaction") or {}).get("key_id")
-        if self.redactor is not None and theirs and theirs != key_id(self.redactor.key):
-            raise HarnessError(f"{path} was redacted with another key; pass its key file "
-                               "(--key-file) or choose another --out")
+    def writer_setup(self, setup: WriterSetup) -> object:
+        """What the writer process is handed first (a subclass's writer may need more)."""
+        return setup
 
     # -- events ------------------------------------------------------------------------------
 
@@ -179,6 +173,8 @@ class Recorder:
             number = writer.put(snapshot)
         except Exception as exc:  # e.g. more than a pipe frame can carry
             self._refuse_recorded(flow, f"not recorded: {type(exc).__name__}: {exc}")
+            return
+        if not self.hold:
             return
         try:
             await writer.written(number)

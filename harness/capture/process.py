@@ -36,7 +36,7 @@ class CaptureProcess:
     def start(self) -> CaptureProcess:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True, env=env)
+                                     text=True, env=env, preexec_fn=_default_signals)
         assert self.proc.stderr is not None
         deadline = time.monotonic() + self.timeout
         while time.monotonic() < deadline:
@@ -102,6 +102,13 @@ def run_harness(*args: str | Path, check: bool = True) -> subprocess.CompletedPr
         raise RuntimeError(f"harness {' '.join(map(str, args))} failed: {done.stderr.strip()}")
     return done
 
+
+
+def _default_signals() -> None:
+    """In the child: SIGINT and SIGTERM as a terminal's foreground job has them (a background
+    job of a non-interactive shell starts with SIGINT ignored, and would pass that on)."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
 
 
 def _drain(stream, sink: list[str]) -> None:

@@ -8,10 +8,10 @@ import logging
 import signal
 import socket
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 from urllib.parse import urlsplit
 
 from mitmproxy import exceptions, flow, hooks
@@ -82,7 +82,7 @@ def check_upstream(url: str | None, mode: str) -> None:
                                 f"{exc.strerror or exc}") from None
 
 
-def _check_listen(host: str, port: int) -> None:
+def check_listen(host: str, port: int) -> None:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as probe:
         # As the proxy's own listener does: a port whose last connections are in TIME_WAIT
@@ -111,15 +111,26 @@ def _check_confdir(confdir: str | None) -> None:
 def run_capture(settings: CaptureSettings, *, contract: Contract | None = None,
                 out: IO[str] | None = None) -> int:
     """Capture until SIGINT/SIGTERM; 0 on a clean stop, 2 when recording failed."""
+    contract = contract or school_mobile()
+    check_settings(settings)
+    recorder = Recorder(contract, out or sys.stdout)
+    asyncio.run(serve(settings, recorder, lambda master: _announce(
+        master, settings, contract, recorder.key_file)), loop_factory=event_loop_factory())
+    if recorder.failed:
+        raise HarnessError(recorder.failed)
+    return 0
+
+
+def check_settings(settings: CaptureSettings) -> None:
+    """Everything that can be checked before anything listens: one line (UsageError,
+    TargetUnreachable) for a bad mode, upstream, listening address or CA directory."""
     if settings.mode not in MODES:
         raise UsageError(f"--mode {settings.mode!r} is not one of {', '.join(MODES)}")
     check_upstream(settings.upstream, settings.mode)
-    _check_listen(settings.listen_host, settings.listen_port)
+    check_listen(settings.listen_host, settings.listen_port)
     if settings.web_port is not None:
-        _check_listen(WEB_HOST, settings.web_port)
+        check_listen(WEB_HOST, settings.web_port)
     _check_confdir(settings.confdir)
-    return asyncio.run(_capture(settings, contract or school_mobile(), out or sys.stdout),
-                       loop_factory=event_loop_factory())
 
 
 def event_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
@@ -150,7 +161,11 @@ def _tolerant(factory):
     return create_task
 
 
-async def _capture(settings: CaptureSettings, contract: Contract, out: IO[str]) -> int:
+async def serve(settings: CaptureSettings, recorder: Recorder,
+                announce: Callable[[Any], Awaitable[None]]) -> None:
+    """Run mitmproxy with capture's addons and ``recorder`` until SIGINT/SIGTERM (or
+    ``master.shutdown()``); ``announce(master)`` runs once it is started (it says where it
+    listens). ``harness shadow`` serves through here too, with its own recorder."""
     from mitmproxy import options
     from mitmproxy.master import Master
 
@@ -158,7 +173,6 @@ async def _capture(settings: CaptureSettings, contract: Contract, out: IO[str]) 
     _skip_debug_type_checks()
     mode = f"reverse:{settings.upstream}" if settings.mode == "reverse" else "regular"
     opts = options.Options(**({"confdir": settings.confdir} if settings.confdir else {}))
-    recorder = Recorder(contract, out)
     if settings.web_port is None:
         master = Master(opts)
         master.addons = HookCache(master)  # before any addon is added
@@ -183,12 +197,9 @@ async def _capture(settings: CaptureSettings, contract: Contract, out: IO[str]) 
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, master.shutdown)
-    announce = asyncio.create_task(_announce(master, settings, contract, recorder.key_file))
+    said = asyncio.create_task(announce(master))
     await master.run()
-    announce.cancel()
-    if recorder.failed:
-        raise HarnessError(recorder.failed)
-    return 0
+    said.cancel()
 
 
 #: Where the web UI listens: loopback only (its token is in the URL capture prints).

@@ -69,6 +69,8 @@ class WriterSetup:
     redact_names: list[str] = field(default_factory=list)
     upstream: str | None = None
     keep_foreign: bool = False
+    #: Where the key is kept (None: in memory only, or no redaction), for the user to be told.
+    key_file: Path | None = None
 
 
 # -- proxy side ----------------------------------------------------------------------------------
@@ -78,11 +80,12 @@ class WriterProcess:
     """The proxy's handle on the writer: ``put`` snapshots, ``close`` to drain and stop.
 
     ``on_failure(message)`` is called (on the event loop) when the writer stops on its own,
-    e.g. the disk is full.
+    e.g. the disk is full. ``entry`` is the module whose ``main()`` the child runs: this
+    module's, or another that reads the same pipes (``harness.shadow.worker``).
     """
 
-    def __init__(self, setup: WriterSetup, out: IO[str] | None,
-                 on_failure: Callable[[str], None]) -> None:
+    def __init__(self, setup: Any, out: IO[str] | None,
+                 on_failure: Callable[[str], None], entry: str = __name__) -> None:
         self._status, status_w = os.pipe()
         self._acks, acks_w = os.pipe()
         package_root = str(Path(__file__).resolve().parents[2])
@@ -92,7 +95,7 @@ class WriterProcess:
         if stdout is not None:
             stdout.flush()
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", "from harness.capture.writer import main; main()",
+            [sys.executable, "-c", f"from {entry} import main; main()",
              str(status_w), str(acks_w)],
             stdin=subprocess.PIPE, stdout=stdout, pass_fds=(status_w, acks_w), env=env,
             start_new_session=True)  # a Ctrl-C for the proxy must not kill the writer
@@ -102,6 +105,8 @@ class WriterProcess:
         self._pending: list[bytes] = []
         self._scheduled = False
         self._on_failure = on_failure
+        #: How long ``close`` waits for the writer before it kills it (seconds).
+        self.drain_timeout = DRAIN_TIMEOUT
         self.failed: str | None = None
         self.sent = 0  # snapshots handed over so far
         self.acked = 0  # of which the writer has written and flushed (or skipped) so far
@@ -199,7 +204,7 @@ class WriterProcess:
         with contextlib.suppress(OSError):  # a writer that died already closed its end
             self.proc.stdin.close()  # type: ignore[union-attr]
         try:
-            self.proc.wait(timeout=DRAIN_TIMEOUT)
+            self.proc.wait(timeout=self.drain_timeout)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
@@ -255,7 +260,7 @@ def main() -> None:
         signal.signal(sig, signal.SIG_IGN)  # stop only when the input ends: nothing is lost
     status = os.fdopen(int(sys.argv[1]), "w", encoding="utf-8")
     acks = int(sys.argv[2])
-    batches = _frames(sys.stdin.buffer.fileno())
+    batches = frames(sys.stdin.buffer.fileno())
     first = next(batches, [b""])  # the setup, maybe with the first snapshots behind it
     setup: WriterSetup = pickle.loads(first[0])
     transcriber = Transcriber(setup, Console(sys.stdout))
@@ -267,7 +272,7 @@ def main() -> None:
             transcriber.flush()  # the pipe is drained: every line reaches the OS before we wait
             if batch:
                 done += len(batch)  # only now may the proxy answer these exchanges' clients
-                acks = _acknowledge(acks, done)
+                acks = acknowledge(acks, done)
     except OSError as exc:  # disk full, file gone: say so; the proxy stops visibly
         print(f"cannot write recording {setup.path}: {exc.strerror or exc}", file=status,
               flush=True)
@@ -278,7 +283,7 @@ def main() -> None:
     sys.exit(code)
 
 
-def _acknowledge(fd: int, done: int) -> int:
+def acknowledge(fd: int, done: int) -> int:
     """Tell the proxy ``done`` exchanges are recorded; -1 once it is gone (killed: the writer
     still writes every exchange it was handed)."""
     if fd < 0:
@@ -302,7 +307,7 @@ def _acknowledge(fd: int, done: int) -> int:
 CHUNK = 16
 
 
-def _frames(fd: int) -> Iterator[list[bytes]]:
+def frames(fd: int) -> Iterator[list[bytes]]:
     """Chunks of frames: every complete frame the pipe holds, read at once (a burst of
     exchanges costs one read), in chunks of at most CHUNK (each costs one flush and one
     acknowledgement in the writer). Ends when the input ends. While the writer records a
@@ -324,6 +329,15 @@ def _frames(fd: int) -> Iterator[list[bytes]]:
             yield batch[at:at + CHUNK]  # the caller records, flushes and acknowledges it
 
 
+@dataclass
+class Taken:
+    """An exchange classified by ``Transcriber.take``, waiting for ``Transcriber.write``."""
+
+    exchange: Exchange
+    envelope: Any  # the parsed SOAP envelope, for redaction (None: not SOAP)
+    line: tuple[str, list[str]]  # the console line and the counters it adds to
+
+
 class Transcriber:
     """Classifies, redacts and writes each snapshot; tells the console."""
 
@@ -341,15 +355,32 @@ class Transcriber:
         self._service_urls: dict[str, bool] = {}
 
     def record(self, snapshot: Snapshot) -> None:
-        exchange = exchange_from(snapshot)
+        self.record_exchange(exchange_from(snapshot))
+
+    def record_exchange(self, exchange: Exchange) -> None:
+        """Classify, redact and write ``exchange`` (``harness mock --record`` hands over the
+        exchanges it forwarded), and tell the console."""
+        taken = self.take(exchange)
+        if taken is not None:
+            self.write(taken)
+
+    def take(self, exchange: Exchange) -> Taken | None:
+        """``exchange`` classified (its ``meta``), not yet redacted nor written (``write``:
+        ``harness shadow`` writes it once its mirror is done); None for foreign traffic left
+        out."""
         meta, envelope = self._classify(exchange.request)
         if meta.get("foreign") and not self.keep_foreign:
             self.console.left_out()
-            return
+            return None
         line = self.console.describe(exchange, meta)  # before redaction: the user's console
         exchange.meta.update(meta)
-        self.writer.write(self._redact(exchange, envelope), flush=False)
-        self.console.recorded(self.writer.count, *line)
+        return Taken(exchange, envelope, line)
+
+    def write(self, taken: Taken, *, flush: bool = False) -> int:
+        """Redact ``taken`` and write its line; its index in this session's lines."""
+        self.writer.write(self._redact(taken.exchange, taken.envelope), flush=flush)
+        self.console.recorded(self.writer.count, *taken.line)
+        return self.writer.count
 
     def record_safely(self, snapshot: Snapshot) -> None:
         """``record``, but one exchange the harness cannot represent is said on stderr and
@@ -416,6 +447,55 @@ class Transcriber:
             exchange.meta["redaction_dropped"] = notes
         exchange.request, exchange.response = request, response
         return exchange
+
+
+def recording_setup(path: str, contract: Contract, *, redact: bool = True,
+                    redact_names: Sequence[str] = (), key_file: str | None = None,
+                    upstream: str | None = None, mode: str = "reverse",
+                    keep_foreign: bool = False, flag: str = "--out",
+                    header: dict[str, Any] | None = None) -> WriterSetup:
+    """What a writer of ``path`` needs: its header and redaction key (``key_file``, else the
+    recording's own, else a new one in the key store: ``harness.traffic.keys.capture_key``;
+    ``-``: a key used once and kept nowhere). Checked before
+    anything is recorded: appending keeps the recording's redaction (same setting, same key),
+    and any error is a one-line HarnessError (``flag``: the option naming ``path``);
+    ``header``: more for the header line (shadow's targets)."""
+    from harness.traffic.keys import capture_key, key_id
+    from harness.traffic.recording import RecordingWriter
+    from harness.traffic.redaction import Redactor
+
+    redactor, key_path = None, None
+    if redact:
+        key, key_path = capture_key(path, key_file)
+        redactor = Redactor.for_contract(contract, key, redact_names)
+    _check_append(path, None if redactor is None else key_id(redactor.key), flag)
+    header = {"upstream": upstream, "redacted": redactor is not None, "mode": mode,
+              "redaction": redactor.settings() if redactor else None, **(header or {})}
+    RecordingWriter(path, **header).close()  # any error is said now, before listening
+    return WriterSetup(path, contract, header, redactor.key if redactor else None,
+                       list(redact_names), upstream, keep_foreign, key_path)
+
+
+def _check_append(path: str, key: str | None, flag: str) -> None:
+    """Appending to a recording must keep its redaction: same setting (``key`` None: off),
+    same key (its id)."""
+    from harness.errors import HarnessError
+    from harness.traffic.recording import read_header
+
+    if not Path(path).is_file() or Path(path).stat().st_size == 0:
+        return
+    header = read_header(path)
+    if header is None:
+        raise HarnessError(f"{path} exists and is not a harness recording; "
+                           f"choose another {flag}")
+    if bool(header.get("redacted")) != (key is not None):
+        raise HarnessError(f"{path} was recorded with redaction "
+                           f"{'on' if header.get('redacted') else 'off'}; append to it the "
+                           f"same way or choose another {flag}")
+    theirs = (header.get("redaction") or {}).get("key_id")
+    if key is not None and theirs and theirs != key:
+        raise HarnessError(f"{path} was redacted with another key; pass its key file "
+                           f"(--key-file) or choose another {flag}")
 
 
 def _stripped(exchange: Exchange, reason: str) -> Exchange:

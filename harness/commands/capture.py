@@ -44,6 +44,14 @@ def register(sub) -> None:
                    help="also record traffic that is not for the service, marked foreign")
     p.add_argument("--insecure", action="store_true",
                    help="do not verify the upstream's TLS certificate (staging self-signed)")
+    p.add_argument("--cacert", metavar="FILE",
+                   help="trust this CA (PEM) for the upstream's certificate, as the sending "
+                   "commands' --cacert")
+    p.add_argument("--cert", metavar="FILE",
+                   help="client certificate the proxy presents to an upstream that asks for "
+                   "one (mTLS): a PEM file holding the certificate and its unencrypted key, as "
+                   "mitmproxy takes it (keep it 0600). A client's own NTLM, Negotiate, Basic or "
+                   "WS-Security passes through as it is (docs: Authentication)")
     p.add_argument("--confdir", metavar="DIR",
                    help="mitmproxy's configuration directory: its CA (mitmproxy-ca-cert.pem, "
                    "the certificate a phone installs for HTTPS) is created there on first "
@@ -85,6 +93,26 @@ def _body_mb(text: str) -> int:
     return value
 
 
+def _upstream_tls(args: argparse.Namespace) -> dict[str, object]:
+    """mitmproxy's options for the upstream's TLS: --insecure, --cacert, --cert."""
+    from pathlib import Path
+
+    from harness.errors import UsageError
+
+    for flag, path in (("--cacert", args.cacert), ("--cert", args.cert)):
+        if path is not None and not Path(path).is_file():
+            raise UsageError(f"{flag} {path}: no such file")
+    if args.cert is not None and b"PRIVATE KEY-----" not in Path(args.cert).read_bytes():
+        raise UsageError(f"--cert {args.cert}: no unencrypted private key in it (capture needs "
+                         "the certificate and its key in one PEM file)")
+    options: dict[str, object] = {"ssl_insecure": True} if args.insecure else {}
+    if args.cacert:
+        options["ssl_verify_upstream_trusted_ca"] = str(Path(args.cacert).resolve())
+    if args.cert:
+        options["client_certs"] = str(Path(args.cert).resolve())
+    return options
+
+
 def run(args: argparse.Namespace) -> int:
     from harness.capture.proxy import CaptureSettings, parse_listen, run_capture
 
@@ -94,6 +122,6 @@ def run(args: argparse.Namespace) -> int:
                                keep_foreign=args.keep_foreign, redact_names=args.redact_names,
                                key_file=args.key_file, confdir=args.confdir,
                                max_body_mb=args.max_body_mb,
-                               mitm_options={"ssl_insecure": True} if args.insecure else {},
+                               mitm_options=_upstream_tls(args),
                                web_port=args.web_port if args.web else None)
     return run_capture(settings, contract=contract_from(args))

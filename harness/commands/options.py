@@ -120,9 +120,10 @@ def header(text: str) -> tuple[str, str]:
 
 
 def add_send_options(p: argparse.ArgumentParser, *,
-                     timeout: float = defaults.DEFAULT_TIMEOUT) -> None:
+                     timeout: float = defaults.DEFAULT_TIMEOUT, select: bool = True) -> None:
     """The sending and selection options (see the module docstring); ``timeout`` is the
-    command's default deadline (probe's is its ROB-TIME bound)."""
+    command's default deadline (probe's is its ROB-TIME bound); ``select=False`` leaves the
+    selection out (shadow chooses what it mirrors with options of its own)."""
     g = p.add_argument_group("sending (the same on every command that sends; docs: "
                              "'Certify your staging in CI')")
     g.add_argument("--config", metavar="FILE",
@@ -146,6 +147,8 @@ def add_send_options(p: argparse.ArgumentParser, *,
                    metavar="'NAME: VALUE'", help="add this header to every request, e.g. "
                    "'Authorization: Bearer ...' (repeatable; credentials never reach reports)")
     add_auth_options(p)
+    if not select:
+        return
     s = p.add_argument_group("selection")
     s.add_argument("--operation", action="append", default=[], metavar="NAME",
                    help="send only this operation (repeatable; default all)")
@@ -307,7 +310,7 @@ def contract_for_target(args: argparse.Namespace, url: str | None, options: Send
     the namespace of ``url``'s ?WSDL (said in one line)."""
     if args.namespace is None and not args.contract and not args.wsdl and url:
         args.namespace = resolve_namespace(None, url, options, stream, command)
-    return contract_from(args)
+    return contract_from(args, options)
 
 
 def resolve_namespace(given: str | None, url: str | None, options: SendOptions,
@@ -342,7 +345,7 @@ def check_service(args: argparse.Namespace, url: str | None, options: SendOption
     from harness.traffic import send
 
     send.check_reachable(url, options=options)
-    if (reason := not_the_service(url, contract_from(args), options)) is not None:
+    if (reason := not_the_service(url, contract_from(args, options), options)) is not None:
         raise NotTheService(reason)
 
 
@@ -390,8 +393,9 @@ def add_contract_options(p: argparse.ArgumentParser) -> None:
                             "with a target, its ?WSDL targetNamespace, else http://tempuri.org/)")
 
 
-def contract_from(args: argparse.Namespace) -> Contract:
-    """The contract the options name."""
+def contract_from(args: argparse.Namespace, options: SendOptions | None = None) -> Contract:
+    """The contract the options name (a --wsdl URL fetched with ``options``: the run's TLS
+    and authentication)."""
     from harness.contract.model import load, school_mobile
 
     if args.contract and args.wsdl:
@@ -403,7 +407,7 @@ def contract_from(args: argparse.Namespace) -> Contract:
     elif args.wsdl:
         from harness.contract.wsdl_import import import_wsdls
 
-        contract = import_wsdls(args.wsdl)
+        contract = import_wsdls(args.wsdl, options=options)
     else:
         contract = school_mobile()
     return contract.with_namespace(args.namespace)

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import base64
 import codecs
+import difflib
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from urllib.parse import urlencode, urlsplit
@@ -292,6 +293,18 @@ def closest(name: str, candidates: Mapping[str, str], limit: int = 2) -> str | N
     if not scored or (len(scored) > 1 and scored[1][0] == scored[0][0]):
         return None
     return scored[0][1]
+
+
+def did_you_mean(word: str, candidates: Iterable[str]) -> str:
+    """`` (did you mean X?)`` naming the candidate ``word`` most likely meant (the same but
+    for case, a few edits away, or much alike), or "" when none is close."""
+    names = list(candidates)
+    meant = next((n for n in names if n.lower() == word.lower()), None) or closest(
+        word, {n: n for n in names})
+    if meant is None:
+        found = difflib.get_close_matches(word, names, n=1, cutoff=0.6)
+        meant = found[0] if found else None
+    return f" (did you mean {meant}?)" if meant else ""
 
 
 def edit_distance(a: str, b: str, limit: int) -> int:

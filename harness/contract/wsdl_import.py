@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from harness.contract.model import ALL_BINDINGS, Contract, Operation, Parameter, _roots
@@ -87,10 +88,12 @@ class Description:
 # ------------------------------------------------------------------------------ reading
 
 
-def read_source(source: str, timeout: float = 30.0) -> tuple[str, bytes]:
-    """(location, bytes) of a WSDL given as a URL (``?WSDL`` added when missing) or a file."""
+def read_source(source: str, timeout: float = 30.0, options: Any = None) -> tuple[str, bytes]:
+    """(location, bytes) of a WSDL given as a URL (``?WSDL`` added when missing) or a file;
+    ``options``: the run's harness.traffic.send.SendOptions (its TLS and authentication: a
+    deployment behind NTLM serves its WSDL behind NTLM too)."""
     if source.lower().startswith(("http://", "https://")):
-        return _fetch(source if "?" in source else f"{source}?WSDL", timeout)
+        return _fetch(source if "?" in source else f"{source}?WSDL", timeout, options)
     from harness.files import read_limited
 
     path = Path(source)
@@ -98,13 +101,15 @@ def read_source(source: str, timeout: float = 30.0) -> tuple[str, bytes]:
     return path.resolve().as_uri(), document
 
 
-def _fetch(url: str, timeout: float) -> tuple[str, bytes]:
+def _fetch(url: str, timeout: float, options: Any = None) -> tuple[str, bytes]:
     from harness.traffic import send
     from harness.traffic.exchange import HttpRequest
 
     host = urlsplit(url).netloc
-    with send.client(timeout) as http:
-        response = send.send(http, HttpRequest("GET", url, (("Host", host),)))
+    options = replace(options, timeout=timeout) if options is not None else send.SendOptions(
+        timeout=timeout)
+    with send.client(options, 1) as http:
+        response = send.send(http, HttpRequest("GET", url, (("Host", host),)), options)
     if response.status != 200:
         raise WsdlError(f"{url} answered HTTP {response.status}, not a WSDL")
     if len(response.body) > MAX_WSDL_BYTES:
@@ -112,11 +117,13 @@ def _fetch(url: str, timeout: float) -> tuple[str, bytes]:
     return url, response.body
 
 
-def describe(source: str, document: bytes | None = None) -> Description:
-    """The Description of the WSDL at ``source`` (``document``: its bytes, already read)."""
+def describe(source: str, document: bytes | None = None, options: Any = None) -> Description:
+    """The Description of the WSDL at ``source`` (``document``: its bytes, already read;
+    ``options``: how to fetch it, see ``read_source``)."""
     from zeep.exceptions import Error as ZeepError
 
-    location, data = (source, document) if document is not None else read_source(source)
+    location, data = ((source, document) if document is not None
+                      else read_source(source, options=options))
     try:
         root = parse_xml(data, max_bytes=MAX_WSDL_BYTES)
     except HarnessError as exc:
@@ -378,9 +385,10 @@ def to_contract(descriptions: Sequence[Description], name: str = "") -> Contract
                     name or descriptions[0].service, "", bindings, tuple(types.values()))
 
 
-def import_wsdls(sources: Iterable[str], name: str = "") -> Contract:
-    """``harness contract --wsdl``: the contract of the WSDLs at ``sources``."""
-    return to_contract([describe(s) for s in sources], name)
+def import_wsdls(sources: Iterable[str], name: str = "", options: Any = None) -> Contract:
+    """``harness contract --wsdl``: the contract of the WSDLs at ``sources`` (fetched with
+    ``options``, the run's SendOptions, when given)."""
+    return to_contract([describe(s, options=options) for s in sources], name)
 
 
 def annotate(derived: Contract, annotated: Contract) -> Contract:

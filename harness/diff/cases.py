@@ -181,17 +181,23 @@ def recorded_cases(contract: Contract, paths: Iterable[str | Path],
                    on_broken: Callable[[Path, int, str], None] | None = None) -> Iterator[Case]:
     """The requests of recordings (native or HAR), classified where they can be."""
     for exchange in read_exchanges(paths, on_broken=on_broken):
-        op = binding = arguments = described = None
-        try:
-            call = classify(contract, exchange.request)
-            op, binding = call.operation, call.binding
-            arguments = _ordered(op, call_arguments(call))
-        except ClassificationError:  # still compared, reported as (unclassified)
-            described = _wsdl_of(contract, exchange.request)
-        except ValueError:
-            pass  # an argument that does not convert: left out of the cross-binding check
-        yield Case(exchange.request, op, binding, arguments, exchange.index or 0,
-                   exchange.source or None, described)
+        yield case_of(contract, exchange.request, exchange.index or 0, exchange.source or None)
+
+
+def case_of(contract: Contract, request: HttpRequest, index: int,
+            source: str | None = None) -> Case:
+    """A recorded (or proxied: ``harness shadow``) request as a case, classified where it can
+    be: a call, a WSDL fetch, or neither ("(unclassified)", still compared)."""
+    op = binding = arguments = described = None
+    try:
+        call = classify(contract, request)
+        op, binding = call.operation, call.binding
+        arguments = _ordered(op, call_arguments(call))
+    except ClassificationError:  # still compared, reported as (unclassified)
+        described = _wsdl_of(contract, request)
+    except ValueError:
+        pass  # an argument that does not convert: left out of the cross-binding check
+    return Case(request, op, binding, arguments, index, source, described)
 
 
 def _wsdl_of(contract: Contract, request: HttpRequest) -> str | None:

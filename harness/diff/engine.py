@@ -136,7 +136,7 @@ class Diff:
                  ignore_values: Iterable[str] = (),
                  jobs: int = 8, timeout: float = 30.0, options: SendOptions | None = None,
                  selection: Selection | None = None,
-                 profile: Profile | None = None) -> None:
+                 profile: Profile | None = None, command: str = "diff") -> None:
         self.contract = contract
         self.roles = targets.roles()
         self.ignore = tuple(ignore)
@@ -145,7 +145,7 @@ class Diff:
         self.jobs = max(1, jobs)
         self.options = options or SendOptions(timeout=timeout)
         self.selection = selection or Selection()
-        self.report = Report("diff", self.roles[CANDIDATE], TITLES | RULE_TITLES,
+        self.report = Report(command, self.roles[CANDIDATE], TITLES | RULE_TITLES,
                              profile=profile, **self._meta())
         self.report.scope = selection_scope(contract, self.selection)
         #: Per role: answers, and those that were 404/HTML (a wrong target's signs).
@@ -178,14 +178,18 @@ class Diff:
         cases = (c for c in cases if self._selected(c))
         with (Sender(self.options, connections=self.jobs * len(self.roles)) as sender,
               stopping.cooperative()):  # a signal: the cases in flight finish, no more start
-            for answered in _ordered_map(lambda case: self._answer(sender, case), cases,
+            for answered in _ordered_map(lambda case: self.answer(sender, case), cases,
                                          self.jobs):
-                self._take(answered)
+                self.take(answered)
                 if progress is not None:
                     progress.update(failing=int(bool(answered.differences
                                                      or answered.unanswered)))
         if stopping.requested():
             self.report.interrupt()
+        return self.finish()
+
+    def finish(self) -> DiffResult:
+        """Judge every case taken, with the noise learned over the whole run: the result."""
         self._judge()
         self.report.meta["wrong_target"] = [
             line for role, url in self.roles.items()
@@ -197,13 +201,18 @@ class Diff:
 
     # -------------------------------------------------------------------- sending (threads)
 
-    def _answer(self, sender: Sender, case: Case) -> Answered:
+    def answer(self, sender: Sender, case: Case,
+               given: dict[str, HttpResponse] | None = None) -> Answered:
+        """``case`` sent to every implementation (but those whose answer is ``given``: shadow
+        has the primary's) and compared; thread-safe."""
         requests = {role: retarget(case.request, url) for role, url in self.roles.items()}
         started, clock = time.time(), time.monotonic()
-        responses: dict[str, HttpResponse] = {}
+        responses: dict[str, HttpResponse] = dict(given or {})
         unanswered: list[Finding] = []
         where = {"index": case.index, "source": case.source}
         for role, request in requests.items():
+            if role in responses:
+                continue
             try:
                 responses[role] = sender.send(request)
             except ResponseTooLarge as exc:
@@ -251,7 +260,9 @@ class Diff:
 
     # --------------------------------------------------------------- collecting (main thread)
 
-    def _take(self, answered: Answered) -> None:
+    def take(self, answered: Answered) -> dict[str, Any] | None:
+        """Count and keep ``answered`` for the judgement at the end (not thread-safe: one
+        thread takes); the record kept (see ``case_findings``), None for a case unanswered."""
         case = answered.case
         where = (case.operation_name, case.binding_label)
         self.report.exchanges += 1
@@ -261,7 +272,7 @@ class Diff:
             self._strange[role] += looks_wrong(response)
         if answered.unanswered:
             self.report.extend(answered.unanswered)
-            return
+            return None
         place = self.places.setdefault(where, Place(started=answered.started))
         place.cases += 1
         place.seconds += answered.seconds
@@ -285,11 +296,13 @@ class Diff:
                     *where, expected=expected, actual=f"{role}: {actual}", index=case.index,
                     source=case.source, extra={"implementation": role},
                     cause=leak_cause(expected, actual, f"the {role}'s")))
-        if case.operation and case.binding and case.arguments is not None:
+        if case.operation and case.binding and case.arguments is not None \
+                and not _markup_refused(answered):
             for role in (PRIMARY, CANDIDATE):
                 self.consistency.record(role, case.operation, case.arguments, case.binding,
                                         outcome(case.operation, case.binding,
                                                 answered.responses[role]))
+        return record
 
     def _keep_example(self, answered: Answered, difference: Difference) -> None:
         case = answered.case
@@ -304,6 +317,11 @@ class Diff:
             **{role: _reported(answered.requests[role], answered.responses[role])
                for role in (PRIMARY, CANDIDATE)},
         }
+
+    def reported(self, answered: Answered, role: str) -> dict[str, Any]:
+        """``role``'s request and answer in ``answered`` as the reports show an example
+        (shadow's live view shows its example pairs so)."""
+        return _reported(answered.requests[role], answered.responses[role])
 
     # ------------------------------------------------------------------------------ judging
 
@@ -329,24 +347,37 @@ class Diff:
         self.report.meta["noise"] = self.noise.summary()
 
     def _judge_case(self, record: dict[str, Any]) -> None:
-        """The case's differences that are not noise, as findings, each with its cause in
-        words: a result on one side and an error on the other is the one difference (the
-        rest is not applicable because of it); an erroneous request (``--errors``) is named
-        in its cause."""
         where = (record["op"], record["binding"])
         place = self.places[where]
+        findings, suppressed = self.case_findings(record, self.noise.covers)
+        place.suppressed += suppressed
+        differing = False
+        for finding in findings:
+            if finding.verdict in (Verdict.FAILED, Verdict.WARNING):
+                place.rules[finding.rule] += 1
+                differing = differing or finding.rule != "DIFF-FAULT-REASON"
+            self.report.add(finding)
+        place.differing += differing
+
+    def case_findings(self, record: dict[str, Any],
+                      covers: Callable[[str, str, Difference], bool]
+                      ) -> tuple[list[Finding], int]:
+        """The findings of one case (a record ``take`` kept), and how many of its differences
+        ``covers`` (the noise) suppressed: its differences that are not noise, each with its
+        cause in words; a result on one side and an error on the other is the one difference
+        (the rest is not applicable because of it); an erroneous request (``--errors``) is
+        named in its cause."""
+        where = (record["op"], record["binding"])
         at = {"index": record["index"], "source": record["source"]}
         if record.get("uncompared"):
-            for rule in CASE_RULES:
-                self.report.add(Finding(rule, Verdict.NOT_APPLICABLE, *where,
-                                        message=record["uncompared"],
-                                        cause=record["uncompared"], **at))
-            return
+            return [Finding(rule, Verdict.NOT_APPLICABLE, *where, message=record["uncompared"],
+                            cause=record["uncompared"], **at) for rule in CASE_RULES], 0
         kept: list[Difference] = []
+        suppressed = 0
         for fields in record["diffs"]:
             difference = Difference(*fields)
-            if self.noise.covers(*where, difference):
-                place.suppressed += 1
+            if covers(*where, difference):
+                suppressed += 1
             else:
                 kept.append(difference)
         permitted = record.get("permitted")  # differences the spec leaves open: warnings
@@ -365,13 +396,13 @@ class Diff:
                     and not difference.warning else words_of(difference, PRIMARY_ANSWERS))
             return said if whatever_sent(said) else what + said
 
+        findings: list[Finding] = []
         failed: set[str] = set()
         for difference in kept:
             rule = rule_of(difference)
             failed.add(rule)
-            place.rules[rule] += 1
             shown_expected, shown_actual = difference.shown()
-            self.report.add(Finding(
+            findings.append(Finding(
                 rule, Verdict.WARNING if difference.warning or permitted else Verdict.FAILED,
                 *where, expected=shown_expected, actual=shown_actual, detail=value,
                 message=permitted or difference.summary,
@@ -379,17 +410,16 @@ class Diff:
                        "path": difference.path, "kind": difference.kind,
                        "summary": difference.summary, "request": record["request"]},
                 cause=cause_of(difference), **at))
-        if failed - {"DIFF-FAULT-REASON"}:
-            place.differing += 1
         for rule in CASE_RULES:
             if rule in failed:
                 continue
             if outcome is not None:
-                self.report.add(Finding(rule, Verdict.NOT_APPLICABLE, *where,
+                findings.append(Finding(rule, Verdict.NOT_APPLICABLE, *where,
                                         message=f"{outcome.summary} (see DIFF-STATUS)",
                                         cause=cause_of(outcome), **at))
             else:
-                self.report.add(Finding(rule, Verdict.PASSED, *where, **at))
+                findings.append(Finding(rule, Verdict.PASSED, *where, **at))
+        return findings, suppressed
 
     def _explained(self, finding: Finding) -> Finding:
         """A candidate answering an operation differently over some bindings, where each of
@@ -433,6 +463,14 @@ def _error_kind(source: str) -> tuple[str, str | None]:
     if (found := _VALUED.match(source)) is not None:
         return f"{found['kind']} ({DETAILS})", found["value"]
     return source.removeprefix("error: "), None
+
+
+def _markup_refused(answered: Answered) -> bool:
+    """Whether a side refused markup in a GET/POST value (ASP.NET's request validation): a
+    recorded call with such values is left out of the cross-binding check, as a generated one
+    is (an error there by design, not over SOAP)."""
+    return any(markup_refused(answered.requests[role], answered.responses[role])
+               for role in (PRIMARY, CANDIDATE))
 
 
 def _permitted(answered: Answered) -> str | None:

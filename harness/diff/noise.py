@@ -43,6 +43,11 @@ class Noise:
             return True
         return False
 
+    def known(self, operation: str, binding: str, difference: Difference) -> bool:
+        """Whether ``difference`` is at a place known to be noisy so far (not counted: a live
+        view's question, asked before the whole run is in)."""
+        return noise_key(operation, binding, difference) in self.seen
+
     def noisy_paths(self, operation: str) -> set[str]:
         return {key[3] for key in self.seen if key[0] == operation}
 

@@ -57,8 +57,9 @@ def write_allure(result: DiffResult, directory: str | Path) -> int:
     first difference (its cause, expected, actual and where), its details every cause with its
     count; a test with warnings only is accepted. The overview (Metadata) names the primary,
     candidate and secondary, the verdict and the counts. Returns results written."""
-    allure = AllureResults(directory, suite="harness diff")
     report = result.report
+    command = report.command  # diff, or shadow (the same judgement, live)
+    allure = AllureResults(directory, suite=f"harness {command}")
     roles = result.targets
     write_overview(directory, report, primary=roles[PRIMARY], candidate=roles[CANDIDATE],
                    secondary=roles.get(SECONDARY))
@@ -80,21 +81,34 @@ def write_allure(result: DiffResult, directory: str | Path) -> int:
                 f"{n['kind']} at {n['path'] or '(HTTP)'}: suppressed {n['suppressed']}"
                 for n in noise[(op, binding)])))
         allure.add(f"{op} [{binding}] candidate matches primary", verdict,
-                   full_name=f"diff.{op}.{binding}",
+                   full_name=f"{command}.{op}.{binding}",
                    labels={"feature": binding, "story": op, "tag": rules or ["DIFF"]},
                    parameters={"calls": str(place.cases), "differing": str(place.differing),
                                "noise suppressed": str(place.suppressed)},
                    message=_message(listed), details=_details(listed),
                    attachments=attachments, start=place.started,
                    stop=place.started + place.seconds)
+    for (op, binding), listed in sorted(found.items()):
+        # calls never compared (no answer, an answer over the cap; shadow: not mirrored):
+        # their findings are tests too, or Allure would show green where the console does not
+        listed = [d for d in listed if d["rule"] != CROSS_BINDING]
+        if (op, binding) in result.places or not listed:
+            continue
+        verdict = "failed" if any(d["verdict"] == "failed" for d in listed) else "warning"
+        allure.add(f"{op} [{binding}] candidate answers", verdict,
+                   full_name=f"{command}.{op}.{binding}",
+                   labels={"feature": binding, "story": op,
+                           "tag": sorted({d["rule"] for d in listed})},
+                   parameters={"calls": str(sum(d["count"] for d in listed))},
+                   message=_message(listed), details=_details(listed))
     for finding in report.kept():
         if finding["rule"] == CROSS_BINDING:
-            _cross_binding(allure, finding, *_span(result, finding["operation"]))
+            _cross_binding(allure, finding, *_span(result, finding["operation"]), command)
     for role, ops in sorted(result.consistent.items()):
         for op in ops:
             start, stop = _span(result, op)
             allure.add(f"{op} same result over all bindings ({role})", "passed",
-                       full_name=f"diff.cross-binding.{role}.{op}",
+                       full_name=f"{command}.cross-binding.{role}.{op}",
                        labels={"feature": "cross-binding", "story": op, "tag": [CROSS_BINDING]},
                        start=start, stop=stop)
     return allure.written
@@ -127,12 +141,12 @@ def _span(result: DiffResult, op: str) -> tuple[float, float]:
 
 
 def _cross_binding(allure: AllureResults, finding: dict[str, Any], start: float,
-                   stop: float | None) -> None:
+                   stop: float | None, command: str = "diff") -> None:
     role, op = finding["implementation"], finding["operation"]
     values = "\n".join(f"{label}: {value}" for label, value in finding["values"].items())
     allure.add(f"{op} same result over all bindings ({role})",
                finding["verdict"],  # a warning passes (Allure's "broken" is a crashed test)
-               full_name=f"diff.cross-binding.{role}.{op}",
+               full_name=f"{command}.cross-binding.{role}.{op}",
                labels={"feature": "cross-binding", "story": op, "tag": [CROSS_BINDING]},
                message=finding["message"], details=values,
                attachments=[Attach("values per binding", values)], start=start, stop=stop)

@@ -338,11 +338,18 @@ def _parts(contract: Contract, sources: list[Source], jobs: list[tuple[int, Path
         return
     # spawn: the workers are gone once the index is made (a forkserver would stay, ~30 MB)
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(min(workers, len(native)), mp_context=context) as pool:
+    pool = ProcessPoolExecutor(min(workers, len(native)), mp_context=context)
+    try:
         pending = {job: pool.submit(_index_range, contract, *job) for job in native}
         for job in jobs:  # in order: recorded order is kept
             yield (pending[job].result() if job[2] >= 0
                    else _index_har(contract, job[0], sources[job[0]]))
+    except BaseException:  # Ctrl-C, SIGTERM: the workers stop now, not after every range
+        pool.shutdown(wait=False, cancel_futures=True)
+        for child in multiprocessing.active_children():
+            child.terminate()
+        raise
+    pool.shutdown()
 
 
 def _index_har(contract: Contract, number: int, source: Source) -> Part:

@@ -9,7 +9,7 @@ from typing import Any
 
 from harness.errors import UsageError
 from harness.mock.index import Index
-from harness.mock.service import RECORDED, REFERENCE, UNMATCHED, Stats
+from harness.mock.service import FORWARDED, RECORDED, REFERENCE, STUB, UNMATCHED, Stats
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -42,12 +42,21 @@ def loaded_line(index: Index, seconds: float) -> str:
 def console_lines(stats: Stats) -> list[str]:
     answered = stats.answered
     total = sum(answered.values())
-    parts = [f"{answered[RECORDED]} from the recording"]
+    parts = [f"{answered[STUB]} by stubs"] if answered[STUB] else []
+    if answered[RECORDED] or not answered[STUB]:
+        parts.append(f"{answered[RECORDED]} from the recording")
+    if answered[FORWARDED]:
+        parts.append(f"{answered[FORWARDED]} forwarded to the fallback"
+                     + (f" ({stats.fallback_failed} not answered there)"
+                        if stats.fallback_failed else ""))
     if answered[REFERENCE]:
         parts.append(f"{answered[REFERENCE]} unmatched, answered by the reference")
     if answered[UNMATCHED]:
         parts.append(f"{answered[UNMATCHED]} unmatched, refused")
     lines = [f"{total} call(s) answered: " + ", ".join(parts)]
+    if stats.injected:
+        lines.append("faults injected: " + ", ".join(
+            f"{n} {label}" for label, n in sorted(stats.injected.items())))
     unmatched = len(stats.unmatched) + stats.unmatched_other
     if unmatched:
         lines.append(f"{unmatched} distinct unmatched call(s)")
@@ -73,9 +82,12 @@ def as_json(index: Index, stats: Stats, options: dict[str, Any]) -> dict[str, An
                     "operations": dict(sorted(index.operations.items())),
                     "descriptions": len(index.descriptions),
                     "not_answerable": dict(index.skipped), "broken_lines": index.broken_count},
-        "answered": {"recorded": stats.answered[RECORDED],
+        "answered": {"stub": stats.answered[STUB], "recorded": stats.answered[RECORDED],
+                     "forwarded": stats.answered[FORWARDED],
                      "reference": stats.answered[REFERENCE],
                      "refused": stats.answered[UNMATCHED]},
+        "fallback_not_answered": stats.fallback_failed,
+        "injected": dict(sorted(stats.injected.items())),
         "descriptions": dict(stats.descriptions),
         "other_requests": stats.other,
         "unmatched": [{"operation": u.operation, "binding": u.binding, "call": u.call,

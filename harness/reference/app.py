@@ -46,19 +46,39 @@ from harness.traffic.exchange import HttpRequest, HttpResponse, content_type_par
 
 
 @dataclass(frozen=True)
-class Delayed:
-    """A response to send after ``seconds`` (``harness mock --latency recorded``); the wait
-    holds no thread and no other request."""
+class Disrupted:
+    """An answer delivered wrong on purpose (``harness mock``'s fault injection): ``how`` is
+    ``reset`` (the connection reset, nothing sent), ``empty`` (the connection closed, nothing
+    sent) or ``trickle`` (``response`` sent in small pieces over ``seconds``)."""
 
-    response: HttpResponse
+    how: str
+    response: HttpResponse | None = None
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class Delayed:
+    """A response to send after ``seconds`` (``harness mock --latency recorded``, a stub's
+    delay); the wait holds no thread and no other request."""
+
+    response: HttpResponse | Disrupted
     seconds: float
 
 
-Answer = Callable[[Contract, HttpRequest], "HttpResponse | Delayed"]
+@dataclass(frozen=True)
+class Later:
+    """An answer ``make`` makes on a worker thread, off the event loop: it waits on something
+    else (``harness mock --fallback URL`` forwards the call to a real deployment)."""
+
+    make: Callable[[], HttpResponse | Delayed | Disrupted]
+
+
+Delivery = HttpResponse | Delayed | Disrupted | Later
+Answer = Callable[[Contract, HttpRequest], Delivery]
 #: The answer to a call the binding rules accept: (contract, call, answering binding, its
-#: arguments by parameter) -> response (Delayed: to be sent later).
-Produce = Callable[[Contract, Classification, Binding, dict[str, Value]],
-                   "HttpResponse | Delayed"]
+#: arguments by parameter) -> response (Delayed: to be sent later; Disrupted: sent wrong;
+#: Later: made on a worker thread).
+Produce = Callable[[Contract, Classification, Binding, dict[str, Value]], Delivery]
 #: A predicate on an argument's text: True lets it pass the parameter's type check (the mock
 #: takes a recording's pseudonyms for any type).
 Wildcard = Callable[[str], bool]
@@ -107,7 +127,7 @@ def reference_answer(contract: Contract, call: Classification, binding: Binding,
 
 
 def answer(contract: Contract, request: HttpRequest, produce: Produce = reference_answer, *,
-           wildcard: Wildcard | None = None) -> HttpResponse | Delayed:
+           wildcard: Wildcard | None = None) -> Delivery:
     """The response to ``request``: the refusal ASMX gives, else ``produce``'s answer (the
     reference's by default)."""
     parts = urlsplit(request.url)
@@ -400,12 +420,114 @@ def create_app(contract: Contract | None = None, respond: Answer = answer):
                 None, respond, contract, call)
         else:
             response = respond(contract, call)
-        if isinstance(response, Delayed):
-            await asyncio.sleep(response.seconds)
-            response = response.response
-        await _send(response, send)
+        await deliver(response, scope, receive, send)
 
     return app
+
+
+async def deliver(response: Delivery, scope, receive, send) -> None:
+    """Send ``response`` as it says: at once, later, made on a worker thread, or wrong. A
+    client that hangs up while its answer waits on purpose (or is made) is not waited for;
+    nor is one whose server stops (harness.reference.server closes such connections)."""
+    if isinstance(response, Later):
+        made = await _made(response, scope, receive)
+        if made is None:
+            return
+        response = made
+    while isinstance(response, Delayed):
+        if not await _pause(response.seconds, scope, receive):
+            return
+        response = response.response
+    if isinstance(response, Disrupted):
+        await _disrupted(response, scope, receive, send)
+        return
+    await _send(response, send)
+
+
+#: The scope key under which the server (harness.reference.server) hands the app the
+#: connection's transport: only a dropped connection needs it.
+TRANSPORT = "harness.transport"
+#: True in a request's scope while its answer waits on purpose (a delay, a trickle, a call
+#: forwarded): a server that stops closes such a connection rather than wait for it.
+WAITING = "harness.waiting"
+
+
+async def _pause(seconds: float, scope, receive) -> bool:
+    """Wait ``seconds``; False when the connection went away meanwhile (the client gave up,
+    or the server is stopping). The request's body is read: ``receive`` says only that."""
+    loop = asyncio.get_running_loop()
+    until = loop.time() + seconds
+    scope[WAITING] = True
+    try:
+        while (left := until - loop.time()) > 0:
+            try:
+                message = await asyncio.wait_for(receive(), left)
+            except TimeoutError:
+                return True
+            if message["type"] == "http.disconnect":
+                return False
+        return True
+    finally:
+        scope[WAITING] = False
+
+
+async def _made(later: Later, scope, receive):
+    """``later``'s answer, made on a worker thread; None when the connection went away first
+    (the work goes on: a forwarded call is still recorded)."""
+    job = asyncio.get_running_loop().run_in_executor(None, later.make)
+    gone = asyncio.ensure_future(receive())
+    scope[WAITING] = True
+    try:
+        while True:
+            done, _ = await asyncio.wait({job, gone}, return_when=asyncio.FIRST_COMPLETED)
+            if job in done:
+                return job.result()
+            if gone.result()["type"] == "http.disconnect":
+                return None
+            gone = asyncio.ensure_future(receive())
+    finally:
+        scope[WAITING] = False
+        if not gone.done():
+            gone.cancel()
+
+
+async def _disrupted(response: Disrupted, scope, receive, send) -> None:
+    if response.how == "trickle" and response.response is not None:
+        await _trickle(response.response, response.seconds, scope, receive, send)
+        return
+    if scope.get(TRANSPORT) is None:  # a server that does not hand it over: a 500 is all
+        await _send(HttpResponse(500, (), b"", "Internal Server Error"), send)
+        return
+    await _dropped(response, scope, receive)
+
+
+async def _dropped(response: Disrupted, scope, receive) -> None:
+    """The connection reset (``reset``) or closed, nothing sent."""
+    transport = scope[TRANSPORT]
+    if response.how == "reset":
+        import socket
+        import struct
+
+        sock = transport.get_extra_info("socket")
+        if sock is not None:  # SO_LINGER 0: close() sends RST, not FIN
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        transport.abort()
+    else:
+        transport.close()
+    while (await receive())["type"] != "http.disconnect":  # the server sees it gone: no 500
+        pass
+
+
+async def _trickle(response: HttpResponse, seconds: float, scope, receive, send) -> None:
+    from harness.mock.faults import trickle_pieces
+
+    pieces = trickle_pieces(response.body)
+    await _send_start(response, send)
+    for number, piece in enumerate(pieces, 1):
+        if not await _pause(seconds / len(pieces), scope, receive):
+            return
+        await send({"type": "http.response.body", "body": piece,
+                    "more_body": number < len(pieces)})
 
 
 # The ASGI shell speaks raw ASGI (no starlette Request/Response objects per request): it is the
@@ -450,6 +572,11 @@ def _netloc(scheme: str, host: bytes | None, server: tuple[str, int] | None) -> 
 
 
 async def _send(response: HttpResponse, send) -> None:
+    await _send_start(response, send)
+    await send({"type": "http.response.body", "body": response.body})
+
+
+async def _send_start(response: HttpResponse, send) -> None:
     # As starlette's Response(body, status, headers) sends it: names lowercased, our
     # Content-Length replaced by the body's; no Content-Type added to a void answer (ASMX
     # sends none).
@@ -458,7 +585,6 @@ async def _send(response: HttpResponse, send) -> None:
     if not (response.status < 200 or response.status in (204, 304)):
         raw.append((b"content-length", str(len(response.body)).encode("latin-1")))
     await send({"type": "http.response.start", "status": response.status, "headers": raw})
-    await send({"type": "http.response.body", "body": response.body})
 
 
 async def _lifespan(receive, send) -> None:

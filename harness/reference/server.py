@@ -28,6 +28,9 @@ BODY_TIMEOUT = 120.0
 #: 16 KiB, the request line and headers together at most 64 KiB; beyond, 431 and close.
 MAX_FIELD_BYTES = 16 * 1024
 MAX_HEAD_BYTES = 64 * 1024
+#: Seconds a stop (Ctrl-C, SIGTERM) waits for the answers in flight: a mock's delayed or
+#: trickled answer (a minute, by a stub) is cut short then, never holding the stop.
+GRACEFUL_SECONDS = 3.0
 #: Connections asyncio accepts in one go (the listen backlog): each burst opens this many file
 #: descriptors before any connection_made can make room.
 BACKLOG = 128
@@ -52,7 +55,8 @@ def _config(app, host: str, port: int, header_timeout: float = HEADER_TIMEOUT,
             body_timeout: float = BODY_TIMEOUT, **tls: str | None) -> uvicorn.Config:
     return uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False,
                           lifespan="off", server_header=False, date_header=False,
-                          http=_bounded(header_timeout, body_timeout), backlog=BACKLOG, **tls)
+                          http=_bounded(header_timeout, body_timeout), backlog=BACKLOG,
+                          timeout_graceful_shutdown=GRACEFUL_SECONDS, **tls)
 
 
 _REFUSED_431 = (b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
@@ -71,6 +75,8 @@ def _bounded(header_seconds: float, body_seconds: float) -> type[asyncio.Protoco
     head within MAX_HEAD_BYTES (431 beyond), and at most ``max_connections()`` connections,
     the one waiting longest for its request closed to let a new one in."""
     from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+    from harness.reference.app import TRANSPORT, WAITING
 
     if not hasattr(AutoHTTPProtocol, "on_headers_complete"):  # h11: no per-header hook
         return AutoHTTPProtocol
@@ -125,6 +131,7 @@ def _bounded(header_seconds: float, body_seconds: float) -> type[asyncio.Protoco
                 self._refuse(f"a request header field over {MAX_FIELD_BYTES} bytes")
                 raise _Refused
             self._arm(body_seconds)
+            self.scope[TRANSPORT] = self.transport  # for an answer that drops the connection
             super().on_headers_complete()
 
         def on_message_complete(self) -> None:
@@ -144,6 +151,14 @@ def _bounded(header_seconds: float, body_seconds: float) -> type[asyncio.Protoco
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
             super().connection_lost(exc)
+
+        def shutdown(self) -> None:
+            """The server stops: an answer that waits on purpose (a mock's delay) is not
+            waited for: its connection is closed, the app sees the client gone."""
+            super().shutdown()
+            if self.scope is not None and self.scope.get(WAITING) and \
+                    not self.transport.is_closing():
+                self.transport.close()
 
         def _refuse(self, why: str) -> None:
             self._refused = True

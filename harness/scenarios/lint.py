@@ -40,7 +40,8 @@ from harness.scenarios.values import (
 #: The step modules whose sentences a team's features may use (the recorded-traffic steps need
 #: the fixtures of their own test module, steps/test_recorded_traffic.py).
 VOCABULARY_MODULES = ("harness.certify.steps.conformance_steps",
-                      "harness.certify.steps.scenario_steps")
+                      "harness.certify.steps.scenario_steps",
+                      "harness.certify.steps.mock_steps")
 ALL_FOUR = tuple(b.label for b in Binding)
 _PLACEHOLDER = re.compile(r"<([^<>]+)>")
 
@@ -240,9 +241,10 @@ def _nearest(text: str) -> str:
 def _check_step(step, sentence: Sentence, args: dict[str, Any], contract: Contract,
                 tags: set[str], walk: _Walk, after: list) -> None:
     refs = [r for value in args.values() if isinstance(value, str) for r in references(value)]
-    if step.datatable is not None and not sentence.takes_table:
+    wants = step.name.rstrip().endswith(":")  # a table step ends so (some only with words)
+    if step.datatable is not None and not (sentence.takes_table and wants):
         raise UsageError(f"{sentence.template!r} takes no table: remove the table below it")
-    if sentence.takes_table and step.datatable is None:
+    if sentence.takes_table and wants and step.datatable is None:
         raise UsageError(f"{sentence.template!r} needs a table below it")
     rows = step.datatable.raw() if step.datatable is not None else None
     if args.get("operation"):

@@ -166,17 +166,25 @@ class Exchange:
             http_version=req.get("http_version", "HTTP/1.1"),
         )
         resp = data.get("response")
-        response = None
-        if resp is not None:
-            response = HttpResponse(
-                status=int(resp["status"]),
-                headers=_headers(resp.get("headers", ())),
-                body=decode_body(resp.get("body")),
-                reason=resp.get("reason", ""),
-                http_version=resp.get("http_version", "HTTP/1.1"),
-            )
+        response = None if resp is None else response_from_dict(resp)
         return cls(request, response, index=index, source=source,
                    timings=dict(data.get("timings") or {}), meta=dict(data.get("meta") or {}))
+
+
+def response_from_dict(resp: Mapping[str, Any]) -> HttpResponse:
+    """A response as recordings hold it (``response_dict``)."""
+    return HttpResponse(
+        status=int(resp["status"]),
+        headers=_headers(resp.get("headers", ())),
+        body=decode_body(resp.get("body")),
+        reason=resp.get("reason", ""),
+        http_version=resp.get("http_version", "HTTP/1.1"),
+    )
+
+
+def response_dict(response: HttpResponse) -> dict[str, Any]:
+    """A response as recordings hold it: also a mirrored answer in ``meta.shadow``."""
+    return _response_dict(response)
 
 
 def encode_body(body: bytes) -> dict[str, str] | None:

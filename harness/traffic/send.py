@@ -164,6 +164,9 @@ class _Client(httpx.Client):
     Auth flow that ``send`` drives leg by leg; see harness.traffic.auth.Legs)."""
 
     auth_flow: httpx.Auth | None = None
+    #: Held for the whole of each request under connection-bound authentication: another
+    #: thread's request must not slip between a handshake's legs on the one connection.
+    exclusive: threading.Lock | None = None
 
 
 def client(options: SendOptions | float = DEFAULT_TIMEOUT, connections: int = 16, *,
@@ -185,6 +188,7 @@ def client(options: SendOptions | float = DEFAULT_TIMEOUT, connections: int = 16
     for name in list(made.headers):
         del made.headers[name]
     made.auth_flow = options.auth.http_auth()
+    made.exclusive = threading.Lock() if options.auth.per_connection else None
     # httpx has no public hook for the socket layer: its pools (private) take our backend.
     for transport in [made._transport, *made._mounts.values()]:
         pool = getattr(transport, "_pool", None)
@@ -207,21 +211,12 @@ def send(http: httpx.Client, request: HttpRequest,
         if request.header("Content-Length") is not None:
             headers = with_headers(headers, (("Content-Length", str(len(body))),))
     auth = getattr(http, "auth_flow", None)
+    exclusive = getattr(http, "exclusive", None) or contextlib.nullcontext()
     legs = Legs(auth, request.method, request.url)
     _deadline.at = time.monotonic() + options.timeout
     try:
-        while True:
-            with http.stream(request.method, request.url, content=body or None,
-                             headers=with_headers(headers, legs.headers())) as reply:
-                if isinstance(auth, httpx.Auth) and reply.status_code == 401:
-                    _bind_channel(auth, reply)
-                if legs.answered(reply.status_code, reply.headers.multi_items()):
-                    # A challenge: its body read (within the cap), the next leg goes over
-                    # the same connection.
-                    _read_body(reply, options.max_response_bytes, request)
-                    continue
-                response = _response(reply, options, request)
-            break
+        with exclusive:
+            response = _legs(http, request, headers, body, legs, options)
     except httpx.TimeoutException:
         raise TargetUnreachable(f"{_origin(request.url)} did not answer {request.method} "
                                 f"{urlsplit(request.url).path} within {options.timeout:g} s"
@@ -242,6 +237,22 @@ def send(http: httpx.Client, request: HttpRequest,
     if why is not None:
         raise AuthenticationFailed(why)
     return response
+
+
+def _legs(http: httpx.Client, request: HttpRequest, headers: list[tuple[str, str]],
+          body: bytes, legs: Legs, options: SendOptions) -> HttpResponse:
+    """The answer to ``request``, each challenge of the authentication answered on the way
+    (``legs``): its body read within the cap, the next leg goes over the same connection."""
+    auth = getattr(http, "auth_flow", None)
+    while True:
+        with http.stream(request.method, request.url, content=body or None,
+                         headers=with_headers(headers, legs.headers())) as reply:
+            if auth is not None and reply.status_code == 401:
+                _bind_channel(auth, reply)
+            if legs.answered(reply.status_code, reply.headers.multi_items()):
+                _read_body(reply, options.max_response_bytes, request)
+                continue
+            return _response(reply, options, request)
 
 
 def with_headers(headers: Iterable[tuple[str, str]], extra: Iterable[tuple[str, str]]
@@ -510,6 +521,34 @@ def _read_body(reply: httpx.Response, limit: int, request: HttpRequest) -> tuple
     except DECODING_ERRORS as exc:
         raise httpx.DecodingError(f"body is not valid {encoding} ({exc})") from None
     return b"".join(parts), decoded
+
+
+def as_received(response: HttpResponse, request: HttpRequest, limit: int) -> HttpResponse:
+    """A response received elsewhere (through a proxy: ``harness shadow``'s primary) as
+    ``send`` would have returned it: its body decoded as its Content-Encoding says, and then
+    Content-Encoding and Content-Length dropped, so that it compares with answers ``send``
+    got. ResponseTooLarge past ``limit`` decoded bytes; a body that is not what its coding
+    says is left as it is."""
+    encoding = response.header("Content-Encoding")
+    if not encoding:
+        return response
+    pieces, decoded = decoded_pieces(encoding, iter((response.body,)))
+    if not decoded:
+        return response
+    parts: list[bytes] = []
+    size = 0
+    try:
+        for piece in pieces:
+            size += len(piece)
+            if size > limit:
+                raise ResponseTooLarge(request.method, request.url, limit)
+            parts.append(piece)
+    except DECODING_ERRORS:
+        return response
+    headers = tuple((k, v) for k, v in response.headers
+                    if k.lower() not in ("content-encoding", "content-length"))
+    return HttpResponse(response.status, headers, b"".join(parts), response.reason,
+                        response.http_version)
 
 
 def decoded_pieces(content_encoding: str | None, pieces: Iterator[bytes]
