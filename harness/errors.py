@@ -24,7 +24,12 @@ class MalformedXML(XMLRejected):
 
 
 class TargetUnreachable(HarnessError):
-    """The target service cannot be reached (refused, DNS, timeout)."""
+    """The target service cannot be reached (refused, DNS, timeout), or it closed the
+    connection without an answer (``hung_up``: it is there, the request made it hang up)."""
+
+    def __init__(self, message: str, *, hung_up: bool = False) -> None:
+        super().__init__(message)
+        self.hung_up = hung_up
 
 
 class NotTheService(HarnessError):

@@ -59,18 +59,21 @@ def fetch_wsdl(endpoint: str, service: Service, calls: list[Call]) -> None:
     attach_call(made)
 
 
-@when(parsers.re(r"the client sends (?P<operation>\S+) over (?P<binding>SOAP 1\.[12]) with "
-                 r"(?P<kind>.+)"))
+@when(parsers.re(r"the client sends (?P<operation>\S+) over (?P<binding>SOAP 1\.[12]|HTTP GET|"
+                 r"HTTP POST) with (?P<kind>.+)"))
 def send_odd(operation: str, binding: str, kind: str, service: Service,
              calls: list[Call]) -> None:
-    """When the client sends <Operation> over <SOAP 1.1|SOAP 1.2> with <an odd thing>
+    """When the client sends <Operation> over <binding> with <an odd thing>
 
-    Sends a request the spec does not describe: ``a wrong SOAPAction``, ``an empty
+    Sends a request the spec does not describe: over SOAP ``a wrong SOAPAction``, ``an empty
     SOAPAction``, ``another operation's SOAPAction`` (over SOAP 1.2 the Content-Type's
-    ``action``), ``an unknown extra element``, ``text/xml without charset`` (SOAP 1.1). The
-    answer is judged as the real ASMX answers it (``ODD-*`` rules).
+    ``action``), ``an unknown extra element``, ``text/xml without charset`` (SOAP 1.1); over
+    any binding a row of the ASMX matrix by its words (``harness/contract/asmx_matrix.json``,
+    e.g. ``the parameter names in another case``). The answer is judged as the real ASMX
+    answers it (``ODD-*`` rules); a matrix row against the target's own answer to the
+    equivalent spec call, sent once.
 
-    Example: When the client sends SendMarkNotes over SOAP 1.1 with another operation's SOAPAction
+    Example: When the client sends GetTokenDevice over HTTP GET with each parameter twice
     """
     made = service.odd(operation, binding, kind)
     calls.append(made)

@@ -81,8 +81,9 @@ def asmx_home() -> Path:
 
 
 # ------------------------------------------------- third-party stacks and a hardened ASMX
-# spyne_url, node_soap_url, asmx_hardened_url: School Mobile on spyne, on Node's soap, and on the
-# real ASMX runtime hardened for production (tests/stacks.py; servers under tests/services/).
+# spyne_url, node_soap_url, pysimplesoap_url, asmx_hardened_url: School Mobile on spyne, on Node's
+# soap, on PySimpleSOAP and on the real ASMX runtime hardened for production (tests/stacks.py;
+# servers under tests/services/).
 # ------------------------------------------------------------------------ protected fronts
 # basic_front, digest_front, ntlm_front, negotiate_front, cookie_front, mtls_front (with pki),
 # wsse_front: the service behind authentication (tests/auth_servers.py).
@@ -97,4 +98,9 @@ from auth_servers import (  # noqa: E402, F401
     pki,
     wsse_front,
 )
-from stacks import asmx_hardened_url, node_soap_url, spyne_url  # noqa: E402, F401
+from stacks import (  # noqa: E402, F401
+    asmx_hardened_url,
+    node_soap_url,
+    pysimplesoap_url,
+    spyne_url,
+)

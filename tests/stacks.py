@@ -9,6 +9,8 @@ the servers get SIGTERM from the kernel (PR_SET_PDEATHSIG).
   start wherever the tests run.
 - ``node_soap_url``: tests/services/node_soap (Node's soap server), skipped with one line where
   Node or tools/node_modules/soap is missing.
+- ``pysimplesoap_url``: tests/services/pysimplesoap (Python PySimpleSOAP 1.16 on http.server,
+  SOAP only), a dev dependency: it must start wherever the tests run.
 - ``asmx_hardened_url``: the School Mobile .asmx files of HARNESS_ASMX_HOME with
   tests/services/asmx_hardened/web.config (Documentation protocol removed, customErrors On) on
   the real ASMX runtime; the interop lane (skipped without HARNESS_ASMX_HOME).
@@ -98,6 +100,10 @@ def spyne_argv() -> list[str]:
     return [sys.executable, str(SERVICES / "spyne" / "school_mobile.py"), "--port", "0"]
 
 
+def pysimplesoap_argv() -> list[str]:
+    return [sys.executable, str(SERVICES / "pysimplesoap" / "school_mobile.py"), "--port", "0"]
+
+
 def node_soap_argv() -> list[str]:
     return ["node", str(SERVICES / "node_soap" / "server.js"), "0"]
 
@@ -133,6 +139,17 @@ def spyne_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             yield url
     except StackDidNotStart as e:
         pytest.fail(f"the spyne stack did not start (a dev dependency: run scripts/setup): {e}")
+
+
+@pytest.fixture(scope="session")
+def pysimplesoap_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """School Mobile on PySimpleSOAP 1.16 (SOAP 1.1 and 1.2 answered in kind, no GET/POST)."""
+    try:
+        with served(pysimplesoap_argv(), tmp_path_factory.mktemp("pysimplesoap")) as url:
+            yield url
+    except StackDidNotStart as e:
+        pytest.fail(f"the pysimplesoap stack did not start (a dev dependency: run "
+                    f"scripts/setup): {e}")
 
 
 @pytest.fixture(scope="session")

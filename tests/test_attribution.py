@@ -17,6 +17,7 @@ from harness.contract.bindings import Binding, classify
 from harness.contract.model import Contract
 from harness.errors import ClassificationError, ServiceDescription
 from harness.judge.lint import lint
+from harness.reports.json_report import write_json
 from harness.traffic.exchange import Exchange, HttpRequest
 
 
@@ -26,7 +27,7 @@ def _lint_one(contract: Contract, tmp_path: Path, req: HttpRequest) -> tuple[lis
     path = write_recording(tmp_path / "r.jsonl",
                            [*clean_exchanges(contract)[:3], exchange(contract, req)])
     report = lint([path], contract)
-    report.write_json(tmp_path / "out.json")
+    write_json(report, tmp_path / "out.json")
     data = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
     return [f for f in data["findings"] if f["verdict"] == "failed"], data
 
@@ -108,7 +109,7 @@ def test_every_finding_in_json_has_operation_and_binding(contract: Contract,
         "SOAPAction", "http://tempuri.org/AuthCode")
     path = write_recording(tmp_path / "r.jsonl", [exchange(contract, unknown),
                                                   exchange(contract, unquoted)])
-    lint([path], contract).write_json(tmp_path / "out.json")
+    write_json(lint([path], contract), tmp_path / "out.json")
     findings = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))["findings"]
     assert len(findings) == 2
     assert all("operation" in f and "binding" in f for f in findings)
@@ -144,7 +145,7 @@ def test_service_descriptions_are_counted_not_judged(contract: Contract, tmp_pat
     report = lint([path], contract)
     assert report.passed and report.exchanges == 8 + 32
     assert dict(report.descriptions) == {"WSDL": 4, "disco": 2, "help page": 2}
-    report.write_json(tmp_path / "out.json")
+    write_json(report, tmp_path / "out.json")
     data = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
     assert data["service_descriptions"] == {"WSDL": 4, "disco": 2, "help page": 2}
     assert data["findings"] == [] and "UNCLASSIFIED" not in data["rules"]

@@ -201,9 +201,15 @@ def test_a_wsdl_behind_ntlm_is_fetched_with_the_credentials(capsys, ntlm_front: 
     assert [op.name for op in contract.operations] == ["GetTokenDevice"]
 
 
-def test_wrong_usernametoken_password_names_the_stacks_fault(capsys, wsse_front: str) -> None:
-    line = refused(capsys, "certify", "--target", wsse_front, "--wsse-user", f"{USER}:nope",
-                   "--no-html")
+def test_wrong_usernametoken_password_names_the_stacks_fault(wsse_front: str,
+                                                             tmp_path: Path) -> None:
+    """The check before the run invokes no operation (a ?WSDL carries no UsernameToken): the
+    run's first SOAP call is refused, and the run ends there, with one line."""
+    done = harness("certify", "--target", wsse_front, "--wsse-user", f"{USER}:nope",
+                   "--no-html", "--report-dir", tmp_path, *ONE, cwd=tmp_path,
+                   env=_env())
+    assert done.returncode == 2, done.stdout + done.stderr
+    (line,) = [line for line in done.stderr.splitlines() if "error" in line]
     assert "refused the WS-Security UsernameToken (PasswordDigest)" in line
     assert "wsse:FailedAuthentication" in line
 

@@ -26,7 +26,6 @@ from harness.contract.wsdl_import import (
     SOAP_ENCODING_STUB,
     WsdlError,
     describe,
-    import_wsdls,
 )
 from harness.contract.xmlsafe import local_name, parse_xml
 from harness.judge import rules
@@ -34,6 +33,7 @@ from harness.judge.findings import Verdict
 from harness.reference.app import answer, create_app
 from harness.reference.server import running
 from harness.traffic.exchange import Exchange, HttpRequest, HttpResponse
+from harness.traffic.wsdls import import_wsdls
 from tests.test_wsdl_conformance import harness
 
 ORDERS = Path(__file__).parent / "services" / "orders"

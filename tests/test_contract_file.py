@@ -14,8 +14,9 @@ import pytest
 
 from harness.contract import model
 from harness.contract.model import Contract, ParamType, school_mobile
-from harness.contract.wsdl_import import WsdlError, annotate, describe, import_wsdls
+from harness.contract.wsdl_import import WsdlError, annotate
 from harness.errors import UsageError
+from harness.traffic.wsdls import describe, import_wsdls
 
 INVENTORY = Path(__file__).parent / "services" / "inventory"
 

@@ -18,6 +18,7 @@ from traffic import BASE, clean_exchanges, exchange, request, write_recording
 from harness.contract.bindings import Binding, build_request
 from harness.contract.model import Contract, sample_arguments
 from harness.judge.lint import lint
+from harness.reports.json_report import summary
 from harness.traffic.exchange import HttpRequest
 from harness.traffic.har import write_har
 
@@ -189,7 +190,7 @@ def test_workers_and_chunks_keep_positions(contract: Contract, tmp_path: Path) -
     assert one.exchanges == two.exchanges == len(traffic)
     assert _kept(one) == _kept(two)
     assert {f["index"] for f in _kept(one)} == {5 * 32 + 1}
-    assert one.summary()["rules"] == two.summary()["rules"]
+    assert summary(one)["rules"] == summary(two)["rules"]
 
 
 # ------------------------------------------------------------------- the real command

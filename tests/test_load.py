@@ -51,8 +51,9 @@ def free_port() -> int:
 
 class BeforeRun:
     """True for the requests every sending command makes before its run: the check that the
-    target is the service (its first operation over each binding, then its ?WSDL) and the
-    namespace lookup (?WSDL again). Neither is a call of the recording."""
+    target is the service, whose first request is the endpoint's ?WSDL (the reference answers
+    it, so the check sends nothing more; its answer names the namespace too). None is a call
+    of the recording."""
 
     def __init__(self) -> None:
         self.checked = False

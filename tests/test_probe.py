@@ -177,7 +177,12 @@ def test_stack_traces_fail_sec_leak_with_the_evidence_quoted(tmp_path: Path) -> 
     with serving(returns_stack_traces) as url:
         code, data, _ = run_probe(tmp_path, "--target", url, *SMALL)
     assert code == 1
-    assert failed_rules(data) == {"SEC-LEAK"}
+    # a trace written into ASMX's empty 400 and 415 makes a text/xml body that is no envelope:
+    # an error no SOAP client reads (ROB-FAULT-SHAPE, issue 31)
+    assert failed_rules(data) == {"SEC-LEAK", "ROB-FAULT-SHAPE"}
+    shapes = {f["actual"].split(":")[0] for f in data["findings"]
+              if f["rule"] == "ROB-FAULT-SHAPE" and f["verdict"] == "failed"}
+    assert shapes and all(s.startswith(("envelope/", "xml/", "matrix/")) for s in shapes), shapes
     leak = next(f for f in data["findings"] if f["rule"] == "SEC-LEAK")
     assert "at System.Number.ParseInt32" in leak["actual"]
     assert len(leak["actual"]) < 600  # the quote is shortened
@@ -319,7 +324,7 @@ def dotted_fault_codes(contract: Contract, request: HttpRequest) -> HttpResponse
                             b"app:Schema.ValidationError</soap:Value></soap:Subcode>")
     for start in (b"<faultstring>", b'xml:lang="en">'):
         body = body.replace(start, start + b"System.InvalidOperationException: ")
-    if not body.lstrip().startswith(b"<"):
+    if body.strip() and not body.lstrip().startswith(b"<"):  # ASMX's empty 400/415 stay so
         body = b"System.InvalidOperationException: " + body
     return HttpResponse(response.status, response.headers, body, response.reason)
 

@@ -13,6 +13,8 @@ from pathlib import Path
 from harness.contract.xmlsafe import parse_xml
 from harness.judge.findings import MAX_CAUSES, Finding, Report, Scope, Verdict, cause_of
 from harness.reports.console import print_report
+from harness.reports.json_report import write_json
+from harness.reports.junit import write_junit
 
 OPERATIONS = ("AuthCode", "LogoutFromSchool", "GetTokenDevice")
 BINDINGS = ("SOAP 1.1", "SOAP 1.2", "HTTP GET", "HTTP POST")
@@ -138,7 +140,7 @@ def test_json_lists_causes_and_the_scope_of_a_partial_run(tmp_path: Path) -> Non
     _calls(report, {("AuthCode", "HTTP GET"): _not_found("AuthCode", "HTTP GET")})
     report.scope = Scope(("SOAP 1.1", "SOAP 1.2"), ("HTTP GET", "HTTP POST", "WSDL"),
                          "--binding soap11 --binding soap12")
-    report.write_json(tmp_path / "r.json")
+    write_json(report, tmp_path / "r.json")
     data = json.loads((tmp_path / "r.json").read_text())
     assert data["selection"] == {"covered": ["SOAP 1.1", "SOAP 1.2"], "partial": True,
                                  "left_out": ["HTTP GET", "HTTP POST", "WSDL"],
@@ -164,7 +166,7 @@ def test_rules_that_judged_nothing_are_left_out_of_the_table_and_junit(tmp_path:
     text = _console(report)
     assert "R9-BOOLEAN " not in text
     assert "(1 rule(s) applied to no exchange of this run, left out: R9-BOOLEAN)" in text
-    report.write_junit(tmp_path / "j.xml")
+    write_junit(report, tmp_path / "j.xml")
     root = parse_xml((tmp_path / "j.xml").read_bytes())
     assert [c.get("name") for c in root.iter("testcase")] == ["AuthCode [SOAP 1.1] ints"]
     left = [p.get("value") for p in root.iter("property")

@@ -8,9 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from faulty import serve_fault
 
 from harness.contract.model import Contract
+from harness.contract.selection import Selection
+from harness.judge.sending import check_service
 from harness.traffic.exchange import HttpRequest, HttpResponse
 
 HARNESS = [sys.executable, "-m", "harness"]
@@ -83,3 +86,30 @@ def test_the_real_asmx_under_a_wrong_prefix_is_named_with_its_root(tmp_path: Pat
     (line,) = _lines(done)
     assert line.endswith(f"{asmx_url}/AuthCodeSending.asmx answers: the base URL is "
                          f"{asmx_url}?")
+
+
+STACKS = ["asmx_url", "asmx_customerrors_url", "asmx_hardened_url", "spyne_url",
+          "node_soap_url", "reference_url"]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_check_tells_each_stack_from_a_wrong_base_url_and_runs_no_operation(
+        stack: str, request: pytest.FixtureRequest, contract: Contract) -> None:
+    """The check sends the ?WSDL of the selected operation's endpoint, then a call of an
+    operation no service has over each selected binding, until an answer is not 404/HTML.
+    Stock and customErrors ASMX, spyne, Node's soap and the reference answer the ?WSDL; the
+    hardened ASMX (no Documentation protocol) answers it with an HTML error page (500) and
+    the call with a Client fault (SOAP) or a text/plain 500 (HTTP GET). Under a wrong prefix,
+    each answers every request with 404 (HTML on ASMX), and the line names the root."""
+    url = request.getfixturevalue(stack)
+    for chosen in (Selection(), Selection.parse(contract, ["GetTokenDevice"], ["HTTP GET"])):
+        assert check_service(url, contract, chosen).wrong is None, (stack, chosen)
+    found = check_service(f"{url}/School", contract,
+                          Selection.parse(contract, ["GetTokenDevice"], ["HTTP GET"]))
+    if stack == "reference_url":  # it serves its endpoints under any prefix
+        assert found.wrong is None
+        return
+    assert found.wrong is not None and found.sent == 2, found
+    assert found.wrong.endswith(f"{url}/PushNotificationMobile.asmx answers: the base URL "
+                                f"is {url}?"), found.wrong
+    assert "(its ?WSDL, a call of an operation no service has over HTTP GET)" in found.wrong

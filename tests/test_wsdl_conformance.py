@@ -20,8 +20,8 @@ from harness.certify.engine import FEATURE_FILES, FEATURES
 from harness.certify.generate import write_features
 from harness.contract import model
 from harness.contract.model import Contract, ParamType, school_mobile
-from harness.contract.wsdl_import import import_wsdls
 from harness.reference.server import running
+from harness.traffic.wsdls import import_wsdls
 
 INVENTORY = Path(__file__).parent / "services" / "inventory"
 SAVED = INVENTORY / "contract.json"

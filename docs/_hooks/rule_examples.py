@@ -24,7 +24,7 @@ from harness.contract.model import Contract, ParamType, sample_arguments
 from harness.contract.xmlsafe import local_name, parse_xml
 from harness.diff.consistency import RULE as CROSS_BINDING
 from harness.errors import HarnessError, ResponseTooLarge, TargetUnreachable
-from harness.judge import odd_requests, rules, wsdl_rules
+from harness.judge import asmx_matrix, odd_requests, rules, wsdl_rules
 from harness.judge.findings import Finding, Verdict
 from harness.probe import checks as probe
 from harness.probe.cases import CANARY, ProbeCase
@@ -349,6 +349,74 @@ ODD: dict[str, Example] = {
 }
 
 
+def _matrix(row_id: str, name: str,
+            odd: Callable[[Contract, HttpRequest], HttpResponse]) -> Callable[[], list[Finding]]:
+    """The ASMX matrix's row ``row_id`` for operation ``name``, answered by ``odd`` (the
+    reference's own spec calls to compare with), judged."""
+    def findings() -> list[Finding]:
+        contract = school()
+        row = next(r for r in asmx_matrix.matrix().rows if r.id == row_id)
+        mreq = asmx_matrix.build(contract, contract.find(name), row, BASE)
+        assert mreq is not None and mreq.plain is not None
+        control = answer(contract, mreq.control) if mreq.control is not None else None
+        return [asmx_matrix.judge(mreq, asmx_matrix.Answers(
+            odd(contract, mreq.request), control, answer(contract, mreq.plain)))]
+    return findings
+
+
+def _names_exact(contract: Contract, request: HttpRequest) -> HttpResponse:
+    """A stack matching GET field names exactly: a name in another case is no value."""
+    url = re.sub(r"\?[^=]+=", "?id=", request.url).replace("=A10", "=")
+    return answer(contract, replace(request, url=url))
+
+
+def _soap_any_type(contract: Contract, request: HttpRequest) -> HttpResponse:
+    """A stack that reads a SOAP body whatever its Content-Type."""
+    return answer(contract, request.with_header("Content-Type", "text/xml; charset=utf-8"))
+
+
+def _latin1_as_utf8(contract: Contract, request: HttpRequest) -> HttpResponse:
+    """A stack that reads the body as UTF-8 and labels its answer with the request's charset."""
+    body = request.body.decode("utf-8", errors="replace").encode("utf-8")
+    response = answer(contract, replace(request, body=body).with_header(
+        "Content-Type", "text/xml; charset=utf-8"))
+    return replace_response_type(response, "text/xml; charset=iso-8859-1")
+
+
+def replace_response_type(response: HttpResponse, content_type: str) -> HttpResponse:
+    return HttpResponse(response.status, replace_header(response.headers, "Content-Type",
+                                                        content_type), response.body)
+
+
+def _refuse(status: int) -> Callable[[Contract, HttpRequest], HttpResponse]:
+    return lambda contract, request: HttpResponse(status, (("Content-Type", "text/plain"),),
+                                                  b"refused")
+
+
+MATRIX: dict[str, Example] = {
+    "ODD-CONTENT-TYPE": Example("a SOAP 1.1 call typed `application/xml` answered as usual "
+                                "(ASMX: 415)", _matrix("soap11-application-xml",
+                                                       "GetTokenDevice", _soap_any_type)),
+    "ODD-ENCODING": Example("a body in ISO-8859-1 read as UTF-8, the answer labelled "
+                            "`charset=iso-8859-1`", _matrix("soap11-iso-8859-1",
+                                                            "GetTokenDevice", _latin1_as_utf8)),
+    "ODD-NAMES": Example("`?ID=A10` answered as `?id=` (the value dropped)",
+                         _matrix("get-names-case", "GetTokenDevice", _names_exact)),
+    "ODD-DUPLICATES": Example("`?id=A10&id=A10b` refused with 400 (ASMX joins the values)",
+                              _matrix("get-duplicated", "GetTokenDevice", _refuse(400))),
+    "ODD-METHOD": Example("`HEAD /PushNotificationMobile.asmx` answered 200",
+                          _matrix("soap11-head", "GetTokenDevice",
+                                  lambda c, r: HttpResponse(200, (), b""))),
+    "ODD-ENVELOPE": Example("an unknown header with `mustUnderstand=\"1\"` answered as usual "
+                            "(ASMX: a MustUnderstand fault)",
+                            _matrix("soap11-must-understand", "GetTokenDevice",
+                                    lambda c, r: answer(c, replace(r, body=re.sub(
+                                        rb"<soap:Header>.*</soap:Header>", b"", r.body))))),
+    "ODD-VALUES": Example("an unknown extra field refused with 400 (ASMX ignores it)",
+                          _matrix("get-extra-parameter", "GetTokenDevice", _refuse(400))),
+}
+
+
 # ------------------------------------------------------------- sending, replay, diff, probe
 
 
@@ -611,7 +679,9 @@ def catalogue_examples() -> list[tuple[str, str, str]]:
     order."""
     return examples_of([*(r.id for r in rules.CATALOGUE), rules.UNCLASSIFIED,
                         *(r.id for r in wsdl_rules.CATALOGUE),
-                        *(r.id for r in odd_requests.CATALOGUE)], CATALOGUE | WSDL | ODD)
+                        *(r.id for r in odd_requests.CATALOGUE),
+                        *(r.id for r in asmx_matrix.matrix().rules)],
+                       CATALOGUE | WSDL | ODD | MATRIX)
 
 
 

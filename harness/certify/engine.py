@@ -29,17 +29,23 @@ import pytest
 from harness import stopping
 from harness.certify.generate import WSDL_FEATURE, write_features
 from harness.contract.bindings import Binding, build_request
-from harness.contract.model import Contract, Operation, sample_arguments, school_mobile
+from harness.contract.model import (
+    VALUE_SETS,
+    Contract,
+    Operation,
+    sample_arguments,
+    school_mobile,
+)
 from harness.contract.selection import Selection, Values
 from harness.contract.structure import Value
 from harness.errors import HarnessError, ResponseTooLarge, RunStopped, TargetUnreachable, UsageError
-from harness.judge import odd_requests, rules, sending, wsdl_rules
+from harness.judge import asmx_matrix, odd_requests, rules, sending, wsdl_rules
+from harness.judge.calls import Call
 from harness.judge.findings import (
     Finding,
     Report,
     Verdict,
     cause_of,
-    example_text,
     selection_scope,
 )
 from harness.judge.profiles import Profile
@@ -47,11 +53,15 @@ from harness.progress import Progress
 from harness.reference.server import target_or_reference
 from harness.reports.allure_bridge import WARNING_LABEL
 from harness.reports.allure_results import tidy, write_overview
+from harness.reports.console import print_report
+from harness.reports.json_report import write_json
+from harness.reports.junit import write_junit
 from harness.scenarios.outcome import SCENARIO, ScenarioRun, scenario_finding
 from harness.scenarios.outcome import TITLE as SCENARIO_TITLE
 from harness.traffic import send
-from harness.traffic.exchange import Exchange
+from harness.traffic.exchange import Exchange, HttpRequest
 from harness.traffic.redaction import KEY_BYTES, Redactor, redacting_reports
+from harness.traffic.report_text import example_text
 
 #: Everything certify reads at run time lives inside the package (it works from a wheel).
 PACKAGE = Path(__file__).resolve().parent
@@ -75,7 +85,7 @@ FEATURES = STEPS.parent / "features"
 #: one: it needs a recording).
 FEATURE_FILES = ("soap11.feature", "soap12.feature", "http_get.feature", "http_post.feature",
                  "get_token_device.feature", "notification_notes.feature",
-                 "versioning.feature", "odd_requests.feature")
+                 "versioning.feature", "odd_requests.feature", "asmx_matrix.feature")
 CONFORMANCE_TESTS = STEPS / "test_conformance.py"
 #: certify's pytest configuration (empty on purpose: see the file).
 PYTEST_INI = PACKAGE / "pytest.ini"
@@ -85,8 +95,6 @@ PLUGINS = ("pytest_bdd.plugin", "allure_pytest.plugin")
 DEFAULT_REPORT_DIR = Path("reports")
 #: The features of the certify run under way when it chose its own (``--features``).
 _run_features: tuple[Path, ...] = ()
-#: Names of the argument value sets of ``contract.sample_arguments`` (its ``variant``).
-VALUE_SETS = {"plain": 0, "non-ascii": 1, "xml-special": 2}
 #: Where the run's Report lives while pytest runs (absent in a plain ``pytest`` run).
 REPORT_KEY = pytest.StashKey[Report]()
 #: The contract of the run (absent in a plain ``pytest`` run: then --contract/--namespace).
@@ -122,22 +130,6 @@ SETTINGS_KEY = pytest.StashKey[Settings]()
 _SCENARIO_RUN = pytest.StashKey[ScenarioRun]()
 
 
-@dataclass
-class Call:
-    """One request the features asked for, its response and the findings judged on it."""
-
-    operation: Operation
-    binding: Binding
-    exchange: Exchange
-    findings: list[Finding] = field(default_factory=list)
-    #: The same call with plain values, made when this one (with other values) failed.
-    control: Exchange | None = None
-    #: The endpoint whose WSDL was fetched (``Service.wsdl``); None for an operation's call.
-    endpoint: str | None = None
-    #: How reports name it when not "<operation> <binding>" nor a WSDL (an odd request).
-    label: str | None = None
-
-
 class Service:
     """The service under test: a contract at a base URL, and one HTTP client."""
 
@@ -149,6 +141,8 @@ class Service:
         self.settings = settings or Settings()
         self._sender = send.Sender(self.settings.send)
         self._seen: set[tuple] = set()
+        #: The ASMX matrix's spec calls already sent (rows share them), by request.
+        self._controls: dict[tuple[str, str, bytes], Exchange] = {}
 
     def close(self) -> None:
         self._sender.close()
@@ -240,8 +234,8 @@ class Service:
 
     def odd(self, operation: str, binding: str, kind: str) -> Call:
         """Send ``operation`` over ``binding`` with the odd thing ``kind`` (a wrong SOAPAction,
-        an unknown extra element...: ``odd_requests.KINDS``) and judge the answer by how the
-        real ASMX answers it (``odd_requests.judge``)."""
+        an unknown extra element...: ``odd_requests.KINDS``; or a row of the ASMX matrix, by
+        its words) and judge the answer by how the real ASMX answers it."""
         op = self.contract.find(operation)
         if op is None:
             raise UsageError(f"the feature names {operation!r}, which is not an operation of "
@@ -251,13 +245,56 @@ class Service:
             pytest.skip(f"{op.name} is not offered over {how.label}")
         if not self.settings.selection.allows(op.name, how.label):
             pytest.skip(f"{op.name} x {how.label} is not selected (--operation/--binding)")
+        if kind not in odd_requests.KINDS:
+            row = asmx_matrix.matrix().row(how, kind)
+            if row is None:
+                raise UsageError(f"the feature asks for {how.label} with {kind}: neither an "
+                                 "odd request nor a row of the ASMX matrix")
+            return self._matrix_call(op, row)
         try:
             odd = odd_requests.odd_request(  # with the run's values (--values), if any
                 self.contract, op, how, kind, self.base_url,
-                self.settings.values.apply(op, sample_arguments(op, 0, how.value)))
+                self.settings.values.apply(op, sample_arguments(op, 0, how.value)),
+                self.settings.selection)
         except ValueError as exc:
             raise UsageError(f"the feature asks for {exc}") from None
         return self._odd_call(odd)
+
+    def _matrix_call(self, op: Operation, row: asmx_matrix.Row) -> Call:
+        """A row of the ASMX matrix for ``op`` (with the run's values), judged against the
+        target's own answer to the equivalent spec call (sent once per run)."""
+        values = self.settings.values.apply(op, sample_arguments(op, 0, row.binding.value))
+        mreq = asmx_matrix.build(self.contract, op, row, self.base_url,
+                                 {k: str(v) for k, v in values.items()})
+        label = f"{op.name} {row.binding.label} with {row.words}"
+        if mreq is None:  # e.g. no parameter to rename: judged not applicable, nothing sent
+            found = Finding(row.rule, Verdict.NOT_APPLICABLE, op.name, row.binding.label,
+                            message=f"{row.label} does not apply to {op.name}",
+                            cause=f"{row.label} does not apply to the operation")
+            return Call(op, row.binding, Exchange(build_request(
+                self.contract, op, values, row.binding, self.base_url), None), [found],
+                label=label)
+        exchange, error = self._sent(mreq.request, op, row.binding)
+        control = self._spec_call(mreq.control, op, row.binding)
+        answers = asmx_matrix.Answers(
+            exchange.response, control.response if control is not None else None,
+            getattr(self._spec_call(mreq.plain, op, row.binding), "response", None))
+        found = [asmx_matrix.judge(mreq, answers, source=self.base_url)]
+        if exchange.response is None:
+            found.insert(0, sending.transport_finding(TargetUnreachable(error), op.name,
+                                                      row.binding.label))
+        self._record(exchange, found)
+        return Call(op, row.binding, exchange, found, control, label=label)
+
+    def _spec_call(self, request: HttpRequest | None, op: Operation, how: Binding
+                   ) -> Exchange | None:
+        """A spec call the ASMX matrix compares with, sent once per run (rows share them)."""
+        if request is None:
+            return None
+        key = (request.method, request.url, request.body)
+        if key not in self._controls:
+            self._controls[key] = self._sent(request, op, how)[0]
+        return self._controls[key]
 
     def bare_get(self, endpoint: str) -> Call:
         """GET ``endpoint`` without an operation in its path, judged as ASMX answers it."""
@@ -292,8 +329,6 @@ class Service:
     def _get(self, url: str) -> tuple[Exchange, str]:
         """A GET of ``url`` as an Exchange (no response: why, in the second place). A run that
         must stop (silent target, TLS) ends pytest here."""
-        from harness.traffic.exchange import HttpRequest
-
         return self._sent(HttpRequest("GET", url, (("Host", url.split("/")[2]),)))
 
     def _sent(self, request, op: Operation | None = None, how: Binding | None = None
@@ -562,15 +597,15 @@ def certify(target: str | None, contract: Contract | str | None, outputs: Output
     tidy(outputs.allure_results, warning_label=WARNING_LABEL)
     write_overview(outputs.allure_results, report, namespace=contract.namespace)
     print(file=stream)
-    report.print_console(stream)
+    print_report(report, stream)
     line = send.wrong_target_line(shown, settings.strange, settings.answered)
     if line:
         print(f"certify: {line}", file=stream)
     if outputs.json:
-        report.write_json(outputs.json)
+        write_json(report, outputs.json)
         print(f"certify: JSON findings in {outputs.json}", file=stream)
     if outputs.junit:
-        report.write_junit(outputs.junit)
+        write_junit(report, outputs.junit)
         print(f"certify: JUnit XML in {outputs.junit}", file=stream)
     print(f"certify: Allure results in {outputs.allure_results}", file=stream)
     if outputs.html:

@@ -24,7 +24,8 @@ from harness.contract.types import ParamType
 BINDING_FEATURES = {"soap11.feature": ("soap11",), "soap12.feature": ("soap12",),
                     "http_get.feature": ("get",), "http_post.feature": ("post",),
                     "versioning.feature": ("soap11", "soap12"),
-                    "odd_requests.feature": ("soap11", "soap12")}
+                    "odd_requests.feature": ("soap11", "soap12"),
+                    "asmx_matrix.feature": ()}  # each step: its own binding
 WSDL_FEATURE = "wsdl.feature"
 RESULTS_FEATURE = "results.feature"
 _LABELS = {"soap11": "SOAP 1.1", "soap12": "SOAP 1.2", "get": "HTTP GET", "post": "HTTP POST"}

@@ -46,12 +46,13 @@ def register(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from harness.contract import model, wsdl_import
+    from harness.traffic.wsdls import import_wsdls
 
     if args.check:
         return _check(args)
     if not args.wsdl:
         raise UsageError("give at least one --wsdl URL|FILE")
-    contract = wsdl_import.import_wsdls(args.wsdl, args.name)
+    contract = import_wsdls(args.wsdl, args.name)
     if args.annotate:
         known = (model.school_mobile() if args.annotate == "school-mobile"
                  else model.load(args.annotate))

@@ -20,6 +20,9 @@ from harness.commands.options import (
     send_options,
 )
 from harness.errors import UsageError
+from harness.reports.console import print_report
+from harness.reports.json_report import write_json
+from harness.reports.junit import write_junit
 
 
 def register(sub) -> None:
@@ -91,25 +94,26 @@ def run(args: argparse.Namespace) -> int:
     for url in filter(None, (args.primary, args.candidate, args.secondary)):
         check_service(args, url, options)
     contract = contract_for_target(args, args.primary, options, sys.stderr, "diff")
+    chosen = selection(args, contract)
     cases = (recorded_cases(contract, args.recordings, on_broken=_warn_broken)
-             if args.recordings else list(generated_cases(contract, errors=args.errors)))
+             if args.recordings else list(generated_cases(contract, errors=args.errors,
+                                                          chosen=chosen)))
     diff = Diff(contract, Targets(args.primary, args.candidate, args.secondary),
                 ignore=args.ignore, ignore_values=args.ignore_values, jobs=args.jobs,
-                options=options,
-                selection=selection(args, contract), profile=profile_of(args, TITLES))
+                options=options, selection=chosen, profile=profile_of(args, TITLES))
     from harness.progress import Progress
 
     total = len(cases) if isinstance(cases, (list, tuple)) else None
     with Progress("diff", total=total, unit="cases", quiet=args.quiet) as progress:
         result = diff.run(cases, progress)
     print_places(result, sys.stdout)
-    result.report.print_console(sys.stdout)
+    print_report(result.report, sys.stdout)
     for line in result.report.meta.get("wrong_target", []):
         print(f"diff: {line}", file=sys.stdout)
     if args.json:
-        result.report.write_json(args.json)
+        write_json(result.report, args.json)
     if args.junit:
-        result.report.write_junit(args.junit)
+        write_junit(result.report, args.junit)
     if args.allure_dir:
         write_allure(result, args.allure_dir)
     return result.report.exit_code

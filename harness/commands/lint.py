@@ -15,6 +15,9 @@ from harness.commands.options import (
 )
 from harness.errors import RecordingError
 from harness.judge.findings import Report
+from harness.reports.console import print_report
+from harness.reports.json_report import write_json
+from harness.reports.junit import write_junit
 
 
 def register(sub) -> None:
@@ -58,13 +61,13 @@ def write_outputs(report: Report, args: argparse.Namespace) -> int:
         files = ", ".join(report.meta.get("recordings", [])) or "the input"
         raise RecordingError(f"no exchange to judge in {files}"
                              + (f" ({broken} broken line(s) skipped)" if broken else ""))
-    report.print_console(sys.stdout)
+    print_report(report, sys.stdout)
     if broken:
         print(f"harness {report.command}: {broken} broken line(s) skipped", file=sys.stderr)
     if args.json:
-        report.write_json(args.json)
+        write_json(report, args.json)
     if args.junit:
-        report.write_junit(args.junit)
+        write_junit(report, args.junit)
     return report.exit_code
 
 

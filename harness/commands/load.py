@@ -166,8 +166,11 @@ def run(args: argparse.Namespace) -> int:
     sending = send_options(args)
     if args.dry_run:  # nothing is sent: no need to ask the target for its namespace
         return dry_run(args, contract_from(args))
-    check_service(args, args.target, sending)
-    contract = contract_for_target(args, args.target, sending, sys.stderr, "load")
+    if args.worker:  # the master checked the target and says the contract: nothing to ask
+        contract = contract_from(args)
+    else:
+        check_service(args, args.target, sending)
+        contract = contract_for_target(args, args.target, sending, sys.stderr, "load")
     selection(args, contract)  # names checked here, applied by each sending process
     # The options as plain data, the contract too: the child (and every worker, from the
     # master) judges with it.

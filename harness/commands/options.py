@@ -301,30 +301,44 @@ def _cert(args: argparse.Namespace) -> tuple[str | None, Any]:
 
 
 def selection(args: argparse.Namespace, contract: Contract) -> Selection:
-    return Selection.parse(contract, args.operation, args.binding)
+    """--operation/--binding checked against ``contract`` (a command without them, such as
+    shadow, selects everything)."""
+    return Selection.parse(contract, getattr(args, "operation", ()),
+                           getattr(args, "binding", ()))
 
 
 def contract_for_target(args: argparse.Namespace, url: str | None, options: SendOptions,
                         stream: IO[str] = sys.stderr, command: str = "harness") -> Contract:
     """``contract_from(args)``; without --namespace/--contract/--wsdl, School Mobile under
-    the namespace of ``url``'s ?WSDL (said in one line)."""
+    the namespace of ``url``'s ?WSDL (said in one line): the ?WSDL of the first selected
+    operation's endpoint, as ``check_service`` got it (asked here only when it did not run)."""
     if args.namespace is None and not args.contract and not args.wsdl and url:
-        args.namespace = resolve_namespace(None, url, options, stream, command)
+        from harness.traffic.send import base_url
+
+        endpoint, answer = _service_checks(args).get(base_url(url), (None, None))
+        args.namespace = resolve_namespace(None, url, options, stream, command,
+                                           endpoint=endpoint or _checked_endpoint(args),
+                                           answer=answer, asked=endpoint is not None)
     return contract_from(args, options)
 
 
 def resolve_namespace(given: str | None, url: str | None, options: SendOptions,
-                      stream: IO[str] = sys.stderr, command: str = "harness") -> str:
-    """``given``, else the target's ?WSDL targetNamespace (said in one line), else the
-    default namespace (said too)."""
+                      stream: IO[str] = sys.stderr, command: str = "harness", *,
+                      endpoint: str | None = None, answer: Any = None,
+                      asked: bool = False) -> str:
+    """``given``, else the targetNamespace of the ?WSDL of ``url``'s ``endpoint`` (said in one
+    line; ``answer`` when it was ``asked`` already), else the default namespace (said too)."""
     if given:
         return given
     if not url:
         return DEFAULT_NAMESPACE
     from harness.traffic import send
 
-    send.check_reachable(url, options=options)  # a down target: its one line, nothing else
-    found, reason = send.target_namespace(url, options)
+    if asked and endpoint is not None:
+        found, reason = send.namespace_in(answer, endpoint)
+    else:
+        send.check_reachable(url, options=options)  # a down target: its one line, nothing else
+        found, reason = send.target_namespace(url, options, endpoint)
     if found:
         print(f"{command}: namespace {found} (from the target's ?WSDL; --namespace overrides)",
               file=stream)
@@ -336,17 +350,40 @@ def resolve_namespace(given: str | None, url: str | None, options: SendOptions,
 
 def check_service(args: argparse.Namespace, url: str | None, options: SendOptions) -> None:
     """Before anything is said or judged: TargetUnreachable when ``url`` is down, and
-    NotTheService when it answers every call of the service with 404 or an HTML page (a wrong
-    base URL: a setup error, exit 2 and one line, not the product's failures)."""
+    NotTheService when it answers like no service (a wrong base URL: a setup error, exit 2 and
+    one line, not the product's failures). No operation is invoked: the ?WSDL of the first
+    selected operation's endpoint, then a call of an operation no service has over each
+    selected binding, until one is answered as a service answers
+    (harness.judge.sending.check_service); the ?WSDL's answer is kept for the namespace."""
     if not url:
         return
     from harness.errors import NotTheService
-    from harness.judge.sending import not_the_service
+    from harness.judge import sending
     from harness.traffic import send
 
     send.check_reachable(url, options=options)
-    if (reason := not_the_service(url, contract_from(args, options), options)) is not None:
-        raise NotTheService(reason)
+    contract = contract_from(args, options)
+    found = sending.check_service(url, contract, selection(args, contract), options)
+    if found.wrong is not None:
+        raise NotTheService(found.wrong)
+    _service_checks(args)[send.base_url(url)] = (found.endpoint, found.wsdl)
+
+
+def _service_checks(args: argparse.Namespace) -> dict[str, tuple[str, Any]]:
+    """Per base URL checked: (the endpoint whose ?WSDL was asked, its answer or None)."""
+    checks = getattr(args, "_service_checks", None)
+    if checks is None:
+        checks = {}
+        args._service_checks = checks
+    return checks
+
+
+def _checked_endpoint(args: argparse.Namespace) -> str:
+    """The endpoint whose ?WSDL names the namespace: the first selected operation's."""
+    from harness.judge.sending import checked_operation
+
+    contract = contract_from(args)
+    return checked_operation(contract, selection(args, contract)).endpoint
 
 
 def check_outputs(*paths: str | Path | None) -> None:
@@ -405,7 +442,7 @@ def contract_from(args: argparse.Namespace, options: SendOptions | None = None) 
     if args.contract:
         contract = load(args.contract)
     elif args.wsdl:
-        from harness.contract.wsdl_import import import_wsdls
+        from harness.traffic.wsdls import import_wsdls
 
         contract = import_wsdls(args.wsdl, options=options)
     else:

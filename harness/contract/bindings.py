@@ -24,12 +24,7 @@ from harness.contract.model import Contract, Operation, ParamType
 from harness.contract.xmlsafe import element_children, local_name, namespace, parse_xml
 from harness.errors import ClassificationError, ServiceDescription, UsageError, XMLRejected
 from harness.frozen import frozen
-from harness.traffic.exchange import (
-    HttpRequest,
-    HttpResponse,
-    content_type_params,
-    media_type,
-)
+from harness.http_messages import HttpRequest, HttpResponse, content_type_params, media_type
 
 SOAP11_NS = "http://schemas.xmlsoap.org/soap/envelope/"
 SOAP12_NS = "http://www.w3.org/2003/05/soap-envelope"
@@ -564,6 +559,7 @@ class FaultCode(StrEnum):
     CLIENT = "Client"
     SERVER = "Server"
     VERSION_MISMATCH = "VersionMismatch"
+    MUST_UNDERSTAND = "MustUnderstand"
 
     def for_binding(self, binding: Binding) -> str:
         if binding is Binding.SOAP12:

@@ -230,6 +230,10 @@ def reference_result(op: Operation, arguments: Mapping[str, Value]) -> Value:
     return value_from_digest(op.result_type or ParamType.STRING, digest, op.result_values)
 
 
+#: Names of the argument value sets of ``sample_arguments`` (its ``variant``): ``--values``.
+VALUE_SETS = {"plain": 0, "non-ascii": 1, "xml-special": 2}
+
+
 def sample_arguments(op: Operation, variant: int = 0, binding: str = "soap11"
                      ) -> dict[str, Value]:
     """Arguments for ``op`` built from the parameter types; ``variant`` picks the value set

@@ -4,7 +4,8 @@ ASMX publishes one WSDL per .asmx endpoint; ``describe`` reads one into a ``Desc
 the WSDL says: operations with their parameter and result types, and per binding the SOAPAction
 or location of each operation and the port's address), ``to_contract`` merges descriptions into
 a Contract, and ``differences`` names what a description changes from a contract (the WSDL-*
-rules and ``harness contract --check`` read it).
+rules and ``harness contract --check`` read it). It reads documents already fetched:
+``harness.traffic.wsdls`` reads them from a URL or a file.
 
 Hardened: every document is first read by the ONE hardened parser (no DTD, no entities, size
 cap), zeep gets Settings(forbid_dtd, forbid_entities, forbid_external) and a transport that
@@ -14,10 +15,8 @@ fetched.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
 from harness.contract.model import ALL_BINDINGS, Contract, Operation, Parameter, _roots
@@ -85,45 +84,13 @@ class Description:
         return next((p for p in self.ports if p.binding == binding), None)
 
 
-# ------------------------------------------------------------------------------ reading
-
-
-def read_source(source: str, timeout: float = 30.0, options: Any = None) -> tuple[str, bytes]:
-    """(location, bytes) of a WSDL given as a URL (``?WSDL`` added when missing) or a file;
-    ``options``: the run's harness.traffic.send.SendOptions (its TLS and authentication: a
-    deployment behind NTLM serves its WSDL behind NTLM too)."""
-    if source.lower().startswith(("http://", "https://")):
-        return _fetch(source if "?" in source else f"{source}?WSDL", timeout, options)
-    from harness.files import read_limited
-
-    path = Path(source)
-    document = read_limited(path, MAX_WSDL_BYTES, "WSDL")  # a pipe too: never read whole
-    return path.resolve().as_uri(), document
-
-
-def _fetch(url: str, timeout: float, options: Any = None) -> tuple[str, bytes]:
-    from harness.traffic import send
-    from harness.traffic.exchange import HttpRequest
-
-    host = urlsplit(url).netloc
-    options = replace(options, timeout=timeout) if options is not None else send.SendOptions(
-        timeout=timeout)
-    with send.client(options, 1) as http:
-        response = send.send(http, HttpRequest("GET", url, (("Host", host),)), options)
-    if response.status != 200:
-        raise WsdlError(f"{url} answered HTTP {response.status}, not a WSDL")
-    if len(response.body) > MAX_WSDL_BYTES:
-        raise WsdlError(f"{url} answered more than {MAX_WSDL_BYTES} bytes")
-    return url, response.body
-
-
-def describe(source: str, document: bytes | None = None, options: Any = None) -> Description:
-    """The Description of the WSDL at ``source`` (``document``: its bytes, already read;
-    ``options``: how to fetch it, see ``read_source``)."""
+def describe(source: str, document: bytes, location: str | None = None) -> Description:
+    """The Description of ``document``, the WSDL read from ``source`` (``location``: the
+    address zeep resolves it at, default ``source``). Reading it from a URL or file is
+    ``harness.traffic.wsdls``' job: the contract never touches the network."""
     from zeep.exceptions import Error as ZeepError
 
-    location, data = ((source, document) if document is not None
-                      else read_source(source, options=options))
+    location, data = location or source, document
     try:
         root = parse_xml(data, max_bytes=MAX_WSDL_BYTES)
     except HarnessError as exc:
@@ -383,12 +350,6 @@ def to_contract(descriptions: Sequence[Description], name: str = "") -> Contract
             types.setdefault(t.name, t)
     return Contract(tuple(ops.values()), namespaces.pop(),
                     name or descriptions[0].service, "", bindings, tuple(types.values()))
-
-
-def import_wsdls(sources: Iterable[str], name: str = "", options: Any = None) -> Contract:
-    """``harness contract --wsdl``: the contract of the WSDLs at ``sources`` (fetched with
-    ``options``, the run's SendOptions, when given)."""
-    return to_contract([describe(s, options=options) for s in sources], name)
 
 
 def annotate(derived: Contract, annotated: Contract) -> Contract:

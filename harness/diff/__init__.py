@@ -4,7 +4,7 @@ second instance of the primary, and each implementation checked for the same res
 four bindings.
 
     result = Diff(contract, Targets(primary, candidate, secondary)).run(generated_cases(contract))
-    result.report.write_json("reports/diff.json")
+    write_json(result.report, "reports/diff.json")  # harness.reports.json_report
 """
 
 from harness.diff.cases import Case, generated_cases, recorded_cases

@@ -15,9 +15,11 @@ from harness.contract.bindings import (
     service_description,
 )
 from harness.contract.model import Contract, Operation, ParamType, sample_arguments
+from harness.contract.selection import Selection
 from harness.contract.structure import Value, canonical
 from harness.errors import ClassificationError
-from harness.judge import odd_requests
+from harness.judge import asmx_matrix, odd_requests
+from harness.judge.asmx_matrix import MatrixRequest
 from harness.judge.odd_requests import OddRequest
 from harness.traffic.exchange import HttpRequest, replace_header
 from harness.traffic.recording import read_exchanges
@@ -47,6 +49,8 @@ class Case:
     #: A request the spec does not describe (``--errors``): the answers are compared by what
     #: they are (``odd_requests.compare``), not body by body.
     odd: OddRequest | None = None
+    #: A row of the ASMX matrix (``--errors``), compared by shape (``asmx_matrix.compare``).
+    matrix: MatrixRequest | None = None
 
     @property
     def operation_name(self) -> str:
@@ -67,11 +71,12 @@ class Case:
 WSDL = "WSDL"
 
 
-def generated_cases(contract: Contract, variants: int = VARIANTS,
-                    errors: bool = False) -> Iterator[Case]:
+def generated_cases(contract: Contract, variants: int = VARIANTS, errors: bool = False,
+                    chosen: Selection | None = None) -> Iterator[Case]:
     """Every operation x binding it is offered on, with ``variants`` argument sets each (an
     array or complex argument generated from the schema), each endpoint's WSDL
-    (``wsdl_cases``), then (``errors``) the erroneous requests of ``error_cases``."""
+    (``wsdl_cases``), then (``errors``) the erroneous requests of ``error_cases`` (none runs
+    an operation ``chosen`` leaves out)."""
     index = 0
     for op in contract.operations:
         offered = contract.bindings_of(op)
@@ -90,7 +95,7 @@ def generated_cases(contract: Contract, variants: int = VARIANTS,
         index = case.index
         yield case
     if errors:
-        yield from error_cases(contract, index)
+        yield from error_cases(contract, index, chosen)
 
 
 def wsdl_cases(contract: Contract, start: int = 0) -> Iterator[Case]:
@@ -102,7 +107,8 @@ def wsdl_cases(contract: Contract, start: int = 0) -> Iterator[Case]:
         yield Case(request, None, None, None, index, described=endpoint)
 
 
-def error_cases(contract: Contract, start: int = 0) -> Iterator[Case]:
+def error_cases(contract: Contract, start: int = 0, chosen: Selection | None = None
+                ) -> Iterator[Case]:
     """Erroneous requests for every operation, numbered after ``start``: what a client gets
     wrong, where clients depend on the answer being the legacy one's (status, Content-Type,
     fault version and code). Their ``source`` names the error; their arguments are None, so
@@ -116,9 +122,15 @@ def error_cases(contract: Contract, start: int = 0) -> Iterator[Case]:
                 continue
             index += 1
             yield Case(request, op, binding, None, index, f"error: {what}")
-        for odd in odd_requests.requests_for(contract, op, _PLACEHOLDER):
+        for odd in odd_requests.requests_for(contract, op, _PLACEHOLDER, chosen):
             index += 1
             yield Case(odd.request, op, odd.binding, None, index, f"error: {odd.kind}", odd=odd)
+        for row in asmx_matrix.requests_for(contract, op, _PLACEHOLDER):
+            index += 1
+            # named in its differences' own words (a spec rule every answer breaks folds
+            # into the plain calls' line)
+            yield Case(row.request, op, row.binding, None, index,
+                       f"asmx matrix: {row.row.label}", matrix=row)
     for endpoint in contract.endpoints:
         odd = odd_requests.bare_get(contract, endpoint, _PLACEHOLDER)
         index += 1

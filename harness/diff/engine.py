@@ -26,7 +26,7 @@ from harness.diff.consistency import RULE as CROSS_BINDING
 from harness.diff.consistency import Consistency, outcome
 from harness.diff.noise import Noise, noise_key
 from harness.errors import ResponseTooLarge, TargetUnreachable
-from harness.judge import odd_requests
+from harness.judge import asmx_matrix, odd_requests
 from harness.judge.causes import leak_cause, outcome_cause, whatever_sent, words_of
 from harness.judge.compare import WSDL_NS, Difference, Sides, compare_responses, ignored_path
 from harness.judge.findings import DETAILS, Finding, Report, Verdict, selection_scope
@@ -243,6 +243,11 @@ class Diff:
             return Answered(case, requests, responses,
                             odd_requests.compare(case.odd, own[PRIMARY], own[CANDIDATE]), [],
                             [], started, seconds)
+        if case.matrix is not None:  # by shape: status, type, form, version, value
+            found = [d for d in asmx_matrix.compare(case.matrix, own[PRIMARY], own[CANDIDATE])
+                     if not (d.path and ignored_path(d.path, (*self.ignore,
+                                                              *self.ignore_values)))]
+            return Answered(case, requests, responses, found, [], [], started, seconds)
         differences = self._compare(own[PRIMARY], own[CANDIDATE], case.request, CANDIDATE)
         noise = (self._compare(own[PRIMARY], own[SECONDARY], case.request, SECONDARY)
                  if SECONDARY in own else [])

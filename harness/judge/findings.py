@@ -11,7 +11,8 @@ of it, not one more failure.
 A Report keeps counts per rule and verdict and one ``Cause`` per distinct cause in memory
 (bounded: ``MAX_CAUSES``) and spills the failures and warnings to a temporary file, so a
 recording of a million exchanges is judged in flat memory and the JSON still lists every
-failure and warning. ``harness.reports`` renders it: console, JSON, JUnit, Allure.
+failure and warning. ``harness.reports`` renders it (console, JSON, JUnit, Allure): this
+module is plain data and imports no renderer.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ from typing import IO, TYPE_CHECKING, Any
 
 from harness.errors import UsageError
 from harness.judge.profiles import Profile, Severity
-from harness.traffic.exchange import HttpRequest, HttpResponse
 
 if TYPE_CHECKING:
     from harness.contract.model import Contract
@@ -306,7 +306,8 @@ def selection_scope(contract: Contract, selection: Selection, rules: Iterable[st
 
 
 class Report:
-    """What a run found. ``add`` findings, then render it (``harness.reports``)."""
+    """What a run found. ``add`` findings, then render it: ``harness.reports`` (console,
+    JSON, JUnit, Allure) reads it; it knows nothing of them."""
 
     def __init__(self, command: str, target: str | None = None,
                  titles: dict[str, str] | None = None, *, profile: Profile | None = None,
@@ -498,50 +499,10 @@ class Report:
             return section, -cause.calls, -cause.checks
         return sorted(self.causes.values(), key=order)
 
-    # ------------------------------------------------------------------------------- outputs
-    # Rendered by harness.reports (one renderer per form, the same model for every command).
-
-    def summary(self) -> dict[str, Any]:
-        from harness.reports.json_report import summary
-
-        return summary(self)
-
-    def write_json(self, path: str | Path) -> None:
-        from harness.reports.json_report import write_json
-
-        write_json(self, path)
-
-    def write_junit(self, path: str | Path) -> None:
-        from harness.reports.junit import write_junit
-
-        write_junit(self, path)
-
-    def print_console(self, stream: IO[str]) -> None:
-        from harness.reports.console import print_report
-
-        print_report(self, stream)
-
 
 def case_of(rule: str, operation: str | None, binding: str | None) -> tuple[str, str, str]:
     """The test case a finding belongs to: rule x operation x binding."""
     return rule, operation or "(unclassified)", binding or "-"
-
-
-#: Characters of a body shown in a JUnit example (the JSON has every finding).
-EXAMPLE_BODY = 4000
-
-
-def example_text(request: HttpRequest, response: HttpResponse | None,
-                 operation: str | None = None) -> str:
-    """An exchange as CI shows it: request and response as on the wire, credential headers
-    redacted, bodies shortened to EXAMPLE_BODY characters."""
-    from harness.reports.allure_results import http_text
-
-    def short(message: HttpRequest | HttpResponse) -> str:
-        text = http_text(message, operation)
-        return text if len(text) <= EXAMPLE_BODY else text[:EXAMPLE_BODY] + "\n[...]"
-    return short(request) + "\n\n" + (short(response) if response is not None
-                                      else "(no response)")
 
 
 _BASELINE_FIELDS = ("rule", "operation", "binding", "verdict", "expected", "actual")

@@ -33,6 +33,7 @@ from lxml import etree
 
 from harness.contract.bindings import Binding, build_request, fault_class, in_its_version
 from harness.contract.model import Contract, Operation, sample_arguments
+from harness.contract.selection import Selection
 from harness.contract.structure import Value
 from harness.contract.xmlsafe import element_children, local_name, namespace, parse_xml
 from harness.errors import XMLRejected
@@ -99,19 +100,25 @@ class OddRequest:
     endpoint: str | None = None
 
 
-def other_operation(contract: Contract, op: Operation) -> tuple[Operation, bool]:
+def other_operation(contract: Contract, op: Operation, chosen: Selection | None = None
+                    ) -> tuple[Operation, bool]:
     """The operation whose action is sent instead of ``op``'s, and whether it shares
-    ``op``'s endpoint (then ASMX routes to it): another of the endpoint, else of another."""
-    same = [o for o in contract.endpoints[op.endpoint] if o is not op]
+    ``op``'s endpoint (then ASMX routes to it, so it runs): another of the endpoint when
+    ``chosen`` selects it, else one of another endpoint (ASMX routes no action across
+    endpoints: nothing runs)."""
+    same = [o for o in contract.endpoints[op.endpoint]
+            if o is not op and (chosen is None or chosen.allows(o.name, None))]
     if same:
         return same[0], True
-    return next((o for o in contract.operations if o is not op), op), False
+    return next((o for o in contract.operations if o.endpoint != op.endpoint), op), False
 
 
 def odd_request(contract: Contract, op: Operation, binding: Binding, kind: str,
-                base_url: str, arguments: Mapping[str, Value] | None = None) -> OddRequest:
+                base_url: str, arguments: Mapping[str, Value] | None = None,
+                chosen: Selection | None = None) -> OddRequest:
     """``op`` over ``binding`` (SOAP 1.1 or 1.2) sent with the odd thing ``kind`` (a key of
-    KINDS), with ``arguments`` (default: plain generated values), and what ASMX answers."""
+    KINDS), with ``arguments`` (default: plain generated values), and what ASMX answers;
+    another operation's action names one ``chosen`` selects, or one ASMX cannot route to."""
     if kind not in KINDS:
         raise ValueError(f"unknown odd request {kind!r} (use: {', '.join(KINDS)})")
     if not binding.is_soap:
@@ -133,7 +140,7 @@ def odd_request(contract: Contract, op: Operation, binding: Binding, kind: str,
             raise ValueError(f"{kind} is sent over SOAP 1.1")
         return OddRequest(kind, KINDS[kind], op, binding,
                           request.with_header("Content-Type", "text/xml"), answered)
-    other, same_endpoint = other_operation(contract, op)
+    other, same_endpoint = other_operation(contract, op, chosen)
     action = {"a wrong SOAPAction": f'"{contract.namespace.rstrip("/")}/{NO_SUCH_OPERATION}"',
               "an empty SOAPAction": '""',
               "another operation's SOAPAction": contract.soap_action(other)}[kind]
@@ -159,8 +166,10 @@ def bare_get(contract: Contract, endpoint: str, base_url: str) -> OddRequest:
                       Binding.HTTP_GET, request, HELP_PAGE, endpoint)
 
 
-def requests_for(contract: Contract, op: Operation, base_url: str) -> Iterator[OddRequest]:
-    """Every odd request of ``op`` over the SOAP bindings it is offered on (diff --errors)."""
+def requests_for(contract: Contract, op: Operation, base_url: str,
+                 chosen: Selection | None = None) -> Iterator[OddRequest]:
+    """Every odd request of ``op`` over the SOAP bindings it is offered on (diff --errors),
+    none of which runs an operation ``chosen`` leaves out."""
     offered = contract.bindings_of(op)
     for kind in KINDS:
         for binding in (Binding.SOAP11, Binding.SOAP12):
@@ -169,7 +178,7 @@ def requests_for(contract: Contract, op: Operation, base_url: str) -> Iterator[O
                 continue
             if kind == "text/xml without charset" and binding is not Binding.SOAP11:
                 continue
-            yield odd_request(contract, op, binding, kind, base_url)
+            yield odd_request(contract, op, binding, kind, base_url, chosen=chosen)
 
 
 def _answered(op: Operation) -> str:

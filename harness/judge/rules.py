@@ -971,19 +971,20 @@ def with_passive(ids: Iterable[str] | None) -> tuple[str, ...] | None:
 
 def titles() -> dict[str, str]:
     """Rule ID -> title, for ``Report(titles=...)``."""
-    from harness.judge import odd_requests, wsdl_rules
+    from harness.judge import asmx_matrix, odd_requests, wsdl_rules
 
     return {UNCLASSIFIED: "request is none of the contract's operation x binding pairs",
             **{rule.id: rule.title for rule in CATALOGUE}, **wsdl_rules.titles(),
-            **odd_requests.titles()}
+            **odd_requests.titles(), **asmx_matrix.titles()}
 
 
 def catalogue_ids() -> frozenset[str]:
     """Every rule ID a feature may check: the exchange rules, the WSDL rules and the rules of
-    the requests the spec does not describe (``odd_requests``)."""
-    from harness.judge import odd_requests, wsdl_rules
+    the requests the spec does not describe (``odd_requests``, the ASMX matrix)."""
+    from harness.judge import asmx_matrix, odd_requests, wsdl_rules
 
-    return frozenset(RULES) | frozenset(wsdl_rules.RULES) | frozenset(odd_requests.RULES)
+    return (frozenset(RULES) | frozenset(wsdl_rules.RULES) | frozenset(odd_requests.RULES)
+            | frozenset(asmx_matrix.titles()))
 
 
 def select(ids: Iterable[str] | None) -> tuple[Rule, ...]:
@@ -1201,4 +1202,11 @@ def catalogue_table() -> str:
         verdicts = "failure where the spec speaks; warning where only ASMX does"
         lines.append(f"| `{o.id}` | {o.clause} | response | {verdicts} | {verdicts} | "
                      f"{_md(o.title)} |")
+    from harness.judge import asmx_matrix
+
+    for m in asmx_matrix.matrix().rules:
+        verdicts = ("failure where the spec speaks or a value is lost; warning where only "
+                    "ASMX does")
+        lines.append(f"| `{m.id}` | 4.1; else as ASMX | response | {verdicts} | {verdicts} | "
+                     f"{_md(m.title)} |")
     return "\n".join(lines)

@@ -26,7 +26,7 @@ import orjson
 from harness import progress, stopping
 from harness.contract.bindings import Binding
 from harness.errors import RecordingError, RunStopped
-from harness.judge.findings import Finding, Report, Verdict, example_text
+from harness.judge.findings import Finding, Report, Verdict
 from harness.traffic.exchange import Exchange
 from harness.traffic.recording import (
     FORMAT_VERSION,
@@ -36,6 +36,7 @@ from harness.traffic.recording import (
     read_header,
     too_long,
 )
+from harness.traffic.report_text import example_text
 
 #: Inputs smaller than this are judged in the calling process: starting workers costs more.
 SMALL_INPUT_BYTES = 2 * 1024 * 1024

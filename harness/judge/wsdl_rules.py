@@ -317,8 +317,8 @@ def judge_deployment(contract: Contract, descriptions: dict[str, Description | s
 
 def describe_deployment(contract: Contract, base_url: str) -> dict[str, Description | str]:
     """Each endpoint's ``?WSDL`` under ``base_url``, read (or why it could not be)."""
-    from harness.contract.wsdl_import import describe
     from harness.errors import HarnessError
+    from harness.traffic.wsdls import describe
 
     found: dict[str, Description | str] = {}
     for endpoint in contract.endpoints:
@@ -332,7 +332,7 @@ def describe_deployment(contract: Contract, base_url: str) -> dict[str, Descript
 def describe_sources(contract: Contract, sources: list[str]) -> dict[str, Description | str]:
     """The WSDLs at ``sources`` by the contract endpoint they describe (paths compare
     case-insensitively, as IIS does)."""
-    from harness.contract.wsdl_import import describe
+    from harness.traffic.wsdls import describe
 
     found: dict[str, Description | str] = {}
     for source in sources:

@@ -41,6 +41,9 @@ from harness.load.trend import TITLES as TREND_TITLES
 from harness.load.user import Feed, ReplayUser
 from harness.load.verdict import Merged
 from harness.progress import Progress
+from harness.reports.console import print_report
+from harness.reports.json_report import write_json
+from harness.reports.junit import write_junit
 from harness.traffic.auth import AuthOptions
 from harness.traffic.send import SendOptions, check_reachable
 
@@ -645,7 +648,7 @@ def _write_text(path: str, text: str) -> None:
 
 def _write_report(report: Report, outputs: Outputs) -> int:
     m = report.meta
-    report.print_console(sys.stdout)
+    print_report(report, sys.stdout)
     print(f"load: {m['requests']} requests in {m['duration_s']} s ({m['rps']} req/s), "
           f"p50 {m['p50_ms']} ms, p95 {m['p95_ms']} ms, p99 {m['p99_ms']} ms; "
           f"lag max {m['lag_max_s']} s, mean {m['lag_mean_s']} s, {m['late']} late; "
@@ -653,9 +656,9 @@ def _write_report(report: Report, outputs: Outputs) -> int:
     if m.get("broken_lines"):
         print(f"harness load: {m['broken_lines']} broken line(s) skipped", file=sys.stderr)
     if outputs.json:
-        report.write_json(outputs.json)
+        write_json(report, outputs.json)
     if outputs.junit:
-        report.write_junit(outputs.junit)
+        write_junit(report, outputs.junit)
     return report.exit_code
 
 

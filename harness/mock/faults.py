@@ -24,15 +24,18 @@ from dataclasses import dataclass
 
 from harness.contract.bindings import Binding, FaultCode, build_fault, did_you_mean
 from harness.errors import UsageError
-from harness.reference.app import Delayed, Disrupted
+from harness.reference.app import (  # noqa: F401 (trickle_pieces: used where it is sent)
+    TRICKLE_PIECES,
+    Delayed,
+    Disrupted,
+    trickle_pieces,
+)
 from harness.traffic.exchange import HttpResponse
 
 KINDS = ("delay", "reset", "empty", "malformed", "trickle", "status", "fault")
 #: Longest delay or trickle a fault may ask for (a typo of "15s" as "15000s" is an error).
 MAX_SECONDS = 3600.0
 TRICKLE_SECONDS = 3.0
-#: Pieces a trickled body is sent in (fewer for a shorter body).
-TRICKLE_PIECES = 16
 #: The text of an injected SOAP fault: what ASMX says of an unexpected error.
 FAULT_TEXT = "Server was unable to process request."
 FAULT_CODES = {"client": FaultCode.CLIENT, "sender": FaultCode.CLIENT,
@@ -220,10 +223,3 @@ def parse_option(text: str) -> Fault:
         return parse(text)
     except ValueError as exc:
         raise UsageError(f"--fault {text}: {exc}") from None
-
-
-def trickle_pieces(body: bytes) -> list[bytes]:
-    """``body`` in at most TRICKLE_PIECES pieces, in order."""
-    count = max(1, min(TRICKLE_PIECES, len(body)))
-    size = -(-len(body) // count) if body else 1
-    return [body[at:at + size] for at in range(0, len(body), size)] or [b""]

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from harness.contract.bindings import Binding
 from harness.contract.model import Contract, Operation, ParamType, sample_arguments
+from harness.contract.selection import Selection
 from harness.probe.cases import (
     CANARY_HEAD,
     CANARY_TAIL,
@@ -67,9 +68,10 @@ XML_ATTACKS: tuple[Attack, ...] = (
 ATTACKED = ("GetTokenDevice", "LogoutFromSchool")
 
 
-def xml_attacks(contract: Contract, base: str) -> Iterator[ProbeCase]:
+def xml_attacks(contract: Contract, base: str, chosen: Selection | None = None
+                ) -> Iterator[ProbeCase]:
     """Each attack in a parameter position and around the whole Body, over both SOAP versions."""
-    for op in attacked_operations(contract):
+    for op in attacked_operations(contract, chosen):
         target = _target_parameter(op)
         for binding in SOAP_BINDINGS:
             plain = plain_request(contract, op, binding, base)
@@ -105,15 +107,18 @@ def _doctype(subset: str) -> str:
     return f"<!DOCTYPE soap:Envelope [{subset}]>" if subset else "<!DOCTYPE soap:Envelope>"
 
 
-def attacked_operations(contract: Contract) -> list[Operation]:
-    chosen = [op for op in contract.operations if op.name in ATTACKED]
+def attacked_operations(contract: Contract, chosen: Selection | None = None
+                        ) -> list[Operation]:
+    """The operations the attacks (and the plain call between cases) go to, among the selected
+    ones only: an operation left out is never called, not even to see the target still up."""
+    ops = [op for op in contract.operations if not chosen or chosen.allows(op.name, None)]
+    named = [op for op in ops if op.name in ATTACKED]
     # otherwise the first with a simple parameter to put an attack in, offered everywhere (the
     # HTTP cases send it over GET and POST too)
-    everywhere = [op for op in contract.operations if op.parameters
+    everywhere = [op for op in ops if op.parameters
                   and all(p.type.is_simple for p in op.parameters)
                   and contract.bindings_of(op) == contract.bindings]
-    return chosen or everywhere[:1] or [op for op in contract.operations if op.parameters][:1] \
-        or list(contract.operations[:1])
+    return named or everywhere[:1] or [op for op in ops if op.parameters][:1] or ops[:1]
 
 
 def _target_parameter(op: Operation) -> str:
@@ -130,8 +135,9 @@ OTHER_ENVELOPE = "http://example.org/not-a-soap-envelope"
 SIZE_LIMIT = 4 * 1024 * 1024
 
 
-def malformed_envelopes(contract: Contract, base: str) -> Iterator[ProbeCase]:
-    op = attacked_operations(contract)[0]
+def malformed_envelopes(contract: Contract, base: str, chosen: Selection | None = None
+                        ) -> Iterator[ProbeCase]:
+    op = attacked_operations(contract, chosen)[0]
     for binding in SOAP_BINDINGS:
         yield from _malformed(contract, op, binding, base)
 

@@ -49,7 +49,7 @@ class CaseFile:
         meta = {"case": case.name, "family": case.family.value,
                 "operation": case.operation.name, "binding": case.binding.value,
                 "expect": case.expect.value, "entity": case.entity, "what": case.what,
-                "failed": failed_rules}
+                "failed": failed_rules, **({"matrix": case.matrix} if case.matrix else {})}
         self._out.write(Exchange(case.request, None, meta={"probe": meta}))
         self.written += 1
 
@@ -85,7 +85,7 @@ def _case(meta: dict[str, Any], exchange: Exchange, contract: Contract, path: Pa
             raise KeyError(meta["operation"])
         return ProbeCase(meta["case"], Family(meta["family"]), op, Binding(meta["binding"]),
                          exchange.request, Expect(meta["expect"]), meta.get("what", ""),
-                         bool(meta.get("entity", False)))
+                         bool(meta.get("entity", False)), meta.get("matrix"))
     except (KeyError, TypeError, ValueError) as exc:
         raise RecordingError(f"{path}: exchange #{exchange.index} is a broken probe case "
                              f"({exc})") from None

@@ -34,6 +34,7 @@ class Family(StrEnum):
     ENVELOPE = "malformed envelope"
     VALUE = "invalid value"
     HTTP = "http level"
+    MATRIX = "asmx matrix"  # a row of the ASMX matrix, judged as ASMX answers it
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,8 @@ class ProbeCase:
     what: str  # one line for people
     #: The case carries a DTD or XInclude: SEC-ENTITY judges it.
     entity: bool = False
+    #: The ID of the ASMX matrix row the case is (its rule judges it too).
+    matrix: str | None = None
 
     @property
     def label(self) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from harness.contract.bindings import Binding, code_words, in_its_version, read_response
+from harness.judge import asmx_matrix
 from harness.judge.causes import leak_cause
 from harness.judge.compare import NO_CONTENT_TYPE
 from harness.judge.findings import Verdict
@@ -125,7 +126,7 @@ def _soap_error_shape(case: ProbeCase, response: HttpResponse) -> Outcome:
         if reading.document is not None and version is not None:
             return failed("a SOAP fault", f"HTTP {response.status} with a {version.label} "
                           "envelope that holds no Fault")
-        return passed("a SOAP fault or an HTTP error", f"HTTP {response.status}, no envelope")
+        return _http_error(case, response, reading.document is not None)
     actual = (f"{version.label} fault with code {reading.fault_code or '(empty)'}, "
               f"{response.content_type or NO_CONTENT_TYPE}")
     # an envelope of no SOAP version: either version is the request's
@@ -140,6 +141,24 @@ def _soap_error_shape(case: ProbeCase, response: HttpResponse) -> Outcome:
         return failed(f"a {version.label} fault code ({', '.join(sorted(FAULT_CODES[version]))})",
                       actual)
     return passed(f"a {version.label} fault", actual)
+
+
+def _http_error(case: ProbeCase, response: HttpResponse, xml: bool) -> Outcome:
+    """An error answer to a SOAP call without an envelope. ASMX's have an empty body (400
+    for malformed XML, 415) or are an HTML error page (405, 411, customErrors); any other
+    body (text/plain, XML that is no envelope, text that is not even XML under a SOAP type)
+    is an error no SOAP client can read as one."""
+    media = media_type(response.content_type)
+    if not response.body.strip():
+        return passed("a SOAP fault or an HTTP error", f"HTTP {response.status}, empty body")
+    if media == "text/html":
+        return passed("a SOAP fault or an HTTP error", f"HTTP {response.status}, an HTML page")
+    what = ("XML that is no SOAP envelope" if xml else
+            f"a {media or 'untyped'} body that is not XML" if media and "xml" in media else
+            f"a {media or 'untyped'} body")
+    return failed(f"a {case.binding.label} fault, or an HTTP error with an empty body or an "
+                  "HTML page", f"HTTP {response.status}, {response.content_type or 'no '
+                                                        'Content-Type'}: {what}")
 
 
 def rejects_invalid(case: ProbeCase, answer: Answer, bound: float) -> Outcome:
@@ -192,11 +211,14 @@ def failing(outcomes: list[tuple[str, Outcome]]) -> list[str]:
 
 
 def titles() -> dict[str, str]:
-    return {rule.id: rule.title for rule in PROBE_RULES}
+    """The probe's rules and the rules of the ASMX matrix rows it sends."""
+    return {**{rule.id: rule.title for rule in PROBE_RULES}, **asmx_matrix.titles()}
 
 
 def rules_table() -> str:
     """The probe's rules as a Markdown table (``harness probe --list-rules``)."""
     lines = ["| rule | level | title |", "|---|---|---|"]
     lines += [f"| `{r.id}` | mandatory | {r.title} |" for r in PROBE_RULES]
+    lines += [f"| `{rule}` | ASMX matrix: failure where the spec speaks or a value is lost, "
+              f"else warning | {title} |" for rule, title in asmx_matrix.titles().items()]
     return "\n".join(lines)

@@ -1,9 +1,9 @@
 """Running the probe: the budget, sending each case, the plain call after each hostile one, the
 report (certify's: console, JSON, JUnit, Allure) and the file of failing cases.
 
-Order: XML attacks, malformed envelopes, HTTP-level cases, then generated values with what is
-left of the budget. The run stops early, with what it found, when the budget is spent or the
-target stops answering.
+Order: XML attacks, malformed envelopes, HTTP-level cases, generated values with two thirds of
+what is left of the budget, then the ASMX matrix's rows. The run stops early, with what it
+found, when the budget is spent or the target stops answering.
 """
 
 from __future__ import annotations
@@ -20,17 +20,22 @@ from harness.contract.bindings import Binding
 from harness.contract.model import Contract, ParamType
 from harness.contract.selection import Selection
 from harness.errors import ResponseTooLarge, TargetUnreachable, UsageError
+from harness.judge import asmx_matrix
 from harness.judge.findings import Finding, Report, Verdict, selection_scope
-from harness.judge.rules import Outcome, failed, passed
+from harness.judge.rules import Outcome, failed, not_applicable, passed
 from harness.probe import checks, values
 from harness.probe.attacks import attacked_operations, malformed_envelopes, xml_attacks
 from harness.probe.casefile import CaseFile, read_cases
 from harness.probe.cases import ProbeCase, plain_request
 from harness.probe.checks import Answer
 from harness.probe.http_level import http_cases
+from harness.probe.matrix import matrix_cases
 from harness.progress import Progress
 from harness.reference.server import target_or_reference
 from harness.reports.allure_results import http_text
+from harness.reports.console import print_report
+from harness.reports.json_report import write_json
+from harness.reports.junit import write_junit
 from harness.traffic import send
 from harness.traffic.exchange import HttpRequest
 from harness.traffic.pacing import Pace
@@ -82,8 +87,10 @@ class Prober:
     """Sends cases to one target within a budget and judges them into a Report."""
 
     def __init__(self, contract: Contract, base: str, budget: Budget, report: Report,
-                 cases_out: CaseFile | None, options: send.SendOptions | None = None) -> None:
+                 cases_out: CaseFile | None, options: send.SendOptions | None = None,
+                 chosen: Selection | None = None) -> None:
         self.contract, self.base, self.budget, self.report = contract, base, budget, report
+        self.chosen = chosen or Selection()
         self.cases_out = cases_out
         #: The shared sending options; their total timeout is ROB-TIME's bound.
         self.options = options or send.SendOptions(timeout=5.0)
@@ -94,6 +101,8 @@ class Prober:
         self.pace = Pace(budget.rate)  # --rate: the schedule replay uses too
         self.stopped: str | None = None  # why the run ended early
         self._warned: set[tuple[str, str]] = set()
+        #: The ASMX matrix's spec calls, each sent once (rows share them).
+        self._spec_calls = asmx_matrix.Sent(lambda request: self.exchange(request).response)
         #: Per (rule, operation, binding): the request and response a test shows (as text,
         #: bodies shortened), and whether it is a failing or warned one.
         self.exchanges: dict[tuple[str, str, str], tuple[str, str]] = {}
@@ -143,9 +152,24 @@ class Prober:
     def run(self, case: ProbeCase, *, health: bool = True) -> bool:
         """Send and judge ``case`` into the report, then the plain call; whether it failed."""
         answer, outcomes = self.try_case(case)
+        if case.matrix is not None:
+            outcomes.append(self.as_asmx(case, answer))
+            health = False  # a client's request, not a hostile one
         if health or answer.response is None:
             outcomes.append(("ROB-NO-CRASH", self.still_answers(case)))
         return self.record(case, outcomes, Sent.of(case, answer))
+
+    def as_asmx(self, case: ProbeCase, answer: Answer) -> tuple[str, Outcome]:
+        """The ASMX matrix row's verdict on a matrix case: its rule, and the outcome judged
+        against the target's answer to the row's spec call (sent once per run)."""
+        row = next(r for r in asmx_matrix.matrix().rows if r.id == case.matrix)
+        mreq = asmx_matrix.build(self.contract, case.operation, row, self.base)
+        if mreq is None or answer.response is None:
+            return row.rule, not_applicable("no answer" if mreq else "the row does not apply")
+        answers = self._spec_calls.answers(replace(mreq, request=case.request), answer.response)
+        judged = asmx_matrix.verdict(replace(mreq, request=case.request), answers)
+        return row.rule, Outcome(judged.verdict, judged.expected, judged.actual, "", False,
+                                 judged.cause)
 
     def record(self, case: ProbeCase, outcomes: list[tuple[str, Outcome]],
                sent: Sent | None = None) -> bool:
@@ -217,10 +241,14 @@ class Prober:
                                 source=self.base))
 
     def _find_plain_call(self) -> HttpRequest:
-        """The first of the attacked operation's bindings the target answers with 200."""
-        op = attacked_operations(self.contract)[0]
+        """The first of the attacked operation's selected bindings the target answers with
+        200."""
+        op = attacked_operations(self.contract, self.chosen)[0]
         seen = []
         for binding in Binding:
+            if not self.chosen.allows(op.name, binding.label) or \
+                    binding.value not in self.contract.bindings_of(op):
+                continue
             request = plain_request(self.contract, op, binding, self.base)
             answer = self.exchange(request)
             if answer.response is not None and answer.response.status == 200:
@@ -313,8 +341,8 @@ def probe(target: str | None, contract: Contract, budget: Budget, outputs: Outpu
         print(f"probe: {shown}, at most {budget.max_requests} requests in "
               f"{budget.max_time:g} s" + (f" at {budget.rate:g}/s" if budget.rate else ""),
               file=stream, flush=True)
-        prober = Prober(contract, url, budget, report, cases_out, options)
         chosen = chosen or Selection()
+        prober = Prober(contract, url, budget, report, cases_out, options, chosen)
         report.scope = selection_scope(contract, chosen)
 
         def picked(cases: Iterable[ProbeCase]) -> Iterator[ProbeCase]:
@@ -328,10 +356,11 @@ def probe(target: str | None, contract: Contract, budget: Budget, outputs: Outpu
                 if saved is not None:
                     run_fixed(prober, picked(_retargeted(case, url) for case in saved))
                 else:
-                    run_fixed(prober, picked(xml_attacks(contract, url)))
-                    run_fixed(prober, picked(malformed_envelopes(contract, url)))
-                    run_fixed(prober, picked(http_cases(contract, url)))
-                    run_values(prober, seed, chosen)
+                    run_fixed(prober, picked(xml_attacks(contract, url, chosen)))
+                    run_fixed(prober, picked(malformed_envelopes(contract, url, chosen)))
+                    run_fixed(prober, picked(http_cases(contract, url, chosen)))
+                    run_values(prober, seed, chosen)  # two thirds of what is left
+                    run_fixed(prober, picked(matrix_cases(contract, url, chosen)))
         finally:
             prober.progress.close()
             prober.close()
@@ -360,7 +389,7 @@ def _retargeted(case: ProbeCase, base: str) -> ProbeCase:
 def _write(report: Report, prober: Prober, cases_out: CaseFile | None, outputs: Outputs,
            stream: IO[str]) -> int:
     print(file=stream)
-    report.print_console(stream)
+    print_report(report, stream)
     ending = prober.stopped or "every case sent"
     print(f"probe: {prober.sent} requests; {ending}", file=stream)
     if cases_out is not None and cases_out.written:
@@ -370,10 +399,10 @@ def _write(report: Report, prober: Prober, cases_out: CaseFile | None, outputs: 
               + (f"; {outputs.failures} is left as the last complete run wrote it"
                  if report.interrupted else ""), file=stream)
     if outputs.json:
-        report.write_json(outputs.json)
+        write_json(report, outputs.json)
         print(f"probe: JSON findings in {outputs.json}", file=stream)
     if outputs.junit:
-        report.write_junit(outputs.junit)
+        write_junit(report, outputs.junit)
         print(f"probe: JUnit XML in {outputs.junit}", file=stream)
     if outputs.allure_dir:
         from harness.probe.allure import write_allure

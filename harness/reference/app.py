@@ -21,12 +21,14 @@ from urllib.parse import SplitResult, urlsplit
 from starlette.datastructures import URL
 
 from harness.contract.bindings import (
+    FORM_TYPE,
     Binding,
     Classification,
     FaultCode,
     build_fault,
     build_response,
     classify,
+    soap_payload,
     soap_version,
     structured_argument,
 )
@@ -39,8 +41,15 @@ from harness.contract.model import (
     school_mobile,
 )
 from harness.contract.structure import Value
-from harness.contract.xmlsafe import namespace, parse_xml, root_tag
+from harness.contract.xmlsafe import (
+    element_children,
+    local_name,
+    namespace,
+    parse_xml,
+    root_tag,
+)
 from harness.errors import ClassificationError, MalformedXML, XMLRejected
+from harness.reference.reading import as_read
 from harness.reference.wsdl import service_name, wsdl_document
 from harness.traffic.exchange import HttpRequest, HttpResponse, content_type_params, media_type
 
@@ -137,6 +146,9 @@ def answer(contract: Contract, request: HttpRequest, produce: Produce = referenc
     base = f"{parts.scheme}://{parts.netloc}{endpoint_path}"
     if request.method == "GET" and not has_operation:
         return _describe(contract, endpoint, base, parts.query)
+    if request.method not in ("GET", "POST"):  # HEAD, OPTIONS, PUT...: refused unread
+        return _OPERATION_PATH_METHOD if has_operation else _ENDPOINT_METHOD
+    request = as_read(request, has_operation)
     binding = _binding_for_errors(request, has_operation)
     try:
         call = _routed(contract, request, classify(contract, request))
@@ -224,12 +236,15 @@ def _check(contract: Contract, request: HttpRequest, endpoint: str, call: Classi
         raise ClassificationError(call.problem or call.guess or "")
     if op.endpoint != endpoint:
         raise Refusal(f"{op.name} is not an operation of {endpoint}")
-    if request.method.upper() != call.binding.method:  # PUT, PATCH, HEAD: ASMX answers 500
+    if request.method.upper() != call.binding.method:  # a SOAP POST to an operation's path
         raise Refusal("Request format is unrecognized for URL unexpectedly ending in "
                       f"'/{op.name}'.")
     if call.binding.value not in contract.bindings_of(op):  # disabled, or not carried by HTTP
         raise Refusal(f"{op.name} Web Service method name is not valid over "
                       f"{call.binding.label}.")
+    if call.binding is Binding.HTTP_POST and media_type(request.content_type) != FORM_TYPE:
+        # no Content-Type, multipart/form-data, text/plain: ASMX reads only a URL-encoded form
+        raise Refusal(f"Request format is invalid: {request.content_type or ''}.")
     if not call.binding.is_soap:
         _validate_values(call)
         return
@@ -252,6 +267,27 @@ def _check(contract: Contract, request: HttpRequest, endpoint: str, call: Classi
     if call.binding is Binding.SOAP11 and action is not None \
             and action.strip('"') != contract.soap_action(op).strip('"'):
         raise Refusal(f"Server did not recognize the value of SOAPAction: {action}")
+    _check_envelope(call, envelope or call.binding)
+
+
+def _check_envelope(call: Classification, version: Binding) -> None:
+    """What ASMX refuses inside an envelope it reads: a header block it must understand and
+    does not know (a MustUnderstand fault: the reference knows none), a comment or processing
+    instruction inside a parameter's value (400 and an empty body: XmlSerializer's reader)."""
+    envelope = call.envelope
+    header = next((c for c in element_children(envelope) if local_name(c) == "Header"), None) \
+        if envelope is not None else None
+    for block in element_children(header) if header is not None else ():
+        understood = next((v for k, v in block.attrib.items()
+                           if k.endswith("}mustUnderstand")), "")
+        if understood.strip() in ("1", "true"):
+            raise Refusal(f"SOAP header {local_name(block)} was not understood.",
+                          FaultCode.MUST_UNDERSTAND)
+    payload = soap_payload(envelope) if envelope is not None else None
+    for parameter in element_children(payload) if payload is not None else ():
+        if any(not isinstance(node.tag, str) for node in parameter):
+            raise Refusal("a comment inside a value", response=HttpResponse(
+                400, (("Content-Type", version.soap_content_type or ""),), b"", "Bad Request"))
 
 
 def _answering_binding(call: Classification) -> Binding:
@@ -319,6 +355,21 @@ def _refused_soap(request: HttpRequest, binding: Binding, exc: ClassificationErr
 _ENVELOPE_TAGS = {f"{{{ns}}}Envelope" for ns in _SOAP_BY_NS}
 
 
+def _error_page(status: int, reason: str) -> HttpResponse:
+    """ASP.NET's HTML error page for a request refused before any service code runs (as with
+    customErrors On: no exception text, no version)."""
+    page = (f"<html><head><title>Runtime Error</title></head><body><h1>Server Error</h1>"
+            f"<h2>HTTP {status}. {reason}.</h2></body></html>").encode()
+    return HttpResponse(status, (("Content-Type", "text/html"),), page, reason)
+
+
+#: Another method than GET and POST: ASMX refuses it before routing, 405 at the endpoint, 500
+#: at an operation's path (the reverse with the Documentation protocol removed; a HEAD gets
+#: the status without the page).
+_ENDPOINT_METHOD = _error_page(405, "Method Not Allowed")
+_OPERATION_PATH_METHOD = _error_page(500, "Internal Server Error")
+
+
 def _validate_values(call: Classification) -> None:
     """ASP.NET's request validation (on by default): a GET/POST value with markup in it, a
     ``<`` before a letter or ``!``, or ``&#``, is refused with 500 text/plain before the
@@ -374,14 +425,21 @@ def _structured(call: Classification, p: Parameter) -> Value:
 
 
 def _given(call: Classification) -> dict[str, str]:
-    """The arguments by name as ASMX reads repeated ones: in SOAP the first element counts; in
-    GET/POST the values are joined with "," (ASP.NET's NameValueCollection)."""
+    """The arguments by name as ASMX reads them: in SOAP only elements in the operation's
+    namespace (XmlSerializer: an unqualified one is no parameter), the first of repeated ones;
+    in GET/POST field names in any case, repeated values joined with "," (ASP.NET's
+    NameValueCollection)."""
     given: dict[str, str] = {}
-    for name, value in call.arguments:
-        if name not in given:
-            given[name] = value
-        elif not call.binding.is_soap:
-            given[name] += f",{value}"
+    if call.binding.is_soap:
+        payload = soap_payload(call.envelope) if call.envelope is not None else None
+        for element in element_children(payload) if payload is not None else ():
+            if namespace(element) == call.operation_namespace:
+                given.setdefault(local_name(element), element.text or "")
+        return given
+    names = {p.name.lower(): p.name for p in call.operation.parameters}
+    for sent, value in call.arguments:
+        name = names.get(sent.lower(), sent)
+        given[name] = f"{given[name]},{value}" if name in given else value
     return given
 
 
@@ -518,9 +576,19 @@ async def _dropped(response: Disrupted, scope, receive) -> None:
         pass
 
 
-async def _trickle(response: HttpResponse, seconds: float, scope, receive, send) -> None:
-    from harness.mock.faults import trickle_pieces
+#: Pieces a trickled body is sent in (fewer for a shorter body): ``harness mock --fault
+#: trickle`` (``Disrupted``).
+TRICKLE_PIECES = 16
 
+
+def trickle_pieces(body: bytes) -> list[bytes]:
+    """``body`` in at most TRICKLE_PIECES pieces, in order."""
+    count = max(1, min(TRICKLE_PIECES, len(body)))
+    size = -(-len(body) // count) if body else 1
+    return [body[at:at + size] for at in range(0, len(body), size)] or [b""]
+
+
+async def _trickle(response: HttpResponse, seconds: float, scope, receive, send) -> None:
     pieces = trickle_pieces(response.body)
     await _send_start(response, send)
     for number, piece in enumerate(pieces, 1):

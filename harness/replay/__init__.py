@@ -3,7 +3,7 @@ and compared with the recorded one (``harness.judge.compare``); load judges its 
 too.
 
     report = replay(["recordings/day.jsonl"], contract, "http://127.0.0.1:8000")
-    report.write_json("reports/replay.json")
+    write_json(report, "reports/replay.json")  # harness.reports.json_report
 """
 
 from harness.replay.engine import (

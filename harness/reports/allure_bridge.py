@@ -25,7 +25,7 @@ from harness.judge.findings import Finding, Verdict, cause_of
 from harness.reports.allure_results import http_text
 
 if TYPE_CHECKING:
-    from harness.certify.engine import Call
+    from harness.judge.calls import Call
 
 _OPEN_STEP = pytest.StashKey[Any]()
 #: What the step under way found, when it judged a rule (``step_verdict``).
@@ -144,16 +144,19 @@ def attach_call(call: Call) -> None:
         allure.dynamic.feature(call.binding.label)
         allure.dynamic.story(call.operation.name)
     operation = None if call.endpoint is not None else call.operation.name
-    allure.attach(http_text(call.exchange.request), name=f"{label} request",
-                  attachment_type=allure.attachment_type.TEXT)
     response = call.exchange.response
+    sent = response is not None or any(f.verdict != "not applicable" for f in call.findings)
+    if sent:  # a request that does not apply to the operation was never sent
+        allure.attach(http_text(call.exchange.request), name=f"{label} request",
+                      attachment_type=allure.attachment_type.TEXT)
     if response is not None:
         allure.attach(http_text(response, operation), name=f"{label} response",
                       attachment_type=allure.attachment_type.TEXT)
     if call.control is not None and call.control.response is not None:
         allure.attach(http_text(call.control.request) + "\n\n"
                       + http_text(call.control.response, operation),
-                      name=f"{label} with plain values (GAP-VALUES)",
+                      name=f"{label} with plain values (GAP-VALUES)" if call.label is None
+                      else f"{label}: the spec call it is held against",
                       attachment_type=allure.attachment_type.TEXT)
     judged = [f"{f.rule}: {f.verdict}" + (f" - expected {f.expected}, actual {f.actual}"
                                           if f.verdict in ("failed", "warning") else "")

@@ -30,8 +30,8 @@ from allure_commons.model2 import (
 
 from harness import __version__
 from harness.errors import UsageError
-from harness.traffic.exchange import HttpRequest, HttpResponse
-from harness.traffic.redaction import for_report
+from harness.http_messages import HttpRequest, HttpResponse
+from harness.traffic.report_text import http_text
 
 if TYPE_CHECKING:
     from harness.judge.findings import Report
@@ -116,19 +116,6 @@ def _labels(labels: Mapping[str, str | Iterable[str]]) -> list[Label]:
 
 def _digest(text: str) -> str:
     return hashlib.md5(text.encode("utf-8"), usedforsecurity=False).hexdigest()
-
-
-def http_text(message: HttpRequest | HttpResponse, operation: str | None = None) -> str:
-    """A request or response as it would appear on the wire (body decoded as UTF-8), as
-    reports may show it (``for_report``: no credential, no sensitive value within
-    ``redacting_reports``)."""
-    message = for_report(message, operation)
-    if isinstance(message, HttpRequest):
-        first = f"{message.method} {message.url} {message.http_version}"
-    else:
-        first = f"{message.http_version} {message.status} {message.reason}".rstrip()
-    head = "\n".join([first, *(f"{k}: {v}" for k, v in message.headers)])
-    return f"{head}\n\n{message.body.decode('utf-8', 'replace')}"
 
 
 def exchange_attachments(label: str, request: HttpRequest,

@@ -30,7 +30,7 @@ from harness.judge.words import message_words
 from harness.traffic.exchange import HttpResponse, media_type
 
 if TYPE_CHECKING:
-    from harness.certify.engine import Call
+    from harness.judge.calls import Call
 
 _SEGMENT = re.compile(r"([^/\[\]\s\"]+)(?:\[([1-9][0-9]{0,5})\])?")
 #: The fault codes a scenario may expect: SOAP 1.1's words and SOAP 1.2's, either over both

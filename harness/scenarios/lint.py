@@ -320,7 +320,7 @@ def _bindings(contract: Contract, op: Operation, binding: str | None) -> list[Bi
 
 
 def _value_set(name: str) -> None:
-    from harness.certify.engine import VALUE_SETS
+    from harness.contract.model import VALUE_SETS
 
     if name.lower() not in VALUE_SETS:
         raise UsageError(f"unknown value set {name!r} (use {', '.join(VALUE_SETS)})")

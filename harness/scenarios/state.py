@@ -10,7 +10,7 @@ from harness.scenarios.answers import Answer
 from harness.scenarios.values import ValueProblem, fill
 
 if TYPE_CHECKING:
-    from harness.certify.engine import Call
+    from harness.judge.calls import Call
 
 
 @dataclass

@@ -45,7 +45,6 @@ from harness.capture.writer import (
     frames,
     summary,
 )
-from harness.commands.options import MAX_COUNT
 from harness.contract.selection import Selection
 from harness.diff import Diff, Targets, print_places, write_allure
 from harness.diff.cases import Case, case_of
@@ -54,6 +53,9 @@ from harness.errors import ResponseTooLarge, RunStopped, TargetUnreachable
 from harness.judge.findings import Finding, Verdict, selection_scope
 from harness.judge.sending import transport_finding
 from harness.progress import Progress
+from harness.reports.console import print_report
+from harness.reports.json_report import write_json
+from harness.reports.junit import write_junit
 from harness.shadow.choice import SKIPPED, Choice
 from harness.shadow.setup import HURRY, MirrorOptions, ShadowSetup
 from harness.shadow.tally import Tally
@@ -107,7 +109,7 @@ class Shadow:
         self.diff.report.scope = _scope(self.contract, options)
         # a dead candidate must not stop the shadow (the Sender stops a run after a few
         # requests in a row without an answer): every call is counted instead
-        self.sender = Sender(replace(options.send, max_failures=MAX_COUNT),
+        self.sender = Sender(replace(options.send, max_failures=sys.maxsize),
                              connections=options.jobs * len(self.diff.roles))
         self.lock = threading.Condition()
         self.waiting: deque[Item] = deque()
@@ -363,7 +365,7 @@ class Shadow:
         out, report, options = self.out, result.report, self.options
         print_places(result, out)
         print_counts(self._counts(), out)
-        report.print_console(out)
+        print_report(report, out)
         for line in report.meta.get("wrong_target", []):
             print(f"shadow: {line}", file=out)
         written = self.transcriber.writer.count
@@ -372,9 +374,9 @@ class Shadow:
                                             " (NOT redacted)"), file=out)
         print(summary(self.transcriber.console.counts), file=out, flush=True)
         if options.json:
-            report.write_json(options.json)
+            write_json(report, options.json)
         if options.junit:
-            report.write_junit(options.junit)
+            write_junit(report, options.junit)
         if options.allure_dir:
             write_allure(result, options.allure_dir)
 

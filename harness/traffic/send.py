@@ -18,7 +18,8 @@ hostile or broken target is handled once, the same way everywhere:
 
   * ``TargetUnreachable``: no answer (refused, reset, deadline); one line. The caller makes it
     a finding (rule ``TRANSPORT_RULE``, ``judge/sending.py``) and goes
-    on, until ``max_failures`` in a row:
+    on, until ``max_failures`` in a row (a connection the target closes without an answer
+    does not count: the target is there, it hung up on that request):
   * ``RunStopped`` (exit 2, one line): the run must end now (the streak above, or TLS).
     ``TLSFailure`` is one; so is ``AuthenticationFailed``: an HTTP 401 (naming the schemes the
     target asked for) or a WS-Security fault. Never catch it as a finding.
@@ -225,7 +226,8 @@ def send(http: httpx.Client, request: HttpRequest,
         if (cause := _tls_cause(exc)) is not None:
             raise TLSFailure(f"{_origin(request.url)}: TLS failed: {cause} "
                              f"({_tls_hint(cause, options)})") from None
-        raise TargetUnreachable(f"{_origin(request.url)}: {_reason(exc)}") from None
+        raise TargetUnreachable(f"{_origin(request.url)}: {_reason(exc)}",
+                                hung_up=isinstance(exc, httpx.RemoteProtocolError)) from None
     finally:
         _deadline.at = math.inf
     why = http_refusal(_origin(request.url), response.status,
@@ -318,6 +320,8 @@ class Sender:
         return response
 
     def _failed(self, exc: TargetUnreachable) -> None:
+        if exc.hung_up:  # it closed the connection at once: there, and not silent (a request
+            return       # it cannot take, e.g. a POST without charset on PySimpleSOAP)
         with self._lock:
             self._streak += 1
             if self._streak >= self.options.max_failures and self.stopped is None:
@@ -400,13 +404,15 @@ def check_reachable(url: str, timeout: float = 5.0, options: SendOptions | None 
         raise TargetUnreachable(f"{url} is unreachable: {_reason(exc)}") from None
 
 
-def target_namespace(base: str, options: SendOptions | None = None) -> tuple[str | None, str]:
-    """The ``targetNamespace`` of the target's first endpoint's ?WSDL, or None and why not.
-    TLSFailure/RunStopped propagate: they would stop the run anyway."""
-    from harness.contract.model import school_mobile
-    from harness.contract.xmlsafe import parse_xml
+def target_namespace(base: str, options: SendOptions | None = None,
+                     endpoint: str | None = None) -> tuple[str | None, str]:
+    """The ``targetNamespace`` of the ?WSDL of the target's ``endpoint`` (default: School
+    Mobile's first), or None and why not. TLSFailure/RunStopped propagate: they would stop the
+    run anyway."""
+    if endpoint is None:
+        from harness.contract.model import school_mobile
 
-    endpoint = school_mobile().operations[0].endpoint
+        endpoint = school_mobile().operations[0].endpoint
     url = f"{base_url(base)}{endpoint}?WSDL"
     options = replace(options or SendOptions(), max_response_mb=4, max_failures=2)
     request = HttpRequest("GET", url, (("Host", urlsplit(url).netloc),))
@@ -419,6 +425,16 @@ def target_namespace(base: str, options: SendOptions | None = None) -> tuple[str
             return None, f"{endpoint}?WSDL: {exc}"
         except (TargetUnreachable, ResponseTooLarge) as exc:
             return None, f"{endpoint}?WSDL: {exc}"
+    return namespace_in(response, endpoint)
+
+
+def namespace_in(response: HttpResponse | None, endpoint: str) -> tuple[str | None, str]:
+    """The ``targetNamespace`` of ``response``, the answer to ``endpoint``'s ?WSDL, or None and
+    why not."""
+    from harness.contract.xmlsafe import parse_xml
+
+    if response is None:
+        return None, f"{endpoint}?WSDL got no answer"
     if response.status != 200:
         return None, f"{endpoint}?WSDL answered HTTP {response.status}"
     try:

@@ -1,0 +1,121 @@
+"""HTTP messages as the harness holds them: a request, a response, their headers.
+
+The ground every room stands on: the contract builds requests and reads responses
+(``contract.bindings``), traffic sends, records and redacts them, the judges judge them.
+Headers keep their order and original case; bodies are raw bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from urllib.parse import urlsplit
+
+from harness.frozen import frozen
+
+Headers = tuple[tuple[str, str], ...]
+
+
+def header_value(headers: Headers, name: str) -> str | None:
+    """The first value of header ``name`` (case-insensitive), or None."""
+    wanted = name.lower()
+    for key, value in headers:  # a plain loop: called several times per judged exchange
+        if key.lower() == wanted:
+            return value
+    return None
+
+
+def header_values(headers: Headers, name: str) -> list[str]:
+    wanted = name.lower()
+    return [v for k, v in headers if k.lower() == wanted]
+
+
+def replace_header(headers: Headers, name: str, value: str | None) -> Headers:
+    """``headers`` with every ``name`` header removed and, unless value is None, one set in the
+    place of the first."""
+    wanted = name.lower()
+    out: list[tuple[str, str]] = []
+    placed = value is None
+    for k, v in headers:
+        if k.lower() != wanted:
+            out.append((k, v))
+        elif not placed:
+            out.append((k, value))  # type: ignore[arg-type]
+            placed = True
+    if not placed:
+        out.append((name, value))  # type: ignore[arg-type]
+    return tuple(out)
+
+
+def media_type(content_type: str | None) -> str | None:
+    """``text/xml; charset=UTF-8`` -> ``text/xml``."""
+    if content_type is None:
+        return None
+    return content_type.split(";", 1)[0].strip().lower() or None
+
+
+def content_type_params(content_type: str | None) -> dict[str, str]:
+    """Parameters of a Content-Type, names lowercased, quotes stripped."""
+    params: dict[str, str] = {}
+    for part in (content_type or "").split(";")[1:]:
+        key, sep, value = part.partition("=")
+        if sep:
+            params[key.strip().lower()] = value.strip().strip('"')
+    return params
+
+
+def normalise_content_type(content_type: str | None) -> str | None:
+    """Media type plus charset, lowercased: the form two Content-Types are compared in."""
+    media = media_type(content_type)
+    if media is None:
+        return None
+    charset = content_type_params(content_type).get("charset")
+    return f"{media}; charset={charset.lower()}" if charset else media
+
+
+@frozen
+class HttpRequest:
+    method: str
+    url: str  # absolute URL: scheme://host[:port]/path?query
+    headers: Headers = ()
+    body: bytes = b""
+    http_version: str = "HTTP/1.1"
+
+    def header(self, name: str) -> str | None:
+        return header_value(self.headers, name)
+
+    @property
+    def path(self) -> str:
+        return urlsplit(self.url).path
+
+    @property
+    def query(self) -> str:
+        return urlsplit(self.url).query
+
+    @property
+    def target(self) -> str:
+        """Origin-form request target: path plus query."""
+        parts = urlsplit(self.url)
+        return parts.path + (f"?{parts.query}" if parts.query else "")
+
+    @property
+    def content_type(self) -> str | None:
+        return self.header("Content-Type")
+
+    def with_header(self, name: str, value: str | None) -> HttpRequest:
+        return replace(self, headers=replace_header(self.headers, name, value))
+
+
+@frozen
+class HttpResponse:
+    status: int
+    headers: Headers = ()
+    body: bytes = b""
+    reason: str = ""
+    http_version: str = "HTTP/1.1"
+
+    def header(self, name: str) -> str | None:
+        return header_value(self.headers, name)
+
+    @property
+    def content_type(self) -> str | None:
+        return self.header("Content-Type")
