@@ -242,10 +242,15 @@ class SpecProblem:
 
 
 def _spec_problem(odd: OddRequest, response: HttpResponse) -> SpecProblem | None:
-    """What the answer to a SOAP request breaks of the spec (4.1 rules 5, 7), if anything: a
-    SOAP answer (any 200, or an XML body) is an envelope of the request's version, typed
-    ``text/xml; charset=utf-8`` (1.1) or ``application/soap+xml; charset=utf-8`` (1.2)."""
-    if not odd.binding.is_soap:
+    return answer_problem(odd.binding, response)
+
+
+def answer_problem(binding: Binding, response: HttpResponse) -> SpecProblem | None:
+    """What the answer to a request over ``binding`` breaks of the spec (4.1 rules 5, 7), if
+    anything: a SOAP answer (any 200, or an XML body) is an envelope of the request's
+    version, typed ``text/xml; charset=utf-8`` (1.1) or ``application/soap+xml;
+    charset=utf-8`` (1.2). The odd requests and the ASMX matrix judge their answers so."""
+    if not binding.is_soap:
         return None
     body = response.body.strip()
     media = media_type(response.content_type) or ""
@@ -253,7 +258,7 @@ def _spec_problem(odd: OddRequest, response: HttpResponse) -> SpecProblem | None
         return None  # an HTTP error that is no SOAP answer: the spec is silent (section 7)
     if response.status != 200 and not body:
         return None
-    label = odd.binding.label
+    label = binding.label
     document = _document(response)
     if document is None or local_name(document) != "Envelope":
         form = "no XML" if document is None else f"an XML <{local_name(document)}> document"
@@ -264,17 +269,17 @@ def _spec_problem(odd: OddRequest, response: HttpResponse) -> SpecProblem | None
                      if b.envelope_ns == namespace(document)), None)
     code = fault_code(payload) if payload is not None and local_name(payload) == "Fault" \
         else None
-    if not in_its_version(odd.binding, answered, code):
+    if not in_its_version(binding, answered, code):
         other = answered.label if answered else f"{namespace(document) or 'no'} namespace"
         return SpecProblem("envelope", f"a {label} envelope", f"a {other} envelope",
                            version_words(label, other), version=True)
     if payload is not None and local_name(payload) == "Fault":
-        code = "faultcode" if odd.binding is Binding.SOAP11 else "Code"
+        code = "faultcode" if binding is Binding.SOAP11 else "Code"
         if child(payload, code) is None:
             return SpecProblem("envelope", f"a {label} fault (with its {code})",
                                f"a fault without {code}",
                                f"a fault without {code}: no {label} fault (4.1 rule 5)")
-    want = normalise_content_type(odd.binding.soap_content_type)
+    want = normalise_content_type(binding.soap_content_type)
     got = normalise_content_type(response.content_type)
     if got != want:
         shown = response.content_type or NO_CONTENT_TYPE

@@ -58,7 +58,8 @@ def version_words(request: str, answer: str) -> str:
 
 #: Characters a reader cannot see, by name.
 _INVISIBLE = {"\x00": "NUL", "\t": "TAB", "\n": "LF", "\r": "CR", "\u00a0": "NO-BREAK SPACE",
-              "\ufeff": "BOM", "\u202e": "RIGHT-TO-LEFT OVERRIDE", "\u200b": "ZERO WIDTH SPACE"}
+              "\ufeff": "BOM", "\u202e": "RIGHT-TO-LEFT OVERRIDE", "\u200b": "ZERO WIDTH SPACE",
+              "\ufffd": "REPLACEMENT CHARACTER"}
 #: Longest value shown in a detail.
 VALUE_CHARS = 40
 
@@ -73,7 +74,8 @@ def shown_value(text: str) -> str:
         return _INVISIBLE.get(text, f"U+{ord(text):04X}")
     if len(text) > VALUE_CHARS:
         return f"{shown_value(text[:VALUE_CHARS - 10])}... ({len(text)} characters)"
-    if text.isprintable() and text.strip() == text and " " not in text:
+    if (text.isprintable() and text.strip() == text and " " not in text
+            and not any(ch in _INVISIBLE for ch in text)):
         return text
-    return '"' + "".join(ch if ch.isprintable() and ch not in '"\\' else
+    return '"' + "".join(ch if ch.isprintable() and ch not in _INVISIBLE and ch not in '"\\' else
                          f"<{_INVISIBLE.get(ch, f'U+{ord(ch):04X}')}>" for ch in text) + '"'

@@ -169,7 +169,7 @@ class Prober:
         answers = self._spec_calls.answers(replace(mreq, request=case.request), answer.response)
         judged = asmx_matrix.verdict(replace(mreq, request=case.request), answers)
         return row.rule, Outcome(judged.verdict, judged.expected, judged.actual, "", False,
-                                 judged.cause)
+                                 judged.cause, judged.detail or "")
 
     def record(self, case: ProbeCase, outcomes: list[tuple[str, Outcome]],
                sent: Sent | None = None) -> bool:
@@ -186,7 +186,7 @@ class Prober:
                 actual=f"{case.name}: {outcome.actual}" if outcome.actual else case.name,
                 message=case.what, source=self.base, extra={"case": case.name},
                 index=self.report.exchanges, cause=_cause(outcome),
-                detail=case.what if outcome.verdict in _TOLD else None))
+                detail=(outcome.detail or case.what) if outcome.verdict in _TOLD else None))
             if sent is not None:
                 self._keep_exchange((rule, *pair), outcome.verdict, sent)
         failing = checks.failing(outcomes)
