@@ -140,7 +140,7 @@ def test_a_refusal_of_what_asmx_accepts_is_a_warning() -> None:
     assert judged.verdict is Verdict.WARNING
     assert judged.cause == ("HTTP GET with each parameter twice: answered with HTTP 400, a "
                             "text/plain body where ASMX answers as the spec call with the "
-                            "values joined with commas: HTTP 200, answered string")
+                            "values joined with commas: HTTP 200, string")
 
 
 def test_a_success_where_asmx_refuses_at_the_http_level_is_a_warning() -> None:
@@ -151,12 +151,12 @@ def test_a_success_where_asmx_refuses_at_the_http_level_is_a_warning() -> None:
                                  asmx_matrix.Answers(usual, None, usual))
     assert judged.verdict is Verdict.WARNING
     assert judged.cause == ("SOAP 1.1 with its body typed application/xml: answered with HTTP "
-                            "200, answered GetTokenDeviceResponse where ASMX answers with HTTP "
-                            "415, empty body")
+                            "200, GetTokenDeviceResponse where ASMX answers with HTTP 415, an "
+                            "empty body")
     for head in ("soap11-head", "get-head"):  # HEAD answered 200 where ASMX refuses
         judged = asmx_matrix.verdict(built(head), asmx_matrix.Answers(
             HttpResponse(200, (), b""), None, usual))
-        assert judged.verdict is Verdict.WARNING and "HTTP 200, empty body" in judged.cause
+        assert judged.verdict is Verdict.WARNING and "HTTP 200, an empty body" in judged.cause
 
 
 def test_a_value_read_in_the_wrong_charset_and_labelled_so_fails_twice_in_one_line() -> None:
@@ -284,8 +284,8 @@ def test_the_missed_behaviours_are_findings_on_a_stack_that_shows_them(tmp_path:
     lines = done.stdout
     assert ("HTTP GET with the parameter names in another case: another value comes back than "
             "the spec call with the same values gives (a value lost or changed): ") in lines
-    assert "SOAP 1.1 with the method HEAD: answered with HTTP 200, empty body where ASMX " \
-           "answers with HTTP 405 or 500, empty body" in lines
+    assert "SOAP 1.1 with the method HEAD: answered with HTTP 200, an empty body where ASMX " \
+           "answers with HTTP 405 or 500, an empty body" in lines
 
 
 def test_an_unselected_operation_or_binding_is_never_sent(tmp_path: Path) -> None:

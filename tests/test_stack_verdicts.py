@@ -383,6 +383,6 @@ def test_diff_errors_against_pysimplesoap(asmx_url, pysimplesoap_url, tmp_path):
     assert {"malformed XML: HTTP status 400 expected, 500 given",
             "Content-Type text/xml; charset=utf-8 expected, text/xml given"} <= causes, causes
     warned = {c["cause"] for c in data["causes"] if c["verdict"] == "warning"}
-    assert "SOAP 1.1 with the method HEAD: the candidate answers with HTTP 501, empty body " \
+    assert "SOAP 1.1 with the method HEAD: the candidate answers with HTTP 501, an empty body " \
            "where the primary answers with " \
-           "HTTP 405, empty body (the spec is silent)" in warned
+           "HTTP 405, an empty body (the spec is silent)" in warned

@@ -648,7 +648,7 @@ class Shape:
     value: str | None = None
 
     def words(self) -> str:
-        """Everything: "HTTP 200 text/xml, answered GetTokenDeviceResponse in a SOAP 1.1
+        """Everything: "HTTP 200 text/xml, GetTokenDeviceResponse in a SOAP 1.1
         envelope 'token-for-7'"."""
         kind = f" {self.media}" if self.media else ""
         shown = f" {self.value!r}" if self.value is not None else ""
@@ -665,10 +665,11 @@ class Shape:
     def _form(self) -> str:
         if self.form.startswith("fault "):
             return f"a {self.version + ' ' if self.version else ''}{self.form[6:]} fault"
-        if self.version and self.form.startswith("answered "):
-            return f"{self.form} in a {self.version} envelope"
-        return {"empty": "empty body", "page": "an HTML page", "text": "a text body"}.get(
-            self.form, self.form)
+        answered = self.form.removeprefix("answered ")  # "answered with" says it already
+        if self.version and answered != self.form:
+            return f"{answered} in a {self.version} envelope"
+        return {"empty": "an empty body", "page": "an HTML page", "text": "a text body"}.get(
+            self.form, answered)
 
     def without_value(self) -> Shape:
         return replace(self, value=None)

@@ -202,8 +202,8 @@ def _judge_operation(want: Operation, got: Operation, source: str) -> Iterator[F
                            expected=f"{p.name}: {expected}, {_occurs(p.occurrence)}",
                            actual=f"{p.name}: {actual}, {_occurs(other.occurrence)}",
                            message=_OPTIONALITY,
-                           cause=f"parameters published {now} where the contract has {was} "
-                                 "(optionality is open: 4.10)", detail=p.name)
+                           cause=f"parameters published {now} (the contract: {was})",
+                           detail=p.name)
             continue
         differs = bool(drift) or expected != actual
         yield _finding("WSDL-TYPES", bad if differs else ok, source, want.name,
@@ -273,7 +273,7 @@ def _judge_ports(contract: Contract, ops: tuple[Operation, ...], d: Description,
                            expected=f"a {label} binding and port",
                            actual=f"bindings {', '.join(WSDL_BINDINGS[b] for b in d.bindings)}",
                            message=_UNDESCRIBED, detail=label,
-                           cause=f"bindings the WSDL does not describe ({_UNDESCRIBED})")
+                           cause="bindings the WSDL does not describe")
             continue
         for op in ops:  # one finding per operation: a drift names the operation it hits
             if binding in contract.bindings_of(op):
