@@ -26,8 +26,10 @@ Example:
   harness serve --port 8000    # the embedded reference on http://127.0.0.1:8000
   harness COMMAND --help       # each command's options, with a worked example
 
-Exit status: 0 all good, 1 findings (a mandatory rule failed or a difference was found),
-2 usage error, unreadable input or unreachable target."""
+Exit status, for every command: 0 all good, 1 findings (a mandatory rule failed or a
+difference was found), 2 usage error, unreadable input or unreachable target, 130 stopped by
+Ctrl-C (SIGINT), 143 stopped by SIGTERM (a cancelled CI job): what was judged until then is
+reported, marked interrupted."""
 
 
 class _Parser(argparse.ArgumentParser):

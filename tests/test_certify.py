@@ -24,7 +24,7 @@ from harness.certify.engine import FEATURE_FILES, FEATURES
 from harness.certify.generate import WSDL_FEATURE
 from harness.contract.types import ParamType
 from harness.contract.xmlsafe import parse_xml
-from harness.judge import odd_requests, rules, wsdl_rules
+from harness.judge import asmx_matrix, odd_requests, rules, wsdl_rules
 from harness.reference.server import running
 from harness.reports import allure_report
 
@@ -79,7 +79,7 @@ def test_reference_certifies(reference_run):
     typed = {kind.rule_id for kind in ParamType} - {ParamType.INT.rule_id}
     typed.add("OP-RESULT-STRUCTURE")
     assert set(data["rules"]) == ((set(rules.RULES) - typed) | set(wsdl_rules.RULES)
-                                  | set(odd_requests.RULES))
+                                  | set(odd_requests.RULES) | set(asmx_matrix.titles()))
     assert "embedded reference at http://127.0.0.1:" in data["target"]
     assert re.search(r"^R1-SOAPACTION +\d+ +0 ", stdout, re.M)  # summary per rule ID
     assert "certify: PASSED" in stdout and "reports/allure-results" in stdout
@@ -95,7 +95,9 @@ def test_junit_and_allure_results(reference_run):
     assert "target = embedded reference at http\\://127.0.0.1\\:" in env
     assert "namespace = http\\://tempuri.org/" in env and "harness.version" in env
     tests = [json.loads(p.read_text(encoding="utf-8")) for p in results.glob("*-result.json")]
-    assert len(tests) == 84  # 54 binding scenarios, 7 endpoints' WSDL, 23 odd requests
+    # 54 binding scenarios, 7 endpoints' WSDL, 23 odd requests, 32 of the ASMX matrix (8
+    # operations x 4 bindings)
+    assert len(tests) == 84 + 32
     token = next(t for t in tests if t["name"] == "GetTokenDevice over HTTP POST with plain values")
     labels = {(label["name"], label["value"]) for label in token["labels"]}
     assert {("feature", "HTTP POST"), ("story", "GetTokenDevice"), ("tag", "OP-RESULT"),
@@ -292,4 +294,5 @@ def test_features_match_contract_and_catalogue(contract):
     typed = {kind.rule_id for kind in ParamType} - {ParamType.INT.rule_id}
     typed.add("OP-RESULT-STRUCTURE")
     assert tagged | set(rules.PASSIVE) == ((set(rules.RULES) - typed) | set(wsdl_rules.RULES)
-                                           | set(odd_requests.RULES))
+                                           | set(odd_requests.RULES)
+                                           | set(asmx_matrix.titles()))

@@ -11,18 +11,17 @@ in a scratch folder against the embedded reference, on free ports; its console e
 from __future__ import annotations
 
 import argparse
+import contextlib
 import html
 import importlib.util
 import os
 import re
-import shlex
 import signal
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -219,6 +218,30 @@ def test_readme_links_resolve() -> None:
     assert not [t for t in targets if not (ROOT / t).exists()]
 
 
+def test_the_home_page_names_every_command() -> None:
+    """A newcomer's map: each command of ``harness --help`` has its row on the home page."""
+    from harness.cli import COMMANDS
+
+    home = (ROOT / "docs/index.md").read_text(encoding="utf-8")
+    assert not [c for c in COMMANDS if f"`harness {c}`" not in home]
+
+
+def test_the_exit_status_is_said_once_with_the_signals() -> None:
+    """The command reference says the exit status once (the parser's description), with
+    130 and 143 as ``harness --help`` does."""
+    hook = _hook()
+    page = (ROOT / "docs/reference/commands.md").read_text(encoding="utf-8")
+    text = page + hook.commands_reference()
+    assert text.count("Exit status") == 1
+    assert "130" in build_parser().description and "143" in build_parser().description
+
+
+def test_rule_titles_reach_the_rules_page_without_a_backslash() -> None:
+    """Markdown has no backslash escape for ``<``: ``\\<Operation>`` showed as is."""
+    table = _hook()._catalogue()
+    assert "&lt;Operation&gt;" in table and "\\<" not in table and "\\&lt;" not in table
+
+
 def _excerpt(text: str, marker: str) -> list[str]:
     found = re.search(rf"<!-- output of: {re.escape(marker)} -->\n```\w*\n(.*?)```", text, re.S)
     assert found, f"no excerpt marked 'output of: {marker}'"
@@ -254,44 +277,26 @@ def test_readme_certify_excerpt_is_what_scripts_main_prints(tmp_path: Path) -> N
 # ------------------------------------------------------------------- README's runnable blocks
 
 
-@dataclass
-class _Command:
-    text: str
-    status: int = 0
-    background: bool = False
-    ports: list[int] = field(default_factory=list)
-
-
 def _runnable_blocks(text: str) -> list[str]:
     return re.findall(r"<!-- runnable -->\n```(?:sh|bash)\n(.*?)```", text, re.S)
 
 
-def _commands_of(block: str, ports: dict[str, int]) -> list[_Command]:
-    """Logical lines (continuations joined), comments dropped, the expected status read from a
-    comment saying 'exits N', the README's ports moved to free ones."""
-    logical, pending = [], ""
-    for line in block.splitlines():
-        if line.rstrip().endswith("\\"):
-            pending += line.rstrip()[:-1] + " "
-            continue
-        logical.append(pending + line)
-        pending = ""
-    commands = []
-    for line in logical:
-        code, _, comment = line.partition("  #")
-        code = code.strip()
-        if not code:
-            continue
-        status = re.search(r"exits (\d)", comment)
-        for port in re.findall(r"(?:127\.0\.0\.1:|--port )(\d{4,5})\b", code):
-            ports.setdefault(port, _free_port())
-        code = re.sub(r"(127\.0\.0\.1:|--port )(\d{4,5})\b",
-                      lambda m: f"{m.group(1)}{ports[m.group(2)]}", code)
-        background = code.endswith("&")
-        listens = [int(p) for p in re.findall(r"(?:--port |--listen 127\.0\.0\.1:)(\d+)", code)]
-        commands.append(_Command(code.rstrip("&").strip(), int(status.group(1)) if status else 0,
-                                 background, listens))
-    return commands
+def _on_free_ports(block: str) -> str:
+    """``block`` with the README's ports (``127.0.0.1:8000``, ``--port 8000``) moved to free
+    ones, the same port for the same number."""
+    ports: dict[str, int] = {}
+
+    def moved(match: re.Match[str]) -> str:
+        return f"{match[1]}{ports.setdefault(match[2], _free_port())}"
+    return re.sub(r"(127\.0\.0\.1:|--port )(\d{4,5})\b", moved, block)
+
+
+def _expected_statuses(block: str) -> list[int]:
+    """The exit status of each logical line (continuations joined, blank lines dropped): N
+    where its comment says 'exits N', else 0."""
+    lines = re.sub(r"\\\n", " ", block).splitlines()
+    return [int(m[1]) if (m := re.search(r"  #.*exits (\d+)", line)) else 0
+            for line in lines if line.partition("  #")[0].strip()]
 
 
 def _free_port() -> int:
@@ -300,63 +305,90 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _wait_listening(proc: subprocess.Popen, port: int, command: str) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"{command!r} exited {proc.returncode} before listening on {port}")
+def _session_processes(sid: int) -> list[str]:
+    """The processes of session ``sid`` still alive (pid and command line)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.1)
-    pytest.fail(f"{command!r} did not listen on {port} within 60 s")
+            fields = stat.read_text().rpartition(")")[2].split()
+            if int(fields[3]) == sid and fields[0] != "Z":
+                cmdline = (stat.parent / "cmdline").read_bytes().replace(b"\0", b" ")
+                found.append(f"{stat.parent.name} {cmdline.decode(errors='replace')}")
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
 
 
-def _run_block(block: str, folder: Path) -> None:
-    jobs: list[subprocess.Popen] = []
+def _pasted_into_an_interactive_shell(block: str, folder: Path, timeout: float = 900
+                                      ) -> tuple[list[int], str, list[str]]:
+    """Type ``block`` into a fresh ``bash -i`` on a terminal of its own, all at once as a
+    paste without bracketing (each line runs while the rest waits in the terminal's input,
+    where a command that reads its standard input would eat it), then ``exit``. Returns the
+    status of each command (PROMPT_COMMAND writes them), what the terminal showed, and the
+    processes of the shell's session left running 30 s after it exited."""
+    import pty
+    import threading
+
+    statuses = folder / "statuses"
+    env = {"HOME": str(folder), "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+           "TERM": "xterm", "LANG": os.environ.get("LANG", "C.UTF-8"), "NO_COLOR": "1",
+           "PS1": "$ ", "PROMPT_COMMAND": f"echo $? >> {statuses}"}
+    pid, master = pty.fork()
+    if pid == 0:  # the child: a session of its own, the terminal its controlling one
+        os.chdir(folder)
+        os.execve("/bin/bash", ["bash", "--norc", "--noprofile", "-i"], env)
+    shown = bytearray()
+
+    def read() -> None:
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # the terminal closed
+                return
+            if not data:
+                return
+            shown.extend(data)
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
     try:
-        for command in _commands_of(block, {}):
-            kill = re.fullmatch(r"kill( %\d+)+", command.text)
-            if kill:  # as the user's Ctrl-C: each job stops cleanly, its output kept
-                for number in re.findall(r"%(\d+)", command.text):
-                    job = jobs[int(number) - 1]
-                    job.send_signal(signal.SIGTERM)
-                    assert job.wait(timeout=60) in (0, 130, -signal.SIGTERM), command.text
-                continue
-            if command.background:
-                job = subprocess.Popen(["bash", "-c", f"exec {command.text}"], cwd=folder,
-                                       env=ENV, stdin=subprocess.DEVNULL,
-                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                jobs.append(job)
-                for port in command.ports:
-                    _wait_listening(job, port, command.text)
-                continue
-            done = subprocess.run(["bash", "-c", command.text], cwd=folder, env=ENV,
-                                  capture_output=True, text=True, timeout=300,
-                                  stdin=subprocess.DEVNULL)
-            assert done.returncode == command.status, (
-                f"{command.text!r} exited {done.returncode}, the README says "
-                f"{command.status}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+        time.sleep(0.5)  # the first prompt
+        os.write(master, (block + "exit\n").encode())
+        deadline = time.monotonic() + timeout
+        while os.waitpid(pid, os.WNOHANG) == (0, 0):
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                pytest.fail(f"the tour did not end within {timeout:g} s:\n"
+                            + shown.decode(errors="replace")[-3000:])
+            time.sleep(0.5)
+        reader.join(timeout=5)
+        left = _session_processes(pid)
+        for _ in range(60):
+            if not left:
+                break
+            time.sleep(0.5)
+            left = _session_processes(pid)
+        done = [int(s) for s in statuses.read_text().split()][1:]  # before the first prompt
+        return done, shown.decode(errors="replace"), left
     finally:
-        for job in jobs:
-            if job.poll() is None:
-                job.terminate()
-                try:
-                    job.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    job.kill()
-                    job.wait()
+        for line in _session_processes(pid):  # never left behind by the test itself
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(line.split()[0]), signal.SIGKILL)
+        os.close(master)
 
 
-def test_readme_runnable_blocks_run_against_the_embedded_reference(tmp_path: Path) -> None:
-    """The five-minute tour, as a newcomer types it in a clone, on free ports."""
+def test_readme_tour_pasted_into_a_fresh_interactive_shell(tmp_path: Path) -> None:
+    """The five-minute tour as a newcomer runs it in a clone: pasted as one block into a
+    fresh interactive bash (job numbers, background jobs and their startup as a real shell
+    has them), on free ports. Every command exits as the README says, and no process of the
+    shell's session is left behind (``kill %1 %3`` once missed the second server)."""
     blocks = _runnable_blocks(README.read_text(encoding="utf-8"))
     assert blocks, "README.md has no block marked <!-- runnable -->"
     for name in (".venv", "recordings"):
         (tmp_path / name).symlink_to(ROOT / name)
-    for block in blocks:
-        _run_block(block, tmp_path)
+    block = _on_free_ports("\n".join(blocks))
+    statuses, shown, left = _pasted_into_an_interactive_shell(block, tmp_path)
+    assert statuses == _expected_statuses(block), shown[-4000:]
+    assert not left, f"left running after the tour: {left}"
     assert (tmp_path / "traffic.jsonl").stat().st_size > 0
 
 
@@ -367,11 +399,9 @@ def test_the_tour_of_the_site_is_the_readme_s() -> None:
 
 
 def test_a_runnable_block_is_read_as_a_newcomer_types_it() -> None:
-    ports: dict[str, int] = {}
-    commands = _commands_of("harness serve --port 8000 &   # serve\n"
-                            "harness lint x.jsonl \\\n    --quiet   # exits 1: zeep\n"
-                            "curl 'http://127.0.0.1:8000/A.asmx?x=1'\n", ports)
-    assert [c.background for c in commands] == [True, False, False]
-    assert commands[0].ports == [ports["8000"]] and ports["8000"] != 8000
-    assert commands[1].text == "harness lint x.jsonl      --quiet" and commands[1].status == 1
-    assert shlex.split(commands[2].text)[1] == f"http://127.0.0.1:{ports['8000']}/A.asmx?x=1"
+    block = _on_free_ports("harness serve --port 8000 &   # serve\n"
+                           "harness lint x.jsonl \\\n    --quiet   # exits 1: zeep\n\n"
+                           "curl 'http://127.0.0.1:8000/A.asmx?x=1'\n")
+    port = re.search(r"--port (\d+)", block)[1]
+    assert port != "8000" and f"http://127.0.0.1:{port}/A.asmx" in block
+    assert _expected_statuses(block) == [0, 1, 0]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import zlib
+from pathlib import Path
 
 import pytest
 
@@ -155,3 +156,15 @@ def test_export_never_leaves_a_half_written_file(tmp_path):
     with pytest.raises(RecordingError):
         write_har(exchanges(), target)
     assert not target.exists() and not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("flag", ["-o", "--out", "--har"])
+def test_export_writes_to_out_as_every_command_does(tmp_path, flag):
+    """``-o/--out FILE`` as scenarios, contract, report and capture spell it; ``--har``, the
+    first spelling, keeps working."""
+    from harness.cli import main
+
+    sample = Path(__file__).resolve().parents[1] / "recordings/sample-all-bindings.jsonl"
+    out = tmp_path / "sample.har"
+    assert main(["export", str(sample), flag, str(out)]) == 0
+    assert json.loads(out.read_text())["log"]["entries"]

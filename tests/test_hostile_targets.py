@@ -15,7 +15,9 @@ import pytest
 from hostile import COOKIE_SECRET, SEEN, self_signed, serve
 from traffic import clean_exchanges, write_recording
 
+from harness.contract.bindings import Binding
 from harness.contract.model import school_mobile
+from harness.judge import asmx_matrix
 from harness.reference.server import running
 
 FAST = ("--timeout", "2", "--max-response-mb", "1")
@@ -175,9 +177,12 @@ def test_selection_values_rule_and_maxfail(tmp_path, recording):
         assert done.returncode == 0, done.stdout + done.stderr
         # the WSDL checks of what is selected still run (WSDL-SOAPACTION: no SOAP binding), and
         # the bare GET of its endpoint; no SOAP request
+        # and the ASMX matrix's HTTP GET rows of the operation
+        matrix = {f"GetTeacherSubjectsByID HTTP GET with {row.words}"
+                  for row in asmx_matrix.rows_of(Binding.HTTP_GET)}
         assert sent(tmp_path / "reports") == {"GetTeacherSubjectsByID HTTP GET",
                                               "/GetTeacherSubjects.asmx WSDL",
-                                              "/GetTeacherSubjects.asmx bare GET"}
+                                              "/GetTeacherSubjects.asmx bare GET", *matrix}
         assert "Tid=4242" in attachments(tmp_path / "reports")
         assert data["selection"] == {
             "covered": ["HTTP GET", "GetTeacherSubjectsByID"],
@@ -219,8 +224,9 @@ def test_config_file_and_flags_override_it(tmp_path, recording):
         assert all(p.stat().st_mode & 0o077 == 0 for p in (tmp_path / "a").rglob("*"))
         flagged = harness("certify", "--no-html", "--report-dir", "b", "--binding", "post",
                           cwd=tmp_path, env=env)
-        assert sent(tmp_path / "b") == {"AuthCode HTTP POST", "/AuthCodeSending.asmx WSDL"}, \
-            flagged.stdout  # no odd request: they go over SOAP and GET
+        assert {name.split(" with ")[0] for name in sent(tmp_path / "b")} == {
+            "AuthCode HTTP POST", "/AuthCodeSending.asmx WSDL"}, \
+            flagged.stdout  # and the ASMX matrix's HTTP POST rows of AuthCode, nothing else
         missing = harness("certify", "--no-html", cwd=tmp_path)  # ${GATEWAY_KEY} unset
         assert missing.returncode == 2 and "GATEWAY_KEY" in one_line(missing)
         (tmp_path / "harness.toml").write_text("timeot = 3\n", encoding="utf-8")

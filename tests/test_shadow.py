@@ -11,18 +11,23 @@ tests/test_shadow_interop.py.)
 
 from __future__ import annotations
 
+import contextlib
+import ipaddress
 import json
+import os
 import shutil
 import signal
 import subprocess
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import httpx
 import pytest
 from hostile import serve as hostile
 
+from harness.capture.process import _children
 from harness.contract.bindings import Binding, build_request, classify
 from harness.contract.model import Contract, sample_arguments
 from harness.errors import ClassificationError
@@ -111,11 +116,34 @@ def skipped(contract, reference_url, tmp_path_factory):
                                   ("application/octet-stream", b"garbage"))]
         wsdl = http.get(f"{shadow.url}{auth.endpoint}?WSDL")
         viewed = live(http, shadow.live_url, seen=len(through) + 3)
+        listening = listening_addresses([shadow.proc.pid, *_children(shadow.proc.pid)])
         page = _rendered(shadow.live_url)
         code, stdout, stderr = shadow.stop()
     return dict(code=code, stdout=stdout, stderr=stderr, through=through, direct=direct,
-                odd=odd, wsdl=wsdl, live=viewed, page=page, seen=counting.seen, out=out,
-                proxy=shadow.url, folder=folder, primary=reference_url)
+                odd=odd, wsdl=wsdl, live=viewed, page=page, listening=listening,
+                seen=counting.seen, out=out, proxy=shadow.url, folder=folder,
+                primary=reference_url)
+
+
+def listening_addresses(pids: list[int]) -> set[str]:
+    """The local addresses the processes ``pids`` listen on (TCP), from the kernel's tables:
+    their sockets' inodes matched with /proc/net/tcp{,6} rows in state LISTEN."""
+    inodes = set()
+    for pid in pids:
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            with contextlib.suppress(OSError):
+                target = os.readlink(fd)
+                if target.startswith("socket:["):
+                    inodes.add(target[8:-1])
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:  # 0A: LISTEN
+                raw = bytes.fromhex(fields[1].split(":")[0])
+                words = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+                found.add(str(ipaddress.ip_address(words)))
+    return found
 
 
 def live(http: httpx.Client, url: str, seen: int, in_flight: int = 0) -> dict:
@@ -149,8 +177,11 @@ def _rendered(url: str) -> str:
     return done.stdout
 
 
+def test_nothing_listens_beyond_loopback(skipped):
+    assert skipped["listening"] == {"127.0.0.1"}  # the proxy and the live view
+
+
 def test_clients_get_the_primarys_answers_byte_for_byte(skipped):
-    assert skipped["proxy"].startswith("http://127.0.0.1:")  # loopback unless asked
     for proxied, direct in zip(skipped["through"], skipped["direct"], strict=True):
         assert (proxied.status_code, proxied.content) == (direct.status_code, direct.content)
         assert proxied.headers.get("content-type") == direct.headers.get("content-type")

@@ -285,12 +285,25 @@ def test_newer_commands_run_from_the_wheel(installed, served, recording, command
 
 
 def test_uv_tool_install_from_the_sdist(installed):
-    """What a QA team's CI image does: `uv tool install` (pipx alike), here from the sdist."""
+    """What a QA team's CI image does: `uv tool install` (pipx alike), here from the sdist,
+    through scripts/install-tool on a machine whose `python3` is older than 3.12 and whose
+    newer Python is none of the PATH's (pyenv's versions): plain `uv tool install` would try
+    to download a CPython there, and fail offline."""
     tools, bin_dir = installed.base / "uv-tools", installed.base / "uv-bin"
-    env = user_env(UV_TOOL_DIR=str(tools), UV_TOOL_BIN_DIR=str(bin_dir))
+    old_bin, pyenv = installed.base / "old-python", installed.base / "pyenv"
+    old_bin.mkdir()
+    (old_bin / "python3").write_text("#!/bin/sh\necho 'Python 3.11.2' >&2; exit 1\n")
+    (old_bin / "python3").chmod(0o755)
+    (pyenv / "versions" / "3.13" / "bin").mkdir(parents=True)
+    (pyenv / "versions" / "3.13" / "bin" / "python3").symlink_to(
+        Path(sys._base_executable).resolve())
+    env = {k: v for k, v in user_env(UV_TOOL_DIR=str(tools), UV_TOOL_BIN_DIR=str(bin_dir),
+                                     PYENV_ROOT=str(pyenv),
+                                     PATH=f"{old_bin}:{Path(uv()).parent}:/usr/bin:/bin"
+                                     ).items() if k != "HARNESS_PYTHON"}
     sdist = next(installed.dist.glob("*.tar.gz"))
-    checked(uv(), "tool", "install", "--quiet", "-p", sys.executable,
-            "-c", lock_constraints(installed.base / "constraints.txt"), sdist,
+    checked(ROOT / "scripts" / "install-tool", sdist, "--quiet",
+            "-c", lock_constraints(installed.base / "constraints.txt"),
             cwd=installed.base, env=env)
     done = run(bin_dir / "harness", "--version", cwd=installed.project, env=env)
     assert (done.returncode, done.stdout.strip()) == (0, f"harness {VERSION}")

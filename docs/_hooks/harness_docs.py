@@ -192,7 +192,7 @@ def _sending_rules() -> str:
 def _catalogue() -> str:
     from harness.judge.rules import catalogue_table
 
-    return catalogue_table()
+    return catalogue_table(_cell)
 
 
 def _examples(family: str):

@@ -93,7 +93,7 @@ def make_samples(directory: Path, contract: Contract | None = None) -> list[Path
         if code != 0:
             raise RuntimeError(f"capture failed: {err.strip()}")
         recording.write_bytes(staging.read_bytes())
-    run_harness("export", recording, "--har", har)
+    run_harness("export", recording, "-o", har)
     print(out.rstrip().splitlines()[-1] if out.strip() else "", file=sys.stderr)
     print(f"{len(calls)} calls recorded in {recording} and {har}", file=sys.stderr)
     return [recording, har]

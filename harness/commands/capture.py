@@ -25,21 +25,12 @@ def register(sub) -> None:
     p.add_argument("--listen", default="127.0.0.1:8080", metavar="HOST:PORT",
                    help="where the proxy listens (default 127.0.0.1:8080; port 0 picks one; "
                    "0.0.0.0:8080 to let a phone on the LAN connect)")
-    p.add_argument("--out", required=True, metavar="PATH",
+    p.add_argument("-o", "--out", required=True, metavar="PATH",
                    help="recording to append to (JSON Lines; created when missing)")
     p.add_argument("--mode", choices=("reverse", "regular"), default="reverse",
                    help="reverse: in front of --upstream (default); regular: an HTTP(S) proxy "
                    "(HTTPS through mitmproxy's CA: docs, 'Capture mobile traffic')")
-    p.add_argument("--no-redact", dest="redact", action="store_false",
-                   help="record personal data as it is (the recording's header says so)")
-    p.add_argument("--redact", dest="redact_names", action="append", default=[],
-                   metavar="NAME", help="also redact this parameter, element or header "
-                   "(repeatable)")
-    p.add_argument("--key-file", metavar="PATH",
-                   help="pseudonym key file (default: the recording's key in your key store, "
-                   "KEY_STORE/<key id>.key, created 0600 and reused on append; a <out>.key "
-                   "beside an older recording is still used; '-' for a random key of this run "
-                   "only). Never share it with the recording.")
+    add_recording_options(p)
     p.add_argument("--keep-foreign", action="store_true",
                    help="also record traffic that is not for the service, marked foreign")
     p.add_argument("--insecure", action="store_true",
@@ -56,29 +47,47 @@ def register(sub) -> None:
                    help="mitmproxy's configuration directory: its CA (mitmproxy-ca-cert.pem, "
                    "the certificate a phone installs for HTTPS) is created there on first "
                    "run and reused (default ~/.mitmproxy)")
-    p.add_argument("--max-body-mb", type=_body_mb, default=16, metavar="N",
-                   help="a request or response body over N MB (by its Content-Length) is "
-                   "streamed through as it comes, and recorded truncated: its first 64 KiB, "
-                   "its size and SHA-256 in meta.truncated (default 16; at most 1024). "
-                   "Capture's memory does not grow with a body's size")
     p.add_argument("--web", action="store_true",
                    help="also show mitmproxy's web UI (mitmweb) on 127.0.0.1: browse, filter "
                    "and resend the flows while they are recorded as without it (the URL, "
                    "with its access token, is printed at start)")
-    p.add_argument("--web-port", type=_port, default=8081, metavar="PORT",
+    p.add_argument("--web-port", type=port(), default=8081, metavar="PORT",
                    help="the web UI's port with --web (default 8081; always on 127.0.0.1)")
     add_contract_options(p)
     p.set_defaults(run=run)
 
 
-def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port") from None
-    if not 1 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"{text} is not a port (1 to 65535)")
-    return value
+def add_recording_options(p, *, also: str = "") -> None:
+    """How a proxy's recording is written (capture, shadow): --no-redact, --redact NAME,
+    --key-file PATH, --max-body-mb N (``also``: what else a body over it means)."""
+    p.add_argument("--no-redact", dest="redact", action="store_false",
+                   help="record personal data as it is (the recording's header says so)")
+    p.add_argument("--redact", dest="redact_names", action="append", default=[],
+                   metavar="NAME", help="also redact this parameter, element or header "
+                   "(repeatable)")
+    p.add_argument("--key-file", metavar="PATH",
+                   help="pseudonym key file (default: the recording's key in your key store, "
+                   "KEY_STORE/<key id>.key, created 0600 and reused on append; a <out>.key "
+                   "beside an older recording is still used; '-' for a random key of this run "
+                   "only). Never share it with the recording.")
+    p.add_argument("--max-body-mb", type=_body_mb, default=16, metavar="N",
+                   help="a request or response body over N MB (by its Content-Length) is "
+                   "streamed through as it comes, and recorded truncated: its first 64 KiB, "
+                   "its size and SHA-256 in meta.truncated (default 16; at most 1024). "
+                   f"The proxy's memory does not grow with a body's size{also}")
+
+
+def port(lowest: int = 1):
+    """An argparse type: a port number from ``lowest`` (0: the OS picks one) to 65535."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a port") from None
+        if not lowest <= value <= 65535:
+            raise argparse.ArgumentTypeError(f"{text} is not a port ({lowest} to 65535)")
+        return value
+    return parse
 
 
 def _body_mb(text: str) -> int:

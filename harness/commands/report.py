@@ -20,7 +20,7 @@ def register(sub) -> None:
     p.add_argument("--results", metavar="DIR", type=Path,
                    default=Path("reports/allure-results"),
                    help="Allure results folder (default reports/allure-results)")
-    p.add_argument("--out", metavar="FILE", type=Path,
+    p.add_argument("-o", "--out", metavar="FILE", type=Path,
                    default=Path("reports/allure-report/index.html"),
                    help="the HTML file to write (default reports/allure-report/index.html)")
     p.add_argument("--name", default="harness", help="report title (default harness)")

@@ -8,6 +8,7 @@ import secrets
 from datetime import datetime
 
 from harness.commands import add_command
+from harness.commands.capture import add_recording_options, port
 from harness.commands.judging import add_profile_options, profile_of
 from harness.commands.options import (
     MAX_CONCURRENCY,
@@ -49,7 +50,7 @@ def register(sub) -> None:
     p.add_argument("--listen", default="127.0.0.1:8080", metavar="HOST:PORT",
                    help="where the proxy listens (default 127.0.0.1:8080; port 0 picks one; "
                         "nothing listens beyond loopback unless you say so)")
-    p.add_argument("--out", metavar="RECORDING",
+    p.add_argument("-o", "--out", metavar="RECORDING",
                    help="recording to append to: every exchange with the primary's answer "
                         "and, in meta.shadow, the candidate's (default "
                         "shadow-YYYYMMDD-HHMMSS.jsonl)")
@@ -83,40 +84,31 @@ def register(sub) -> None:
     out.add_argument("--quiet", action="store_true",
                      help="no progress line (a bar on a terminal, else a line every 5 s on "
                           "stderr: calls mirrored, differing, the causes so far)")
-    out.add_argument("--live-port", type=_port, default=8081, metavar="PORT",
+    out.add_argument("--live-port", type=port(0), default=8081, metavar="PORT",
                      help="the live view's port, always on 127.0.0.1 (default 8081; 0 picks "
                           "one; its URL, with its access token, is printed at start)")
     out.add_argument("--no-live", action="store_true", help="no live view")
-    out.add_argument("--no-redact", dest="redact", action="store_false",
-                     help="record personal data as it is (the recording's header says so)")
-    out.add_argument("--redact", dest="redact_names", action="append", default=[],
-                     metavar="NAME", help="also redact this parameter, element or header "
-                     "(repeatable)")
-    out.add_argument("--key-file", metavar="PATH",
-                     help="pseudonym key file, as capture's (default: the recording's key in "
-                          "your key store; '-' for a random key of this run only). Never "
-                          "share it with the recording.")
-    out.add_argument("--max-body-mb", type=positive(int, 1024), default=16, metavar="N",
-                     help="a body over N MB is streamed to the client and recorded truncated, "
-                          "as capture does, and not mirrored (default 16)")
+    add_recording_options(out, also="; such a call is not mirrored")
     add_contract_options(p)
     add_send_options(p, select=False)
     add_profile_options(p)
     p.set_defaults(run=run)
 
 
-def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port") from None
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"{text} is not a port (0 to 65535)")
-    return value
+def _primary_tls(args: argparse.Namespace) -> dict[str, object]:
+    """mitmproxy's options for the primary's TLS: --insecure and --cacert hold for it as for
+    the mirror."""
+    from pathlib import Path
+
+    options: dict[str, object] = {"ssl_insecure": True} if args.insecure else {}
+    if args.cacert:
+        options["ssl_verify_upstream_trusted_ca"] = str(Path(args.cacert).resolve())
+    return options
 
 
 def run(args: argparse.Namespace) -> int:
     from harness.capture.proxy import CaptureSettings, parse_listen
+    from harness.contract.selection import Selection
     from harness.diff.engine import TITLES
     from harness.shadow.proxy import run_shadow
     from harness.shadow.setup import MirrorOptions
@@ -132,8 +124,9 @@ def run(args: argparse.Namespace) -> int:
     for url in filter(None, (args.primary, args.candidate, args.secondary)):
         check_reachable(url, options=options)  # every target up before the ?WSDL line
     contract = contract_for_target(args, args.primary, options, command="shadow")
-    mirrored = _operations(contract, args.mirror_operation, "--mirror-operation")
-    skipped = _operations(contract, args.skip_operation, "--skip-operation")
+    mirrored = Selection.parse(contract, args.mirror_operation,
+                               flag="--mirror-operation").operations
+    skipped = Selection.parse(contract, args.skip_operation, flag="--skip-operation").operations
     if mirrored and not mirrored - skipped:
         raise UsageError("every --mirror-operation is also a --skip-operation: nothing would "
                          "be mirrored")
@@ -142,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
                                listen_port=port, redact=args.redact,
                                redact_names=args.redact_names, key_file=args.key_file,
                                max_body_mb=args.max_body_mb,
-                               mitm_options={"ssl_insecure": True} if args.insecure else {})
+                               mitm_options=_primary_tls(args))
     mirror = MirrorOptions(
         primary=base_url(args.primary), candidate=base_url(args.candidate),
         secondary=base_url(args.secondary) if args.secondary else None,
@@ -154,13 +147,3 @@ def run(args: argparse.Namespace) -> int:
         live_token=secrets.token_urlsafe(18), quiet=args.quiet)
     return run_shadow(settings, mirror, contract, args.duration)
 
-
-def _operations(contract, names: list[str], flag: str) -> frozenset[str]:
-    found = set()
-    for name in names:
-        op = contract.find(name)
-        if op is None:
-            known = ", ".join(o.name for o in contract.operations)
-            raise UsageError(f"{flag} {name!r} is not an operation (use: {known})")
-        found.add(op.name)
-    return frozenset(found)

@@ -48,14 +48,15 @@ class Selection:
 
     @classmethod
     def parse(cls, contract: Contract, operations: Iterable[str] = (),
-              bindings: Iterable[str] = ()) -> Selection:
-        """Names checked against ``contract`` (UsageError naming the known ones)."""
+              bindings: Iterable[str] = (), flag: str = "--operation") -> Selection:
+        """Names checked against ``contract`` (UsageError naming ``flag`` and the known
+        ones)."""
         names = []
         for name in operations:
             op = contract.find(name)
             if op is None:
                 known = ", ".join(o.name for o in contract.operations)
-                raise UsageError(f"--operation {name!r} is not an operation (use: {known})")
+                raise UsageError(f"{flag} {name!r} is not an operation (use: {known})")
             names.append(op.name)
         return cls(frozenset(names), frozenset(Binding.parse(b).label for b in bindings))
 

@@ -223,6 +223,13 @@ class Context:
         return {p.name: str(values[p.name]) for p in self.operation.parameters}
 
     @property
+    def generated(self) -> dict[str, str]:
+        """The plain generated values, never the run's own (``--values``): a row that renames
+        a parameter sends its value under a name redaction does not know as the parameter's."""
+        values = sample_arguments(self.operation, 0, self.binding.value)
+        return {p.name: str(values[p.name]) for p in self.operation.parameters}
+
+    @property
     def non_ascii(self) -> dict[str, str]:
         return _simple(sample_arguments(self.operation, 1, self.binding.value))
 
@@ -343,7 +350,7 @@ def _gzip(ctx: Context) -> Built:
 def _element_case(ctx: Context) -> Built:
     if not ctx.operation.parameters:
         return None
-    renamed = [(p.name.swapcase(), ctx.plain[p.name]) for p in ctx.operation.parameters]
+    renamed = [(p.name.swapcase(), ctx.generated[p.name]) for p in ctx.operation.parameters]
     return _with_params(ctx, "".join(_element(n, v) for n, v in renamed)), {}
 
 
@@ -474,7 +481,8 @@ def _fields(ctx: Context, pairs: list[tuple[str, str]], *, encoding: str = "utf-
 def _names_case(ctx: Context) -> Built:
     if not ctx.operation.parameters:
         return None
-    return _fields(ctx, [(n.swapcase(), v) for n, v in ctx.plain.items()]), ctx.plain
+    return (_fields(ctx, [(n.swapcase(), v) for n, v in ctx.generated.items()]),
+            ctx.generated)
 
 
 def _duplicated_fields(ctx: Context) -> Built:

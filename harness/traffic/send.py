@@ -525,18 +525,23 @@ def _read_body(reply: httpx.Response, limit: int, request: HttpRequest) -> tuple
     """The body decoded piece by piece, ResponseTooLarge as soon as it passes ``limit``."""
     encoding = reply.headers.get("content-encoding", "")
     pieces, decoded = decoded_pieces(encoding, reply.iter_raw(PIECE))
-    parts: list[bytes] = []
-    size = 0
     try:
-        for piece in pieces:
-            size += len(piece)
-            if size > limit:
-                parts.clear()  # the traceback keeps this frame: it must not keep the body
-                raise ResponseTooLarge(request.method, request.url, limit)
-            parts.append(piece)
+        return _capped(pieces, limit, request), decoded
     except DECODING_ERRORS as exc:
         raise httpx.DecodingError(f"body is not valid {encoding} ({exc})") from None
-    return b"".join(parts), decoded
+
+
+def _capped(pieces: Iterator[bytes], limit: int, request: HttpRequest) -> bytes:
+    """The pieces joined; ResponseTooLarge as soon as they pass ``limit`` bytes."""
+    parts: list[bytes] = []
+    size = 0
+    for piece in pieces:
+        size += len(piece)
+        if size > limit:
+            parts.clear()  # the traceback keeps this frame: it must not keep the body
+            raise ResponseTooLarge(request.method, request.url, limit)
+        parts.append(piece)
+    return b"".join(parts)
 
 
 def as_received(response: HttpResponse, request: HttpRequest, limit: int) -> HttpResponse:
@@ -551,19 +556,13 @@ def as_received(response: HttpResponse, request: HttpRequest, limit: int) -> Htt
     pieces, decoded = decoded_pieces(encoding, iter((response.body,)))
     if not decoded:
         return response
-    parts: list[bytes] = []
-    size = 0
     try:
-        for piece in pieces:
-            size += len(piece)
-            if size > limit:
-                raise ResponseTooLarge(request.method, request.url, limit)
-            parts.append(piece)
+        body = _capped(pieces, limit, request)
     except DECODING_ERRORS:
         return response
     headers = tuple((k, v) for k, v in response.headers
                     if k.lower() not in ("content-encoding", "content-length"))
-    return HttpResponse(response.status, headers, b"".join(parts), response.reason,
+    return HttpResponse(response.status, headers, body, response.reason,
                         response.http_version)
 
 
