@@ -485,9 +485,14 @@ def _names_case(ctx: Context) -> Built:
             ctx.generated)
 
 
+#: .NET's byte[] types: ASMX's GET/POST read a repeated field of one as its bytes, one each.
+_BYTE_ARRAYS = frozenset((ParamType.BASE64, ParamType.HEX_BINARY))
+
+
 def _duplicated_fields(ctx: Context) -> Built:
-    if not ctx.operation.parameters:
-        return None
+    if not ctx.operation.parameters or any(p.type in _BYTE_ARRAYS
+                                           for p in ctx.operation.parameters):
+        return None  # ?value=1&value=2 is the byte array [1, 2], not the text "1,2"
     second = _second(ctx)
     pairs = [pair for n, v in ctx.plain.items() for pair in ((n, v), (n, second[n]))]
     return _fields(ctx, pairs), {n: f"{v},{second[n]}" for n, v in ctx.plain.items()}
@@ -543,8 +548,11 @@ def _fields_in_query(ctx: Context) -> Built:
 def _second(ctx: Context) -> dict[str, str]:
     """A second value for each parameter, unlike the first (an int one more)."""
     plain = ctx.plain
-    return {p.name: str(int(v) + 1) if p.type is not ParamType.STRING and v.lstrip("-").isdigit()
+    return {p.name: str(int(v) + 1) if p.type is not ParamType.STRING and _INTEGER.fullmatch(v)
             else f"{v}b" for p in ctx.operation.parameters if (v := plain[p.name]) is not None}
+
+
+_INTEGER = re.compile(r"-?[0-9]+")
 
 
 def _escape(text: str) -> str:

@@ -21,10 +21,10 @@ _CLAUSE_END = re.compile(r"[:;,(]\s*[^:;,(]*$")
 
 
 def shortened(text: str, limit: int) -> str:
-    """``text`` at most ``limit`` characters, cut after a whole word (then "…")."""
+    """``text`` at most ``limit`` characters, "…" included, cut after a whole word."""
     if len(text) <= limit:
         return text
-    cut = text[:limit].rstrip()
+    cut = text[:limit - 1].rstrip()
     space = cut.rfind(" ")
     if space > limit // 2:
         cut = cut[:space]
