@@ -190,3 +190,26 @@ def test_wsdl_types_compares_occurrence_and_nillable(tmp_path: Path) -> None:
     warned = next(f for f in data["findings"] if f["rule"] == "WSDL-TYPES")
     assert warned["expected"] == "id_row_central: int, minOccurs 1, maxOccurs 1"
     assert warned["actual"] == "id_row_central: int, minOccurs 0, maxOccurs 1, nillable"
+
+
+def test_another_operation_s_action_does_not_apply_when_no_other_operation_may_be_named(
+        ) -> None:
+    """A service of one endpoint with the other operations left out (certify --operation):
+    its own action would be the spec call, which ASMX answers, a false warning on the real
+    runtime (issue 31). Nothing is sent; certify judges the scenario not applicable."""
+    from harness.contract.model import Operation, Parameter
+    from harness.contract.selection import Selection
+    from harness.contract.types import ParamType
+
+    ops = tuple(Operation(name, "/One.asmx", (Parameter("id", ParamType.INT),))
+                for name in ("Register", "Echo"))
+    contract = Contract(ops, "http://example.org/one/", "One")
+    alone = Selection(frozenset({"Register"}))
+    kind = "another operation's SOAPAction"
+    for binding in (Binding.SOAP11, Binding.SOAP12):
+        assert odd_requests.odd_request(contract, ops[0], binding, kind, "http://h",
+                                        chosen=alone) is None
+        named = odd_requests.odd_request(contract, ops[0], binding, kind, "http://h")
+        assert named is not None and named.expected == "EchoResponse"
+    assert kind not in {odd.kind for odd in odd_requests.requests_for(
+        contract, ops[0], "http://h", alone)}

@@ -314,6 +314,7 @@ def _odd(name: str, binding: Binding, kind: str,
     def findings() -> list[Finding]:
         contract = school()
         odd = odd_requests.odd_request(contract, contract.find(name), binding, kind, BASE)
+        assert odd is not None  # School Mobile has another operation for every kind
         return [odd_requests.judge(odd, change(answer(contract, odd.request)))]
     return findings
 

@@ -101,24 +101,27 @@ class OddRequest:
 
 
 def other_operation(contract: Contract, op: Operation, chosen: Selection | None = None
-                    ) -> tuple[Operation, bool]:
+                    ) -> tuple[Operation, bool] | None:
     """The operation whose action is sent instead of ``op``'s, and whether it shares
     ``op``'s endpoint (then ASMX routes to it, so it runs): another of the endpoint when
     ``chosen`` selects it, else one of another endpoint (ASMX routes no action across
-    endpoints: nothing runs)."""
+    endpoints: nothing runs); None when there is neither (a service of one endpoint whose
+    other operations are left out: its own action would be the spec call)."""
     same = [o for o in contract.endpoints[op.endpoint]
             if o is not op and (chosen is None or chosen.allows(o.name, None))]
     if same:
         return same[0], True
-    return next((o for o in contract.operations if o.endpoint != op.endpoint), op), False
+    elsewhere = next((o for o in contract.operations if o.endpoint != op.endpoint), None)
+    return (elsewhere, False) if elsewhere is not None else None
 
 
 def odd_request(contract: Contract, op: Operation, binding: Binding, kind: str,
                 base_url: str, arguments: Mapping[str, Value] | None = None,
-                chosen: Selection | None = None) -> OddRequest:
+                chosen: Selection | None = None) -> OddRequest | None:
     """``op`` over ``binding`` (SOAP 1.1 or 1.2) sent with the odd thing ``kind`` (a key of
     KINDS), with ``arguments`` (default: plain generated values), and what ASMX answers;
-    another operation's action names one ``chosen`` selects, or one ASMX cannot route to."""
+    another operation's action names one ``chosen`` selects, or one ASMX cannot route to
+    (None when there is no such operation: the kind does not apply)."""
     if kind not in KINDS:
         raise ValueError(f"unknown odd request {kind!r} (use: {', '.join(KINDS)})")
     if not binding.is_soap:
@@ -140,16 +143,21 @@ def odd_request(contract: Contract, op: Operation, binding: Binding, kind: str,
             raise ValueError(f"{kind} is sent over SOAP 1.1")
         return OddRequest(kind, KINDS[kind], op, binding,
                           request.with_header("Content-Type", "text/xml"), answered)
-    other, same_endpoint = other_operation(contract, op, chosen)
-    action = {"a wrong SOAPAction": f'"{contract.namespace.rstrip("/")}/{NO_SUCH_OPERATION}"',
-              "an empty SOAPAction": '""',
-              "another operation's SOAPAction": contract.soap_action(other)}[kind]
-    if kind == "another operation's SOAPAction" and same_endpoint:
-        expected = _answered(other)
-    elif binding is Binding.SOAP11:
-        expected = "a Client fault"
+    expected = None
+    if kind == "another operation's SOAPAction":
+        named = other_operation(contract, op, chosen)
+        if named is None:
+            return None
+        other, same_endpoint = named
+        action = contract.soap_action(other)
+        if same_endpoint:
+            expected = _answered(other)
     else:
-        expected = answered  # SOAP 1.2: an action naming no operation here is ignored
+        action = {"a wrong SOAPAction":
+                  f'"{contract.namespace.rstrip("/")}/{NO_SUCH_OPERATION}"',
+                  "an empty SOAPAction": '""'}[kind]
+    if expected is None:  # SOAP 1.2: an action naming no operation here is ignored
+        expected = "a Client fault" if binding is Binding.SOAP11 else answered
     if binding is Binding.SOAP11:
         request = request.with_header("SOAPAction", action)
     else:
@@ -178,7 +186,9 @@ def requests_for(contract: Contract, op: Operation, base_url: str,
                 continue
             if kind == "text/xml without charset" and binding is not Binding.SOAP11:
                 continue
-            yield odd_request(contract, op, binding, kind, base_url, chosen=chosen)
+            odd = odd_request(contract, op, binding, kind, base_url, chosen=chosen)
+            if odd is not None:
+                yield odd
 
 
 def _answered(op: Operation) -> str:
