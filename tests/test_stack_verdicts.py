@@ -251,6 +251,10 @@ def test_diff_errors_against_node_soap(asmx_url, node_soap_url, tmp_path):
             "HTTP 404: the call is not served"} <= causes
     assert any(c.startswith("wrong envelope namespace: a result instead of VersionMismatch")
                for c in causes)
+    # a call not served is one line, whatever was sent (the matrix's rows too) and with no
+    # value of one kind of request as its detail (issue 31)
+    served = [c for c in data["causes"] if c["cause"].startswith("HTTP 404")]
+    assert [(c["verdict"], c.get("details")) for c in served] == [("failed", None)], served
 
 
 # ------------------------------------------------------------ findings that proved false

@@ -407,14 +407,16 @@ class Diff:
             rule = rule_of(difference)
             failed.add(rule)
             shown_expected, shown_actual = difference.shown()
+            cause = cause_of(difference)  # a value sent is its detail where its kind is said
             findings.append(Finding(
                 rule, Verdict.WARNING if difference.warning or permitted else Verdict.FAILED,
-                *where, expected=shown_expected, actual=shown_actual, detail=value,
+                *where, expected=shown_expected, actual=shown_actual,
+                detail=value if cause.startswith(what) and what else None,
                 message=permitted or difference.summary,
                 extra={"primary": difference.expected, "candidate": difference.actual,
                        "path": difference.path, "kind": difference.kind,
                        "summary": difference.summary, "request": record["request"]},
-                cause=cause_of(difference), **at))
+                cause=cause, **at))
         for rule in CASE_RULES:
             if rule in failed:
                 continue
