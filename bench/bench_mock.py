@@ -10,15 +10,15 @@ RSS meanwhile (the indexing workers included); memory per exchange is the mock p
 once serving, above that of the mock of a 32-exchange recording, divided by the exchanges.
 Then each binding is driven by wrk (or the Python client fallback of bench_reference.py) with
 512 calls spread over the whole recording, answered from the file, and ``harness serve`` with
-the very same requests, in alternating rounds: calls recorded over that binding (answered as
-recorded), then calls recorded over the other bindings (the recorded result rendered in the
-asking binding's form). The load generator repeats the 512 calls, as an app repeats its own:
-the mock answers a call asked again from its caches (the call's classification by its
-request's bytes, its answer as sent), bounded; the CPU figures say what an answer costs asked
-again and asked the first time.
+the very same requests at the same time (side by side, in the same windows): calls recorded
+over that binding (answered as recorded), then calls recorded over the other bindings (the
+recorded result rendered in the asking binding's form). The load generator repeats the 512
+calls, as an app repeats its own: the mock answers a call asked again from its caches (the
+call's classification by its request's bytes, its answer as sent), bounded; the CPU figures
+say what an answer costs asked again and asked the first time.
 
     .venv/bin/python bench/bench_mock.py                 # 10k, 100k, 1M
-    .venv/bin/python bench/bench_mock.py --sizes 10000 --duration 2 --rounds 1
+    .venv/bin/python bench/bench_mock.py --sizes 10000 --duration 2 --rounds 1   # a quick look
 
 The machine is shared: compare the ratios measured in one run, quote the load average.
 """
@@ -171,20 +171,32 @@ def cpu_seconds(pid: int) -> float:
 def rounds(wrk: str | None, binding: Binding, mock: tuple[list[HttpRequest], str, int],
            serve: tuple[list[HttpRequest], str, int], args: argparse.Namespace
            ) -> tuple[list[float], list[float], list[float], list[float]]:
-    """Requests/s of the mock and of serve, ``args.rounds`` times each, alternating which
-    goes first (a shared machine's load drifts; a ratio within a round is what compares);
-    and the requests each answered per second of its own CPU (what other jobs on the machine
-    do not change)."""
+    """Requests/s of the mock and of serve, ``args.rounds`` times, both driven side by side
+    in the same window (each by its own load generator): on a shared machine the load drifts
+    from one window to the next, while the two servers, one process each, get like shares
+    of the cores in one window, so the ratio of their rates there is the ratio of what an
+    answer costs them. And the requests each answered per second of its own CPU."""
     mocked, served, mocked_cpu, served_cpu = [], [], [], []
-    for turn in range(args.rounds):
-        order = [(mock, mocked, mocked_cpu), (serve, served, served_cpu)]
-        for (requests, url, pid), rates, per_cpu in order if turn % 2 == 0 \
-                else reversed(order):
+    for _ in range(args.rounds):
+        results: dict[int, tuple[float, float]] = {}
+
+        def run(which: int, requests: list[HttpRequest], url: str, pid: int,
+                results: dict[int, tuple[float, float]] = results) -> None:
             before = cpu_seconds(pid)
             row = drive(wrk, binding, requests, url, args)
             used = cpu_seconds(pid) - before
-            rates.append(row.rate)
-            per_cpu.append(row.requests / used if used else 0.0)
+            results[which] = (row.rate, row.requests / used if used else 0.0)
+
+        threads = [threading.Thread(target=run, args=(n, *side))
+                   for n, side in enumerate((mock, serve))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        mocked.append(results[0][0])
+        served.append(results[1][0])
+        mocked_cpu.append(results[0][1])
+        served_cpu.append(results[1][1])
     return mocked, served, mocked_cpu, served_cpu
 
 
@@ -223,8 +235,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="recorded exchanges per recording, comma-separated")
     p.add_argument("--duration", type=int, default=3,
                    help="seconds per run of the load generator (default 3)")
-    p.add_argument("--rounds", type=int, default=3,
-                   help="alternating rounds of mock and serve per binding (default 3)")
+    p.add_argument("--rounds", type=int, default=5,
+                   help="rounds of mock and serve driven side by side per binding (default "
+                        "5: a loaded machine's rates swing from one 3 s window to the next)")
     p.add_argument("--connections", type=int, default=32, help="wrk connections (default 32)")
     p.add_argument("--threads", type=int, default=2, help="wrk threads (default 2)")
     p.add_argument("--processes", type=int, default=4,
@@ -286,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
             index = load(school_mobile(), [path], cache=cache)  # the same mock, in process
             try:
                 print(f"{'binding':<10} {'calls':<22} {'mock req/s':>10} {'serve req/s':>11} "
-                      f"{'mock/serve':>10}  (median of {args.rounds} alternating rounds); "
+                      f"{'mock/serve':>10}  (median of {args.rounds} rounds, side by side); "
                       "requests per second of each server's own CPU; CPU per answer in "
                       "process: mock (calls asked again), mock (each call asked the first "
                       "time), reference", flush=True)

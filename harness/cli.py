@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import functools
 import importlib
 import os
 import re
@@ -16,8 +17,8 @@ from harness import __version__, stopping
 from harness.errors import HarnessError
 
 #: Subcommand modules, in the order ``--help`` lists them.
-COMMANDS = ("serve", "certify", "contract", "report", "capture", "export", "lint", "replay",
-            "diff", "shadow", "load", "probe", "mock", "scenarios")
+COMMANDS = ("serve", "certify", "call", "contract", "report", "capture", "export", "lint",
+            "replay", "diff", "shadow", "load", "probe", "mock", "scenarios")
 
 DESCRIPTION = """\
 Capture, replay, lint, certify and compare traffic of ASMX SOAP services (School Mobile).
@@ -33,9 +34,18 @@ reported, marked interrupted."""
 
 
 class _Parser(argparse.ArgumentParser):
+    #: The dest of a repeatable positional that also takes the words after an option
+    #: (``harness call Op --binding get id=7``: argparse alone leaves ``id=7`` unrecognised).
+    trailing_positionals: str | None = None
+
     def parse_known_args(self, args=None, namespace=None):
         self._given = list(sys.argv[1:] if args is None else args)
-        return super().parse_known_args(args, namespace)
+        namespace, extras = super().parse_known_args(args, namespace)
+        if self.trailing_positionals and extras:
+            words = [a for a in extras if not a.startswith("-")]
+            getattr(namespace, self.trailing_positionals).extend(words)
+            extras = [a for a in extras if a.startswith("-")]
+        return namespace, extras
 
     def error(self, message: str) -> None:  # one line, exit 2, as for every usage error
         hint = did_you_mean(self, getattr(self, "_given", []), message)
@@ -96,10 +106,31 @@ def _configured(parser: argparse.ArgumentParser, argv: list[str]):
     if command not in commands:
         return lambda args: None
     settings, source = config.load(config.explicit_path(argv))
+    environment = config.chosen_environment(argv)
     if source is None:
+        if environment is not None and any(a.dest == "env" for a in commands[command]._actions):
+            config.environment_table(settings, environment, source)  # its one line
         return lambda args: None
     return config.apply(commands[command], command, settings, source, list(commands),
-                        config.known_dests(commands))
+                        config.known_dests(commands), environment)
+
+
+def _with_environment(argv: list[str], name: str) -> argparse.Namespace:
+    """The command line ``argv`` parsed again as ``--env NAME`` would have it: the settings of
+    a diff role named ``env:NAME`` (the file's top level, then [env.NAME], then the flags)."""
+    rest, skip = [], False
+    for arg in argv:
+        if skip or arg == "--env" or arg.startswith("--env="):
+            skip = arg == "--env"
+            continue
+        rest.append(arg)
+    at = next(i for i, arg in enumerate(rest) if not arg.startswith("-")) + 1
+    again = [*rest[:at], "--env", name, *rest[at:]]
+    parser = build_parser()
+    fill = _configured(parser, again)
+    args = parser.parse_args(again)
+    fill(args)
+    return args
 
 
 #: The umask every command runs with (files 0600, folders 0700), unless FOLLOW_UMASK is 1.
@@ -112,10 +143,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         fill = _configured(parser, argv)
-    except HarnessError as exc:
-        print(f"harness: error: {exc}", file=sys.stderr)
+    except HarnessError as exc:  # the config file's: said as the command's own errors are
+        command = next((a for a in argv if not a.startswith("-")), None)
+        print(f"harness {command}: error: {exc}" if command else f"harness: error: {exc}",
+              file=sys.stderr)
         return exc.exit_code
     args = parser.parse_args(argv)
+    args.with_environment = functools.partial(_with_environment, argv)
     # Recordings and reports may hold personal data: what the harness creates is its user's
     # only (files 0600, folders 0700), unless HARNESS_FOLLOW_UMASK=1 (docs/security.md).
     umask = None if os.environ.get(FOLLOW_UMASK) == "1" else os.umask(PRIVATE_UMASK)

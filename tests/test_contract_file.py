@@ -149,7 +149,7 @@ def test_hostile_wsdls_are_refused_without_fetching_anything(tmp_path: Path) -> 
 def test_sensitive_marks_parameters_and_results_capture_redacts_them(reference_url: str,
                                                                     tmp_path: Path) -> None:
     """A contract made from WSDLs marks nothing sensitive: capture says so in one warning line
-    (not "(redacted)") and records values in clear; --sensitive marks them, capture redacts."""
+    (not "(redacted, …)") and records values in clear; --sensitive marks them, capture redacts."""
     import httpx
 
     from harness.capture.process import CaptureProcess
@@ -180,6 +180,6 @@ def test_sensitive_marks_parameters_and_results_capture_redacts_them(reference_u
         assert (b"c-4711" in out.read_bytes()) is in_clear
         if in_clear:
             assert len(warnings) == 1 and "marks no parameter or result sensitive" in warnings[0]
-            assert "(redacted)" not in stderr
+            assert "(credential headers redacted, pseudonym key in" in stderr
         else:
-            assert not warnings and "(redacted)" in stderr
+            assert not warnings and "(redacted, pseudonym key in" in stderr

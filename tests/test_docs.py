@@ -137,15 +137,45 @@ def test_every_rule_of_every_catalogue_is_on_the_rules_page(site: Path) -> None:
                          rf" (failure|warning)", text), rule.id
 
 
-def _examples():
+def test_every_clause_a_rule_cites_links_to_the_school_mobile_contract_page(site: Path) -> None:
+    """Issue 34: findings cited clauses of a page the repository did not have. Each clause cell
+    of the rules table links to its section of the School Mobile contract page, which holds
+    every operation, endpoint and parameter of the shipped contract."""
+    from harness.contract.model import school_mobile
+    from harness.judge import odd_requests, rules, wsdl_rules
+
+    contract_page = _beside("contract_page")
+    rules_page = (site / "reference/rules.html").read_text(encoding="utf-8")
+    page = (site / "reference/school-mobile.html").read_text(encoding="utf-8")
+    linked = set(re.findall(r'href="school-mobile\.html#([\w-]+)"', rules_page))
+    assert not [target for target in linked if f'id="{target}"' not in page]
+    clauses = {r.clause for r in (*rules.CATALOGUE, *wsdl_rules.CATALOGUE,
+                                  *odd_requests.CATALOGUE)}
+    cited = {clause for text in clauses for clause in contract_page.cited(text)}
+    assert {"4.1 rule 5", "4.10", "4.1 table", "9.2"} <= cited
+    assert not [c for c in cited if contract_page.anchor(c) not in linked]
+    text = _text(site / "reference/school-mobile.html")
+    for op in school_mobile().operations:
+        assert op.name in text and op.endpoint in text
+        assert not [p.name for p in op.parameters if p.name not in text]
+    with pytest.raises(ValueError, match=r"'4\.11' .* is not on the School Mobile contract page"):
+        contract_page.cited("4.11")
+
+
+def _beside(name: str):
+    """A module of docs/_hooks (loaded by path, as MkDocs loads the hooks)."""
+    import importlib
     import sys as _sys
 
     _sys.path.insert(0, str(ROOT / "docs/_hooks"))
     try:
-        import rule_examples
+        return importlib.import_module(name)
     finally:
         _sys.path.pop(0)
-    return rule_examples
+
+
+def _examples():
+    return _beside("rule_examples")
 
 
 def test_an_example_that_no_longer_fails_its_rule_fails_the_build() -> None:

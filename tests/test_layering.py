@@ -17,7 +17,8 @@ from pathlib import Path
 
 HARNESS = Path(__file__).resolve().parents[1] / "harness"
 #: The folders (and top-level modules) that run a command: nothing below them imports them.
-ENGINES = ("certify", "commands", "replay", "diff", "load", "probe", "mock", "capture", "cli")
+ENGINES = ("certify", "call", "commands", "replay", "diff", "load", "probe", "mock", "capture",
+           "cli")
 
 
 def _imports(path: Path) -> set[str]:

@@ -250,3 +250,32 @@ def test_json_bodies_are_redacted_by_member_and_as_a_sensitive_result(redactor):
     broken = replace(request, body=b'{"code": "c-77"')
     notes: list[str] = []
     assert b"c-77" not in redactor.request(broken, notes=notes).body and notes
+
+
+def test_a_multipart_form_post_is_redacted_part_by_part(redactor):
+    """A form POST sent as multipart/form-data (a browser's form, the ASMX matrix's row): the
+    sensitive parts become pseudonyms, every other byte stays as sent."""
+    body = (b'--b0\r\nContent-Disposition: form-data; name="code"\r\n\r\nCODE-4711\r\n'
+            b'--b0\r\nContent-Disposition: form-data; name="phone"\r\n\r\n0509998877\r\n'
+            b'--b0\r\nContent-Disposition: form-data; name="other"\r\n\r\nkept\r\n--b0--\r\n')
+    request = HttpRequest("POST", "http://svc.example/AuthCodeSending.asmx/AuthCode",
+                          (("Content-Type", "multipart/form-data; boundary=b0"),
+                           ("Content-Length", str(len(body)))), body)
+    redacted = redactor.request(request)
+    assert b"CODE-4711" not in redacted.body and b"0509998877" not in redacted.body
+    assert pseudonym("CODE-4711", KEY).encode() in redacted.body
+    assert pseudonym("0509998877", KEY).encode() in redacted.body
+    assert redacted.body.replace(pseudonym("CODE-4711", KEY).encode(), b"CODE-4711").replace(
+        pseudonym("0509998877", KEY).encode(), b"0509998877") == body
+    assert dict(redacted.headers)["Content-Length"] == str(len(redacted.body))
+
+
+@pytest.mark.parametrize("content_type", [None, "text/plain", "application/octet-stream"])
+def test_form_pairs_under_another_content_type_are_redacted(redactor, content_type):
+    body = b"code=CODE-4711&phone=0509998877&x=1"
+    headers = (("Content-Type", content_type),) if content_type else ()
+    request = HttpRequest("POST", "http://svc.example/AuthCodeSending.asmx/AuthCode",
+                          headers, body)
+    redacted = redactor.request(request).body
+    assert redacted == (f"code={pseudonym('CODE-4711', KEY)}&phone="
+                        f"{pseudonym('0509998877', KEY)}&x=1").encode()

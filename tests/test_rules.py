@@ -49,13 +49,15 @@ def test_catalogue_is_data_with_stable_ids():
     assert len(ids) == len(set(ids)) == len(RULES)
     assert all(re.fullmatch(r"[A-Z0-9]+(-[A-Z0-9]+)+", i) for i in ids)
     assert all(r.clause and r.title and callable(r.check) for r in rules.CATALOGUE)
-    from harness.judge import odd_requests, wsdl_rules
+    from harness.judge import asmx_matrix, odd_requests, wsdl_rules
 
+    matrix = set(asmx_matrix.titles())
+    assert matrix and all(i.startswith("ODD-") for i in matrix)
     assert set(rules.titles()) == {*ids, rules.UNCLASSIFIED, *wsdl_rules.RULES,
-                                   *odd_requests.RULES}
+                                   *odd_requests.RULES, *matrix}
     assert not set(ids) & set(wsdl_rules.RULES)
-    assert not (set(ids) | set(wsdl_rules.RULES)) & set(odd_requests.RULES)
-    assert rules.catalogue_ids() == {*ids, *wsdl_rules.RULES, *odd_requests.RULES}
+    assert not (set(ids) | set(wsdl_rules.RULES)) & (set(odd_requests.RULES) | matrix)
+    assert rules.catalogue_ids() == {*ids, *wsdl_rules.RULES, *odd_requests.RULES, *matrix}
     assert ("| `R1-SOAPACTION` | 4.1 rule 1 | request | failure | failure; warning: unquoted "
             "SOAPAction |") in rules.catalogue_table()
 

@@ -8,6 +8,7 @@ tests/test_scenarios_interop.py.)"""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import subprocess
@@ -908,3 +909,9 @@ def test_certify_s_own_features_read_as_the_vocabulary(tmp_path: Path, contract)
     inventory = load(Path(__file__).parent / "services" / "inventory" / "contract.json")
     written = write_features(inventory, FEATURES, FEATURE_FILES, tmp_path)
     assert check_features([tmp_path / name for name in written], inventory) >= 30
+    # A WSDL with the SOAP 1.1 binding only (spyne's): the matrix keeps its SOAP 1.1 scenario
+    soap11_only = dataclasses.replace(inventory, bindings=("soap11",))
+    written = write_features(soap11_only, FEATURES, FEATURE_FILES, tmp_path / "soap11")
+    matrix = (tmp_path / "soap11" / "asmx_matrix.feature").read_text()
+    assert "over SOAP 1.1, sent" in matrix and "over HTTP GET" not in matrix
+    assert check_features([tmp_path / "soap11" / name for name in written], soap11_only) >= 10

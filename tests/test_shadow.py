@@ -21,6 +21,7 @@ import subprocess
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
@@ -35,7 +36,7 @@ from harness.reference.app import create_app
 from harness.reference.server import running
 from harness.shadow.choice import SKIPPED, UNCOMPARED, Choice
 from harness.shadow.process import ShadowProcess
-from harness.traffic.exchange import Exchange, HttpRequest, response_from_dict
+from harness.traffic.exchange import Exchange, HttpRequest, HttpResponse, response_from_dict
 from harness.traffic.recording import read_exchanges, read_header
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -247,6 +248,8 @@ def test_the_live_view_needs_its_token_and_shows_the_counts(skipped):
                                "unclassified, to the endpoint of --skip-operation AuthCode": 1}
     if CHROMIUM is not None:  # the page as a person sees it: built by its script
         assert "No difference so far." in skipped["page"]
+        roles = skipped["page"].split('id="roles"', 1)[1].split("</p>", 1)[0]
+        assert "null" not in roles and "secondary" not in roles, roles  # none was given
         assert "--skip-operation AuthCode" in skipped["page"]
 
 
@@ -254,11 +257,13 @@ def test_the_live_view_needs_its_token_and_shows_the_counts(skipped):
 
 
 def test_a_dead_candidate_costs_the_clients_nothing_and_every_call_is_counted(
-        contract, reference_url, tmp_path):
+        contract, reference_url, tmp_path, monkeypatch):
     """Six calls at once, a candidate that accepts and never answers, one call mirrored at
     a time with a queue of one: every client is answered by the primary; each call is either
     not answered by the candidate (a failure: 'no answer'), found the queue full, or was still
-    waiting when --duration ended (warnings): all six counted, named, and recorded."""
+    waiting when --duration ended (warnings): all six counted, named, and recorded. The
+    progress line counts them as the report does: not compared, none differing."""
+    monkeypatch.setenv("HARNESS_PROGRESS_SECONDS", "0.2")
     op = contract.find("GetTokenDevice")
     with hostile("silent") as dead, ShadowProcess(
             reference_url, dead, tmp_path / "dead.jsonl", "--timeout", "2", "--jobs", "1",
@@ -279,6 +284,10 @@ def test_a_dead_candidate_costs_the_clients_nothing_and_every_call_is_counted(
     assert sum(counts["not_compared"].values()) == 6
     assert any("mirror queue was full" in why for why in counts["not_compared"])
     assert "no answer: " in stdout and "did not answer within 2 s" in stdout
+    lines = [line for line in stderr.splitlines() if line.startswith("shadow: ")
+             and " calls mirrored, " in line]
+    assert lines and all(" 0 differing" in line for line in lines), lines
+    assert "not compared" in lines[-1], lines
     recorded = list(read_exchanges([tmp_path / "dead.jsonl"]))
     assert len(recorded) == 6 and all("reason" in m or "error" in m.get("candidate", {})
                                       for m in shadow_meta(recorded))
@@ -316,8 +325,6 @@ def _exchange(contract, op_name: str | None, binding: Binding = Binding.SOAP11,
               **meta) -> Exchange:
     op = contract.find(op_name or "AuthCode")
     request = build_request(contract, op, sample_arguments(op), binding, "http://primary")
-    from harness.traffic.exchange import HttpResponse
-
     classified = {"operation": op_name, "binding": binding.value} if op_name else {}
     return Exchange(request, HttpResponse(200), meta={**classified, **meta})
 
@@ -330,13 +337,31 @@ def test_mirror_and_skip_operations_are_honoured_exactly(contract):
     # with --mirror-operation, nothing but its calls: no description, nothing unclassified
     assert both.why_not(_exchange(contract, None, description="WSDL"))[0] == SKIPPED
     skip = Choice(contract, skip_operations=frozenset({"AuthCode"}))
-    assert skip.why_not(_exchange(contract, None, description="WSDL")) is None
+    wsdl = HttpRequest("GET", "http://primary/AuthCodeSending.asmx?WSDL")
+    assert skip.why_not(Exchange(wsdl, HttpResponse(200), meta={"description": "WSDL"})) is None
+    # ASP.NET answers a GET of the endpoint with its help page, whatever it carries: an
+    # AuthCode envelope and SOAPAction with it might be a call to a candidate
+    help_page = _exchange(contract, None, description="help page")
+    help_page.request = replace(help_page.request, method="GET")
+    assert skip.why_not(help_page) == (
+        SKIPPED, "a description request with a body or SOAP action, to the endpoint of "
+                 "--skip-operation AuthCode")
+    assert skip.why_not(Exchange(replace(wsdl, headers=(("SOAPAction", "x"),)),
+                                 HttpResponse(200), meta={"description": "WSDL"}))[0] == SKIPPED
+    assert nothing_skipped_at_others(contract, skip)
     assert skip.why_not(_exchange(contract, None, unclassified="bad envelope")) == (
         SKIPPED, "unclassified, to the endpoint of --skip-operation AuthCode")
     nothing = Choice(contract)
     unanswered = _exchange(contract, "AuthCode")
     unanswered.response = None
     assert nothing.why_not(unanswered) == (UNCOMPARED, "the primary gave no answer")
+
+
+def nothing_skipped_at_others(contract, choice: Choice) -> bool:
+    """A help page GET with a body to another endpoint is mirrored as before."""
+    request = HttpRequest("GET", "http://primary/CenterlogOut.asmx", body=b"x")
+    return choice.why_not(Exchange(request, HttpResponse(200),
+                                   meta={"description": "help page"})) is None
 
 
 def test_a_request_the_mirror_cannot_send_as_it_came_is_not_compared(contract):
@@ -356,7 +381,6 @@ def test_a_request_the_mirror_cannot_send_as_it_came_is_not_compared(contract):
 def test_a_compressed_primary_answer_is_compared_as_the_sending_path_reads_one():
     import gzip
 
-    from harness.traffic.exchange import HttpResponse
     from harness.traffic.send import as_received
 
     body = b"<x>answer</x>"
@@ -382,3 +406,24 @@ def test_a_killed_proxy_loses_no_call_it_answered(contract, reference_url, tmp_p
     assert [a.status_code for a in answers] == [200] * 4
     recorded = list(read_exchanges([out]))
     assert [e.meta["shadow"]["mirrored"] for e in recorded] == [True] * 4
+
+
+def test_the_live_tally_sorts_and_names_causes_as_the_console_does():
+    """A candidate that did not answer is a failure, not a difference: the live view lists it
+    under that name, first, and does not count it among the causes of differences (the
+    console puts it under FAILURES, not DIFFERENCES)."""
+    from harness.judge.findings import Finding, Verdict
+    from harness.shadow.tally import Tally
+
+    tally = Tally({"primary": "p", "candidate": "c"})
+    body = Finding("DIFF-BODY", Verdict.FAILED, "AuthCode", "SOAP 1.1", index=1,
+                   cause="soapAction differs")
+    tally.compared_call([body, body], dict)
+    tally.compared_call([replace(body, index=2)], dict)
+    silent = Finding("SEND-TRANSPORT", Verdict.FAILED, "AuthCode", "SOAP 1.1", index=3,
+                     cause="no answer: c did not answer within 2 s")
+    tally.not_compared(silent.cause, [silent])
+    causes = tally.snapshot()["causes"]
+    assert [(c["cause"], c["difference"], c["calls"]) for c in causes] == [
+        ("no answer: c did not answer within 2 s", False, 1), ("soapAction differs", True, 2)]
+    assert tally.line.startswith("1 x no answer: ")

@@ -7,7 +7,9 @@ Directives a page may hold (each on a line of its own, except ``{{ run: ... }}``
     a reference made from the code: ``commands`` (every ``harness`` command, from
     ``harness.cli.build_parser()``: a new command appears with no edit here), ``rules`` (the
     binding and WSDL catalogue, the table ``harness certify --list-rules`` prints),
-    ``rules-probe``, ``rules-replay``, ``rules-diff``, ``rules-sending``; and
+    ``rules-probe``, ``rules-replay``, ``rules-diff``, ``rules-sending``; ``contract`` (the
+    School Mobile contract page and its clauses, linked from the rule tables:
+    ``contract_page.py``); and
     ``examples-rules`` (``-sending``, ``-replay``, ``-diff``, ``-probe``): a real failure of
     every rule (``rule_examples.py`` beside this file); ``steps`` (every sentence of the step
     vocabulary with its example, from the step definitions) and ``recorded-feature`` (what
@@ -192,7 +194,7 @@ def _sending_rules() -> str:
 def _catalogue() -> str:
     from harness.judge.rules import catalogue_table
 
-    return catalogue_table(_cell)
+    return catalogue_table(_cell, _beside("contract_page").clause_links)
 
 
 def _examples(family: str):
@@ -224,6 +226,7 @@ GENERATORS = {
     "rules-shadow": _shadow_rules,
     **{f"examples-{family}": _examples(family)
        for family in ("rules", "sending", "replay", "diff", "shadow", "probe")},
+    "contract": lambda: _beside("contract_page").contract_page(),
     "steps": lambda: _beside("step_reference").step_reference(),
     "recorded-feature": lambda: _beside("step_reference").recorded_feature(),
 }

@@ -554,12 +554,14 @@ def user_features(directory: Path) -> tuple[Path, ...]:
 
 
 def certify(target: str | None, contract: Contract | str | None, outputs: Outputs,
-            stream=sys.stdout, settings: Settings | None = None,
+            stream=None, settings: Settings | None = None,
             profile: Profile | None = None) -> int:
     """Run the features against ``target`` (the embedded reference when None); exit status.
 
     ``contract``: the service's Contract (a namespace string, or None, means School Mobile
-    under that namespace)."""
+    under that namespace). ``stream``: where the console report goes (default: sys.stdout as
+    it is at the call, not at import: a test's capture replaces it)."""
+    stream = sys.stdout if stream is None else stream
     if not isinstance(contract, Contract):
         contract = school_mobile(contract)
     settings = settings or Settings()
@@ -571,7 +573,8 @@ def certify(target: str | None, contract: Contract | str | None, outputs: Output
         shown = url if target else f"embedded reference at {url}"
         report = Report("certify", shown, titles=rules.titles() | sending.RULE_TITLES
                         | {SCENARIO: SCENARIO_TITLE},
-                        profile=profile, namespace=contract.namespace)
+                        profile=profile, environment=settings.send.environment,
+                        namespace=contract.namespace)
         report.scope = selection_scope(contract, settings.selection, settings.rules,
                                        len(rules.catalogue_ids()))
         plugin = CertifyPlugin(report, settings, contract)

@@ -15,6 +15,7 @@ unchanged.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from harness.contract.model import ALL_BINDINGS, Contract, Operation
@@ -66,7 +67,8 @@ def feature_text(contract: Contract, name: str, template: str) -> str | None:
            if all(b in contract.bindings_of(op) for b in bindings)]
     if not ops:
         return None
-    text = _with_table(template, "operation", [op.name for op in ops])
+    text = _with_table(template, "operation", [op.name for op in ops],
+                       rows_for=None if bindings else _ops_over_scenario_binding(contract))
     if _header(text, "endpoint") is not None:  # odd_requests.feature's bare GETs
         text = _with_table(text, "endpoint", list(contract.endpoints))
     return _typed_steps(text, ops)
@@ -78,14 +80,34 @@ def _header(text: str, column: str, after: int = 0) -> int | None:
                  and re.fullmatch(rf"\|\s*{column}\s*\|", line.strip())), None)
 
 
-def _with_table(template: str, column: str, rows: list[str]) -> str:
-    """``template`` with each one-column Examples table ``| column |`` holding ``rows``."""
+def _ops_over_scenario_binding(contract: Contract) -> Callable[[str], list[str]]:
+    """For a feature whose scenarios each name their binding ("… over HTTP GET, …"): the
+    operations the contract offers over the binding a scenario's title names."""
+    def rows(title: str) -> list[str]:
+        binding = next(b for b, label in _LABELS.items() if f"over {label}" in title)
+        return [op.name for op in contract.operations if binding in contract.bindings_of(op)]
+    return rows
+
+
+def _with_table(template: str, column: str, rows: list[str],
+                rows_for: Callable[[str], list[str]] | None = None) -> str:
+    """``template`` with each one-column Examples table ``| column |`` holding ``rows``, or
+    ``rows_for(the title of the table's scenario)``."""
     text, after = template, 0
     while (start := _header(text, column, after)) is not None:
         lines = text.splitlines()
         end = start + 1
         while end < len(lines) and lines[end].strip().startswith("|"):
             end += 1
+        if rows_for is not None:
+            title = max(i for i in range(start) if lines[i].strip().startswith("Scenario"))
+            rows = rows_for(lines[title])
+            if not rows:  # the binding offers none of the operations: no scenario for it
+                first = title
+                while first > 0 and lines[first - 1].strip().startswith("@"):
+                    first -= 1
+                text, after = "\n".join([*lines[:first], *lines[end:]]) + "\n", first
+                continue
         indent = lines[start][:len(lines[start]) - len(lines[start].lstrip())]
         width = max(len(column), *(len(r) for r in rows))
         table = [f"{indent}| {cell:<{width}} |" for cell in (column, *rows)]

@@ -16,6 +16,7 @@ from harness.commands.options import (
     contract_for_target,
     positive,
     require,
+    role_target,
     selection,
     send_options,
 )
@@ -37,12 +38,15 @@ def register(sub) -> None:
     p.add_argument("recordings", nargs="*", metavar="RECORDING",
                    help="recordings (native .jsonl or HAR) whose requests are sent; none: "
                         "requests generated from the contract for every operation x binding")
-    p.add_argument("--primary", metavar="URL",
+    p.add_argument("--primary", metavar="URL|env:NAME",
                    help="base URL of the implementation taken as right (e.g. the legacy one; "
-                        "required, as a flag or in the config file)")
-    p.add_argument("--candidate", metavar="URL",
-                   help="base URL of the implementation under test (required)")
-    p.add_argument("--secondary", metavar="URL",
+                        "required, as a flag or in the config file); env:NAME: the target of "
+                        "the config file's [env.NAME], sent with its credentials, headers and "
+                        "TLS")
+    p.add_argument("--candidate", metavar="URL|env:NAME",
+                   help="base URL of the implementation under test (required; env:NAME as "
+                        "for --primary)")
+    p.add_argument("--secondary", metavar="URL|env:NAME",
                    help="a second instance of the primary: what differs between it and the "
                         "primary is noise, not held against the candidate")
     add_contract_options(p)
@@ -89,18 +93,24 @@ def run(args: argparse.Namespace) -> int:
                          "RECORDING the recorded requests are sent (drop one of them)")
     check_outputs(args.json, args.junit)
     options = send_options(args)
-    for url in filter(None, (args.primary, args.candidate, args.secondary)):
-        check_reachable(url, options=options)  # every target up before the ?WSDL line
-    for url in filter(None, (args.primary, args.candidate, args.secondary)):
-        check_service(args, url, options)
-    contract = contract_for_target(args, args.primary, options, sys.stderr, "diff")
+    # A role named env:NAME is sent with that environment's settings (per-target credentials)
+    roles = {role: role_target(args, role) for role in ("primary", "candidate", "secondary")}
+    targets = {role: (url, own or options) for role, (url, own) in roles.items() if url}
+    for url, sent in targets.values():
+        check_reachable(url, options=sent)  # every target up before the ?WSDL line
+    for url, sent in targets.values():
+        check_service(args, url, sent)
+    primary, primary_options = targets["primary"]
+    contract = contract_for_target(args, primary, primary_options, sys.stderr, "diff")
     chosen = selection(args, contract)
     cases = (recorded_cases(contract, args.recordings, on_broken=_warn_broken)
              if args.recordings else list(generated_cases(contract, errors=args.errors,
                                                           chosen=chosen)))
-    diff = Diff(contract, Targets(args.primary, args.candidate, args.secondary),
+    diff = Diff(contract, Targets(primary, targets["candidate"][0],
+                                  targets.get("secondary", (None,))[0]),
                 ignore=args.ignore, ignore_values=args.ignore_values, jobs=args.jobs,
-                options=options, selection=chosen, profile=profile_of(args, TITLES))
+                options=options, selection=chosen, profile=profile_of(args, TITLES),
+                role_options={role: own for role, (_, own) in roles.items() if own})
     from harness.progress import Progress
 
     total = len(cases) if isinstance(cases, (list, tuple)) else None

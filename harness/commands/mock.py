@@ -61,7 +61,8 @@ def register(sub) -> None:
     add_auth_options(p)  # record-through: the --fallback deployment may ask for credentials
     g.add_argument("--sequence", action="store_true",
                    help="several recorded answers to one call: give them in recorded order, "
-                        "one per call, then the last again (default: always the last)")
+                        "one per call, then the last again (default: the last recorded "
+                        "over the asking binding, else the last)")
     g.add_argument("--latency", choices=("none", "recorded"), default="none",
                    help="recorded: answer after the recorded duration of the exchange "
                         "(p50/p95 per operation said at the end); none (default): at once")

@@ -129,6 +129,10 @@ def add_send_options(p: argparse.ArgumentParser, *,
     g.add_argument("--config", metavar="FILE",
                    help="settings file (default ./harness.toml, else [tool.harness] in "
                         "./pyproject.toml); flags override it")
+    g.add_argument("--env", metavar="NAME",
+                   help="the config file's named environment [env.NAME] (e.g. staging, "
+                        "preprod): its target, headers, authentication, TLS, values and "
+                        "timeouts over the file's top level; reports name it")
     g.add_argument("--timeout", type=seconds, default=timeout,
                    metavar="S", help="total seconds per request: connect, headers and the whole "
                    f"body (default {timeout:g}); after "
@@ -218,7 +222,7 @@ def send_options(args: argparse.Namespace) -> SendOptions:
     add_credential_headers(name for name, _ in args.header)  # never shown in clear
     options = SendOptions(timeout=args.timeout, max_response_mb=args.max_response_mb,
                           insecure=args.insecure, cacert=args.cacert, headers=tuple(args.header),
-                          auth=auth_options(args))
+                          auth=auth_options(args), environment=getattr(args, "env", None))
     if options.auth.cert is not None:
         options.verify()  # a certificate that cannot be read: its one line now
     if getattr(args, "dry_run", False):  # nothing is sent, not even the login
@@ -298,6 +302,30 @@ def _cert(args: argparse.Namespace) -> tuple[str | None, Any]:
     if password is None:
         password = os.environ.get(CERT_PASSWORD_ENV)
     return cert, Secret(password) if password is not None else None
+
+
+#: How a diff or shadow role names an environment of the config file: ``--candidate env:NAME``.
+ENV_PREFIX = "env:"
+
+
+def role_target(args: argparse.Namespace, flag: str) -> tuple[str | None, SendOptions | None]:
+    """The URL of the role ``--FLAG`` and, when it names an environment (``env:NAME``), the
+    settings it is sent with: those ``--env NAME`` gives (the environment's credentials,
+    headers, TLS and timeouts, then the flags); else (URL, None): the run's own settings."""
+    value = getattr(args, flag)
+    if not value or not value.startswith(ENV_PREFIX):
+        return value, None
+    from harness import config
+
+    name = value[len(ENV_PREFIX):]
+    settings, source = config.load(args.config)
+    target = config.environment_table(settings, name, source).get("target")
+    if not isinstance(target, str) or not target:
+        raise UsageError(f"--{flag} {value}: [env.{name}] of {source} has no target")
+    if not hasattr(args, "with_environment"):
+        raise UsageError(f"--{flag} {value}: environments are read by the harness command")
+    return config.expanded(target, f"{source} [env.{name}]"), send_options(
+        args.with_environment(name))
 
 
 def selection(args: argparse.Namespace, contract: Contract) -> Selection:

@@ -18,6 +18,7 @@ from harness.commands.options import (
     contract_for_target,
     positive,
     require,
+    role_target,
     send_options,
 )
 from harness.errors import UsageError
@@ -42,9 +43,11 @@ def register(sub) -> None:
     p.add_argument("--primary", metavar="URL",
                    help="base URL of the implementation that answers the clients (the legacy "
                         "one; required)")
-    p.add_argument("--candidate", metavar="URL",
-                   help="base URL of the implementation each call is mirrored to (required)")
-    p.add_argument("--secondary", metavar="URL",
+    p.add_argument("--candidate", metavar="URL|env:NAME",
+                   help="base URL of the implementation each call is mirrored to (required); "
+                        "env:NAME: the target of the config file's [env.NAME], sent with its "
+                        "credentials, headers and TLS")
+    p.add_argument("--secondary", metavar="URL|env:NAME",
                    help="a second instance of the primary, mirrored to as well: what differs "
                         "between it and the primary is noise, not held against the candidate")
     p.add_argument("--listen", default="127.0.0.1:8080", metavar="HOST:PORT",
@@ -116,14 +119,19 @@ def run(args: argparse.Namespace) -> int:
     from harness.traffic.send import base_url, check_reachable
 
     require(args, "primary", "candidate")
-    for url in filter(None, (args.primary, args.candidate, args.secondary)):
-        base_url(url)  # a malformed URL: one line now
     check_outputs(args.json, args.junit)
     host, port = parse_listen(args.listen)
     options = send_options(args)
-    for url in filter(None, (args.primary, args.candidate, args.secondary)):
-        check_reachable(url, options=options)  # every target up before the ?WSDL line
-    contract = contract_for_target(args, args.primary, options, command="shadow")
+    # A role named env:NAME is sent with that environment's settings (per-target credentials)
+    roles = {role: role_target(args, role) for role in ("primary", "candidate", "secondary")}
+    for url, _ in filter(lambda pair: pair[0], roles.values()):
+        base_url(url)  # a malformed URL: one line now
+    for url, own in filter(lambda pair: pair[0], roles.values()):
+        check_reachable(url, options=own or options)  # every target up before the ?WSDL line
+    (primary, primary_options), candidate, secondary = (roles["primary"], roles["candidate"][0],
+                                                         roles["secondary"][0])
+    contract = contract_for_target(args, primary, primary_options or options,
+                                   command="shadow")
     mirrored = Selection.parse(contract, args.mirror_operation,
                                flag="--mirror-operation").operations
     skipped = Selection.parse(contract, args.skip_operation, flag="--skip-operation").operations
@@ -131,15 +139,17 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("every --mirror-operation is also a --skip-operation: nothing would "
                          "be mirrored")
     out = args.out or datetime.now().strftime("shadow-%Y%m%d-%H%M%S.jsonl")
-    settings = CaptureSettings(out=out, upstream=base_url(args.primary), listen_host=host,
+    settings = CaptureSettings(out=out, upstream=base_url(primary), listen_host=host,
                                listen_port=port, redact=args.redact,
                                redact_names=args.redact_names, key_file=args.key_file,
                                max_body_mb=args.max_body_mb,
                                mitm_options=_primary_tls(args))
     mirror = MirrorOptions(
-        primary=base_url(args.primary), candidate=base_url(args.candidate),
-        secondary=base_url(args.secondary) if args.secondary else None,
+        primary=base_url(primary), candidate=base_url(candidate),
+        secondary=base_url(secondary) if secondary else None,
         ignore=tuple(args.ignore), ignore_values=tuple(args.ignore_values), send=options,
+        role_send={role: own for role, (_, own) in roles.items()
+                   if own is not None and role != "primary"},
         jobs=args.jobs, queue=args.queue, mirror_operations=mirrored,
         skip_operations=skipped, profile=profile_of(args, [*TITLES, COMPARED_RULE]),
         json=args.json, junit=args.junit, allure_dir=args.allure_dir or None,

@@ -7,12 +7,13 @@ candidate difference seen early.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import tempfile
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import IO, Any
@@ -135,6 +136,7 @@ class Diff:
     def __init__(self, contract: Contract, targets: Targets, *, ignore: Iterable[str] = (),
                  ignore_values: Iterable[str] = (),
                  jobs: int = 8, timeout: float = 30.0, options: SendOptions | None = None,
+                 role_options: Mapping[str, SendOptions] | None = None,
                  selection: Selection | None = None,
                  profile: Profile | None = None, command: str = "diff") -> None:
         self.contract = contract
@@ -144,9 +146,13 @@ class Diff:
         self.ignore_values = tuple(ignore_values)
         self.jobs = max(1, jobs)
         self.options = options or SendOptions(timeout=timeout)
+        #: Roles sent with settings of their own (``--candidate env:NAME``: that environment's
+        #: credentials, headers, TLS); the others with ``options``.
+        self.role_options = dict(role_options or {})
         self.selection = selection or Selection()
         self.report = Report(command, self.roles[CANDIDATE], TITLES | RULE_TITLES,
-                             profile=profile, **self._meta())
+                             profile=profile, environment=self.options.environment,
+                             **self._meta())
         self.report.scope = selection_scope(contract, self.selection)
         #: Per role: answers, and those that were 404/HTML (a wrong target's signs).
         self._answered: Counter[str] = Counter()
@@ -168,16 +174,33 @@ class Diff:
         return self.selection.allows(case.operation_name, case.binding_label)
 
     def _meta(self) -> dict[str, Any]:
-        return {"primary": self.roles[PRIMARY], "secondary": self.roles.get(SECONDARY),
+        meta = {"primary": self.roles[PRIMARY], "secondary": self.roles.get(SECONDARY),
                 "candidate": self.roles[CANDIDATE]}
+        if self.role_options:  # each role's environment, where it has one
+            meta["environments"] = {role: self.options_of(role).environment
+                                    for role in self.roles}
+        return meta
+
+    def options_of(self, role: str) -> SendOptions:
+        return self.role_options.get(role, self.options)
+
+    def senders(self, stack: contextlib.ExitStack, **changes: Any) -> dict[str, Sender]:
+        """A Sender per role, entered on ``stack``: one shared by the roles sent with the run's
+        options, one each for a role with its own (``changes`` apply to every one)."""
+        shared = stack.enter_context(Sender(replace(self.options, **changes),
+                                            connections=self.jobs * len(self.roles)))
+        return {role: stack.enter_context(Sender(replace(self.role_options[role], **changes),
+                                                 connections=self.jobs))
+                if role in self.role_options else shared for role in self.roles}
 
     def run(self, cases: Iterable[Case], progress: Progress | None = None) -> DiffResult:
         """Send every case to every target and compare; ``progress`` hears of each case."""
-        for url in self.roles.values():
-            check_reachable(url, options=self.options)
+        for role, url in self.roles.items():
+            check_reachable(url, options=self.options_of(role))
         cases = (c for c in cases if self._selected(c))
-        with (Sender(self.options, connections=self.jobs * len(self.roles)) as sender,
-              stopping.cooperative()):  # a signal: the cases in flight finish, no more start
+        with contextlib.ExitStack() as stack, stopping.cooperative():
+            # a signal: the cases in flight finish, no more start
+            sender = self.senders(stack)
             for answered in _ordered_map(lambda case: self.answer(sender, case), cases,
                                          self.jobs):
                 self.take(answered)
@@ -201,10 +224,11 @@ class Diff:
 
     # -------------------------------------------------------------------- sending (threads)
 
-    def answer(self, sender: Sender, case: Case,
+    def answer(self, sender: Sender | Mapping[str, Sender], case: Case,
                given: dict[str, HttpResponse] | None = None) -> Answered:
         """``case`` sent to every implementation (but those whose answer is ``given``: shadow
-        has the primary's) and compared; thread-safe."""
+        has the primary's) and compared, through ``sender`` (or each role's: ``senders``);
+        thread-safe."""
         requests = {role: retarget(case.request, url) for role, url in self.roles.items()}
         started, clock = time.time(), time.monotonic()
         responses: dict[str, HttpResponse] = dict(given or {})
@@ -214,7 +238,8 @@ class Diff:
             if role in responses:
                 continue
             try:
-                responses[role] = sender.send(request)
+                responses[role] = (sender[role] if isinstance(sender, Mapping)
+                                   else sender).send(request)
             except ResponseTooLarge as exc:
                 unanswered.append(size_finding(exc, case.operation_name, case.binding_label,
                                                extra={"implementation": role}, **where))

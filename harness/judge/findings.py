@@ -311,8 +311,11 @@ class Report:
 
     def __init__(self, command: str, target: str | None = None,
                  titles: dict[str, str] | None = None, *, profile: Profile | None = None,
-                 **meta: Any) -> None:
+                 environment: str | None = None, **meta: Any) -> None:
         self.command = command
+        #: The config file's named environment the run was sent with (``--env``), or None:
+        #: every output names it.
+        self.environment = environment
         #: How verdicts are weighed; its per-rule overrides are applied here, to every finding.
         self.profile = profile or Profile()
         self._overrides = dict(self.profile.overrides)

@@ -1175,34 +1175,38 @@ def _finding(exchange: Exchange, rule: str, op: Operation | None, binding: Bindi
                    detail=outcome.detail or None)
 
 
-def catalogue_table(cell: Callable[[str], str] = str) -> str:
+def catalogue_table(cell: Callable[[str], str] = str,
+                    clause: Callable[[str], str] = str) -> str:
     """The catalogue as a Markdown table (``harness certify --list-rules``), with what each
     profile makes of a deviation per rule; ``cell`` writes a title into its cell (the docs
-    escape ``<Operation>`` as HTML: Markdown has no backslash escape for ``<``)."""
+    escape ``<Operation>`` as HTML: Markdown has no backslash escape for ``<``), ``clause`` a
+    clause (the docs link it to the contract page)."""
     lines = ["| rule | clause | side | `--profile spec` | `--profile asmx` | title |",
              "|---|---|---|---|---|---|"]
     for r in CATALOGUE:
         spec = "warning" if r.level is Level.PERMITTED else "failure"
         asmx = f"{spec}; warning: {r.tolerates}" if r.tolerates else spec
-        lines.append(f"| `{r.id}` | {r.clause} | {r.side} | {spec} | {asmx} | {cell(r.title)} |")
-    lines.append(f"| `{UNCLASSIFIED}` | 4.1 | request | failure | failure | "
+        lines.append(f"| `{r.id}` | {clause(r.clause)} | {r.side} | {spec} | {asmx} | "
+                     f"{cell(r.title)} |")
+    lines.append(f"| `{UNCLASSIFIED}` | {clause('4.1')} | request | failure | failure | "
                  f"{titles()[UNCLASSIFIED]} |")
     from harness.judge import wsdl_rules
 
     for r in wsdl_rules.CATALOGUE:
         level = "warning" if r.level == "permitted" else "failure"
-        lines.append(f"| `{r.id}` | {r.clause} | WSDL | {level} | {level} | {cell(r.title)} |")
+        lines.append(f"| `{r.id}` | {clause(r.clause)} | WSDL | {level} | {level} | "
+                     f"{cell(r.title)} |")
     from harness.judge import odd_requests
 
     for o in odd_requests.CATALOGUE:
         verdicts = "failure where the spec speaks; warning where only ASMX does"
-        lines.append(f"| `{o.id}` | {o.clause} | response | {verdicts} | {verdicts} | "
+        lines.append(f"| `{o.id}` | {clause(o.clause)} | response | {verdicts} | {verdicts} | "
                      f"{cell(o.title)} |")
     from harness.judge import asmx_matrix
 
     for m in asmx_matrix.matrix().rules:
         verdicts = ("failure where the spec speaks or a value is lost; warning where only "
                     "ASMX does")
-        lines.append(f"| `{m.id}` | 4.1; else as ASMX | response | {verdicts} | {verdicts} | "
-                     f"{cell(m.title)} |")
+        lines.append(f"| `{m.id}` | {clause('4.1; else as ASMX')} | response | {verdicts} | "
+                     f"{verdicts} | {cell(m.title)} |")
     return "\n".join(lines)

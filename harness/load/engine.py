@@ -431,7 +431,8 @@ def _feed(recordings: Recordings, schedule: Schedule, settings: Settings,
 def _merged(settings: Settings, paths: list[str], schedule: Schedule, *, workers: int,
             broken: int) -> Merged:
     t = settings.timing
-    merged = Merged(settings.target, recordings=list(paths), mode=t.mode, speed=t.speed,
+    merged = Merged(settings.target, environment=settings.options.environment,
+                    recordings=list(paths), mode=t.mode, speed=t.speed,
                     loops=t.loops, max_wait=t.max_wait, rate=t.rate, users=t.users, shape=t.shape,
                     workers=workers, check_ratio=settings.check_ratio,
                     scheduled_duration_s=schedule.duration, broken_lines=broken)
@@ -681,7 +682,7 @@ def run_from_options(o: dict[str, Any]) -> int:
                     o.get("shape"))
     sending = {"timeout": o["timeout"], "max_response_mb": o["max_response_mb"],
                "insecure": o["insecure"], "cacert": o["cacert"], "headers": o["header"],
-               "auth": o.get("auth")}
+               "auth": o.get("auth"), "environment": o.get("env")}
     settings = Settings(o["target"], o["contract"], timing, o["check_ratio"],
                         tuple(o["ignore"]), o["concurrency"], sending,
                         tuple(o["operation"]), tuple(o["binding"]))

@@ -32,7 +32,7 @@ from harness.errors import UsageError
 from harness.mock import stubs as stub_files
 from harness.mock.journal import Filter
 from harness.mock.service import Mock
-from harness.reference.app import create_app
+from harness.reference.app import DISCONNECTED, create_app, read_body
 from harness.traffic.redaction import is_pseudonym
 
 PREFIX = "/__harness/"
@@ -61,7 +61,9 @@ async def _admin(contract: Contract, mock: Mock, scope, receive, send) -> None:
     if not _loopback(scope.get("client")):
         await _reply(send, 403, {"error": "the admin API answers loopback clients only"})
         return
-    body = await _body(receive)
+    body = await read_body(receive, MAX_BODY)
+    if body is DISCONNECTED:
+        return
     if body is None:
         await _reply(send, 413, {"error": f"body over {MAX_BODY} bytes"})
         return
@@ -221,23 +223,8 @@ def _loopback(client: tuple[str, int] | None) -> bool:
         return False
 
 
-async def _body(receive) -> bytes | None:
-    chunks, size = [], 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return b""
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > MAX_BODY:
-            return None
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks)
-
-
 async def _reply(send, status: int, data: Any) -> None:
-    body = json.dumps(data, ensure_ascii=False, indent=1).encode("utf-8") + b"\n"
+    body = json.dumps(data, ensure_ascii=False).encode("utf-8") + b"\n"
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json; charset=utf-8"),
                             (b"content-length", str(len(body)).encode())]})

@@ -11,6 +11,11 @@ With a Forwarder (``--fallback URL``) it is forwarded to a deployment instead (r
 Stubs (harness.mock.stubs) come first: the first that matches a call answers it, in the asking
 binding's form. Faults (harness.mock.faults), a stub's and ``--fault``'s, are done to the answer;
 every call is journalled (harness.mock.journal) once its answer is known.
+
+A call asked again is answered from two bounded caches: the rules' verdict on its request's
+very bytes (``Known``: what the rules read is those bytes, and the index does not change) and
+its recorded answer as sent, by position and asking binding. Stubs, faults and the journal
+still apply to it, as to every call.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 from urllib.parse import urlsplit
 
 from harness.capture import addresses
@@ -94,9 +99,6 @@ class Known:
     key: int
     positions: range  # its recorded answers in the index
     shown: tuple[tuple[str, str], ...]  # its values as the journal shows them
-
-
-T = TypeVar("T")
 
 
 class Bounded[T]:

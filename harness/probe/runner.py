@@ -336,7 +336,8 @@ def probe(target: str | None, contract: Contract, budget: Budget, outputs: Outpu
     saved = list(read_cases(replay, contract)) if replay else None
     with target_or_reference(target, contract, options) as url:
         shown = url if target else f"embedded reference at {url}"
-        report = Report("probe", shown, titles=checks.titles(), namespace=contract.namespace)
+        report = Report("probe", shown, titles=checks.titles(), namespace=contract.namespace,
+                        environment=options.environment if options else None)
         cases_out = None if replay else CaseFile(outputs.failures)
         print(f"probe: {shown}, at most {budget.max_requests} requests in "
               f"{budget.max_time:g} s" + (f" at {budget.rate:g}/s" if budget.rate else ""),

@@ -466,8 +466,8 @@ def create_app(contract: Contract | None = None, respond: Answer = answer):
         if scope["type"] == "lifespan":
             await _lifespan(receive, send)
             return
-        body = await _read_body(receive)
-        if body is _DISCONNECTED:
+        body = await read_body(receive)
+        if body is DISCONNECTED:
             return  # nobody to answer
         headers = tuple((k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"])
         call = HttpRequest(scope["method"], _url(scope), headers, body or b"")
@@ -601,19 +601,20 @@ async def _trickle(response: HttpResponse, seconds: float, scope, receive, send)
 # The ASGI shell speaks raw ASGI (no starlette Request/Response objects per request): it is the
 # hot path of the load benchmark. The URL is the one starlette's Request.url gives.
 
-_DISCONNECTED = b"\0disconnected"
+DISCONNECTED = b"\0disconnected"
 
 
-async def _read_body(receive) -> bytes | None:
-    """The whole body; None beyond MAX_REQUEST_BYTES (read no further)."""
+async def read_body(receive, limit: int = MAX_REQUEST_BYTES) -> bytes | None:
+    """The whole body; None beyond ``limit`` bytes (read no further); DISCONNECTED when the
+    client went away."""
     chunks, size = [], 0
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
-            return _DISCONNECTED
+            return DISCONNECTED
         chunk = message.get("body", b"")
         size += len(chunk)
-        if size > MAX_REQUEST_BYTES:
+        if size > limit:
             return None
         chunks.append(chunk)
         if not message.get("more_body", False):

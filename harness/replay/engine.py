@@ -424,7 +424,7 @@ def replay(paths: Sequence[str | Path], contract: Contract, target: str, *,
                     Pace(rate), check, options.timeout, options,
                     selection or Selection(), profile)
     report = Report("replay", target, titles() | REPLAY_RULES | RULE_TITLES,
-                    profile=profile,
+                    profile=profile, environment=options.environment,
                     recordings=[str(p) for p in paths], concurrency=concurrency, rate=rate,
                     processes=layout.processes, threads=layout.threads)
     report.descriptions_note = "skipped: not sent"

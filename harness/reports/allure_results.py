@@ -188,6 +188,7 @@ def write_overview(directory: str | Path, report: Report, **facts: str | None) -
                          f"{exc.strerror or exc}") from None
     facts = {k: v for k, v in facts.items() if v}
     lines = {**({} if report.target in facts.values() else {"target": report.target or ""}),
+             **({"environment": report.environment} if report.environment else {}),
              **facts,
              "verdict": report.verdict.upper(),
              "checks": f"{report.checks} over {report.exchanges} {report.unit}"}

@@ -213,7 +213,9 @@ def verdict_line(report: Report) -> str:
         verb = "certified" if report.command == "certify" else "judged"
         head += (f" for {', '.join(scope.covered) or 'nothing'}; "
                  f"{', '.join(scope.left_out)} not {verb}")
-    tail = f" ({report.target})" if report.target else ""
+    where = [f"environment {report.environment}"] if report.environment else []
+    where += [report.target] if report.target else []
+    tail = f" ({': '.join(where)})" if where else ""
     scenarios = sum(report.meta.get("scenarios", {}).values())  # certify: Gherkin scenarios
     within = f" in {_count(scenarios, 'scenario')}" if scenarios else ""
     return (f"{head} - {_count(report.checks, 'check')} over "

@@ -27,6 +27,7 @@ def summary(report: Report) -> dict[str, Any]:
            if report.interrupted else {}),
         "command": report.command,
         "target": report.target,
+        "environment": report.environment,
         "harness_version": __version__,
         "exchanges": report.exchanges,
         "unit": report.unit,

@@ -68,6 +68,7 @@ def run_properties(report: Report, idle_cases: int = 0) -> dict[str, str]:
     """What every suite says of the run (Jenkins shows suite properties; GitLab none)."""
     c = report.counts
     found = {"command": report.command, "target": report.target or "",
+             **({"environment": report.environment} if report.environment else {}),
              "verdict": report.verdict, "checks": str(report.checks),
              report.unit: str(report.exchanges),
              **{f"checks.{v.value}": str(c[v]) for v in Verdict},

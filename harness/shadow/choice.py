@@ -3,8 +3,11 @@ and the exchanges there is nothing to compare with (the primary gave no answer).
 
 A skipped operation is never sent to the candidate, not even a request that merely might be
 one of its calls: an unclassified request (malformed SOAP, an unknown operation name) to the
-endpoint of a skipped operation is not mirrored either, and with ``--mirror-operation`` only
-classified calls of those operations are (no service description, nothing unclassified).
+endpoint of a skipped operation is not mirrored either, nor is a request the primary took for
+a description (a GET of its help page) that carries a body, a SOAPAction or an action: a
+candidate dispatching on those could take it for a call. With ``--mirror-operation`` only
+classified calls of those operations are mirrored (no service description, nothing
+unclassified).
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from harness.contract.model import Contract
-from harness.traffic.exchange import Exchange
+from harness.http_messages import content_type_params
+from harness.traffic.exchange import Exchange, HttpRequest
 
 #: Left off the mirror by the user's choice: counted, not a finding.
 SKIPPED = "skipped"
@@ -43,8 +47,12 @@ class Choice:
                 return SKIPPED, f"{operation} is not a --mirror-operation"
         elif self.mirror_operations:
             return SKIPPED, "not a call of a --mirror-operation"
-        elif "unclassified" in meta and (held := self._skipped_at(exchange)):
-            return SKIPPED, f"unclassified, to the endpoint of --skip-operation {held}"
+        elif (held := self._skipped_at(exchange)) is not None:
+            if "unclassified" in meta:
+                return SKIPPED, f"unclassified, to the endpoint of --skip-operation {held}"
+            if _may_be_a_call(exchange.request):
+                return SKIPPED, (f"a description request with a body or SOAP action, to the "
+                                 f"endpoint of --skip-operation {held}")
         if exchange.response is None:
             return UNCOMPARED, "the primary gave no answer"
         if meta.get("truncated"):
@@ -62,6 +70,13 @@ class Choice:
                 if op.name in self.skip_operations:
                     return op.name
         return None
+
+
+def _may_be_a_call(request: HttpRequest) -> bool:
+    """Whether a request that is no call to the primary (a description) carries what a call
+    does: a body, a SOAPAction header or a Content-Type action (SOAP 1.2)."""
+    return bool(request.body) or request.header("SOAPAction") is not None or (
+        "action" in content_type_params(request.content_type))
 
 
 def unsendable(url: str) -> str | None:

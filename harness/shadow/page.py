@@ -100,7 +100,8 @@ function causeRow(cause) {
     .join(', ');
   const details = el('details', {class: 'cause ' + cause.verdict.replace(' ', '-')},
     el('summary', {},
-       el('span', {class: 'badge'}, cause.verdict === 'failed' ? 'difference' : cause.verdict),
+       el('span', {class: 'badge'}, cause.verdict === 'warning' ? 'warning'
+         : cause.difference ? 'difference' : 'failure'),
        el('span', {class: 'calls'}, cause.calls + (cause.calls === 1 ? ' call' : ' calls')),
        el('span', {class: 'text'}, cause.cause),
        el('span', {class: 'rules'}, Object.keys(cause.rules).join(', '))),
@@ -122,10 +123,12 @@ function render(data) {
   const roles = data.roles;
   document.getElementById('roles').replaceChildren(
     'primary ', el('code', {}, roles.primary),
-    roles.secondary ? el('span', {}, ', secondary ', el('code', {}, roles.secondary)) : null,
+    // replaceChildren, unlike el(), would write a null out as the text "null"
+    ...(roles.secondary ? [', secondary ', el('code', {}, roles.secondary)] : []),
     ', candidate ', el('code', {}, roles.candidate),
     ' \u2014 running for ' + duration(data.now - data.started));
-  const differing = data.causes.filter(c => c.verdict === 'failed').length;
+  // as the console's DIFFERENCES counts them: a failure that is none (no answer) is not one
+  const differing = data.causes.filter(c => c.verdict === 'failed' && c.difference).length;
   const uncompared = Object.values(data.not_compared).reduce((a, b) => a + b, 0);
   document.getElementById('counts').replaceChildren(
     count('calls through the proxy', data.seen),

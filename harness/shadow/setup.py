@@ -29,6 +29,8 @@ class MirrorOptions:
     ignore: tuple[str, ...] = ()
     ignore_values: tuple[str, ...] = ()
     send: SendOptions = field(default_factory=SendOptions)
+    #: The roles sent with settings of their own (``--candidate env:NAME``).
+    role_send: dict[str, SendOptions] = field(default_factory=dict)
     #: Requests in flight to the candidate (and secondary) at once.
     jobs: int = 8
     queue: int = DEFAULT_QUEUE

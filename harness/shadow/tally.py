@@ -31,6 +31,9 @@ Example = Callable[[], dict[str, Any]]
 class LiveCause:
     verdict: Verdict
     text: str
+    #: Only differences between the answers, as the reports' ``Cause.difference``: a failure
+    #: that is none (the candidate did not answer) is listed under FAILURES there.
+    difference: bool = True
     calls: int = 0
     rules: Counter[str] = field(default_factory=Counter)
     pairs: Counter[tuple[str, str]] = field(default_factory=Counter)
@@ -40,7 +43,8 @@ class LiveCause:
     last: int | None = None  # the call counted last (one call, several rules: one call)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"verdict": self.verdict.value, "cause": self.text, "calls": self.calls,
+        return {"verdict": self.verdict.value, "cause": self.text,
+                "difference": self.difference, "calls": self.calls,
                 "rules": dict(self.rules.most_common()),
                 "pairs": [{"operation": op, "binding": b, "calls": n}
                           for (op, b), n in self.pairs.most_common()],
@@ -100,6 +104,7 @@ class Tally:
                 return
             cause = self.causes[key] = LiveCause(finding.verdict, key[1],
                                                  example=_shortened(example()))
+        cause.difference = cause.difference and is_difference(finding.rule)
         if cause.calls == 0 or finding.index != cause.last:
             cause.calls += 1
             cause.pairs[finding.operation or "(unclassified)", finding.binding or "-"] += 1
@@ -107,9 +112,10 @@ class Tally:
         cause.rules[finding.rule] += 1
 
     def ordered(self) -> list[LiveCause]:
-        """Failures first, then warnings; each by calls."""
-        return sorted(self.causes.values(),
-                      key=lambda c: (c.verdict is not Verdict.FAILED, -c.calls))
+        """As the reports order them: failures, then differences, then warnings; each by
+        calls."""
+        return sorted(self.causes.values(), key=lambda c: (
+            2 if c.verdict is Verdict.WARNING else int(c.difference), -c.calls))
 
     def _say(self) -> None:
         failed = [c for c in self.ordered() if c.verdict is Verdict.FAILED]

@@ -60,7 +60,7 @@ from harness.shadow.choice import SKIPPED, Choice
 from harness.shadow.setup import HURRY, MirrorOptions, ShadowSetup
 from harness.shadow.tally import Tally
 from harness.traffic.exchange import HttpResponse, response_dict
-from harness.traffic.send import Sender, as_received
+from harness.traffic.send import as_received
 
 #: The rule of a call through the shadow that was not compared with the candidate's answer
 #: for a reason of the shadow's own (its queue full, stopped): a warning, counted and named.
@@ -103,14 +103,15 @@ class Shadow:
         self.diff = Diff(self.contract, Targets(options.primary, options.candidate,
                                                 options.secondary),
                          ignore=options.ignore, ignore_values=options.ignore_values,
-                         jobs=options.jobs, options=options.send, profile=options.profile,
+                         jobs=options.jobs, options=options.send,
+                         role_options=options.role_send, profile=options.profile,
                          command="shadow")
         self.diff.report.titles[COMPARED_RULE] = COMPARED_TITLE
         self.diff.report.scope = _scope(self.contract, options)
         # a dead candidate must not stop the shadow (the Sender stops a run after a few
         # requests in a row without an answer): every call is counted instead
-        self.sender = Sender(replace(options.send, max_failures=sys.maxsize),
-                             connections=options.jobs * len(self.diff.roles))
+        self._senders = contextlib.ExitStack()
+        self.sender = self.diff.senders(self._senders, max_failures=sys.maxsize)
         self.lock = threading.Condition()
         self.waiting: deque[Item] = deque()
         self.waiting_bytes = 0  # held by the calls waiting (QUEUE_BYTES at most)
@@ -122,7 +123,7 @@ class Shadow:
         self.hurry = False
         self.tally = Tally(self.diff.roles)
         self.progress = Progress("shadow", unit="calls mirrored", failing="differing",
-                                 detail=lambda: self.tally.line, quiet=options.quiet)
+                                 detail=self._line, quiet=options.quiet)
         self.live = None
         if options.live_port is not None:
             from harness.shadow.live import LiveView
@@ -131,6 +132,14 @@ class Shadow:
             print(f"harness shadow: live view on {self.live.url}", file=sys.stderr, flush=True)
         for number in range(options.jobs):
             threading.Thread(target=self._mirror, name=f"mirror-{number}", daemon=True).start()
+
+    def _line(self) -> str:
+        """The progress line's words after its counts: the causes so far, then the calls
+        waiting for the mirror (a candidate falling behind shows before its calls time out).
+        Read without the lock: a string and an int."""
+        waiting = self.tally.waiting
+        return "; ".join(filter(None, (self.tally.line,
+                                       f"{waiting} waiting" if waiting else "")))
 
     # -- the main thread: taking each exchange ------------------------------------------------
 
@@ -240,7 +249,7 @@ class Shadow:
         if record is None:  # no answer: the findings say why
             findings = answered.unanswered
             self.tally.not_compared(findings[0].cause or "no answer", findings, example)
-            differs = True
+            differs = False  # not compared: counted so, as the live view and report count it
         else:
             findings = self.diff.case_findings(record, self.diff.noise.known)[0]
             differs = self.tally.compared_call(findings, example)
@@ -352,6 +361,7 @@ class Shadow:
         self.diff.report.meta["shadow"] = self._counts()
         self._report(result)
         self.transcriber.close()
+        self._senders.close()
         return self._status()
 
     def _counts(self) -> dict[str, Any]:

@@ -41,6 +41,7 @@ from urllib.parse import quote_plus
 
 from lxml import etree
 from mitmproxy.net import encoding as content_coding
+from mitmproxy.net.http import headers as http_headers
 
 from harness.contract.bindings import unquote_plus
 from harness.contract.model import Contract
@@ -136,6 +137,9 @@ def for_report(message: HttpRequest | HttpResponse, operation: str | None = None
 
 
 _FORM = "application/x-www-form-urlencoded"
+_MULTIPART = "multipart/form-data"
+_PART_NAME = re.compile(rb'\bname="([^"]*)"', re.IGNORECASE)
+_PART_HEAD_END = re.compile(rb"\r?\n\r?\n")
 
 
 @lru_cache(maxsize=4096)
@@ -271,10 +275,16 @@ class Redactor:
         media = media_type(content_type)
         if media == _FORM:
             return self._form(body)
+        if media == _MULTIPART:
+            return self._multipart(body, content_type, notes, where)
         if media is not None and (media.endswith("/json") or media.endswith("+json")):
             return self._json(body, content_type, whole, notes, where)
         if whole and not _looks_like_xml(body, media):
             return self._text(body, content_type, notes, where)
+        if where == "request" and b"=" in body and not _looks_like_xml(body, media):
+            # Form pairs under no or another Content-Type (a client's slip, the ASMX matrix's
+            # rows): a server may still read them, so they are redacted as a form's.
+            return self._form(body)
         # Parsed already: look in the tree; else a regex search, far cheaper than parsing.
         if envelope is not None or self._mentions_names(body):
             return self._xml(body, envelope)
@@ -298,6 +308,32 @@ class Redactor:
     def _form(self, body: bytes) -> bytes:
         text = body.decode("latin-1")  # URL-encoded: ASCII; latin-1 keeps any byte as it was
         return self._pairs(text).encode("latin-1")
+
+    def _multipart(self, body: bytes, content_type: str | None, notes: list[str] | None,
+                   where: str) -> bytes:
+        """``multipart/form-data`` (a form POST a browser or the ASMX matrix sends): each
+        part named sensitive has its content replaced, everything else byte for byte."""
+        parsed = http_headers.parse_content_type(content_type or "")
+        boundary = (parsed[2].get("boundary") or "").encode("latin-1") if parsed else b""
+        if not boundary:
+            if self._mentions_names_in_text(body):
+                return _dropped(notes, f"{where} body (multipart without a boundary) could "
+                                "not be parsed to redact it and was left out")
+            return body
+        parts = body.split(b"--" + boundary)
+        for i, part in enumerate(parts):
+            head_end = _PART_HEAD_END.search(part)
+            name = _PART_NAME.search(part, 0, head_end.start()) if head_end else None
+            if name is None or name.group(1).decode("latin-1") not in self.names:
+                continue
+            content = part[head_end.end():]
+            tail = len(content) - len(content.rstrip(b"\r\n"))
+            value = content[:len(content) - tail].decode("utf-8", "replace")
+            if not value:
+                continue
+            parts[i] = (part[:head_end.end()] + pseudonym(value, self.key).encode("ascii")
+                        + content[len(content) - tail:])
+        return (b"--" + boundary).join(parts)
 
     # -- text and JSON ------------------------------------------------------------------------
 

@@ -99,6 +99,9 @@ class SendOptions:
     headers: tuple[tuple[str, str], ...] = ()
     max_failures: int = DEFAULT_MAX_FAILURES
     auth: AuthOptions = field(default_factory=AuthOptions)
+    #: The config file's named environment these settings are (``--env NAME``), or None:
+    #: reports name it.
+    environment: str | None = None
 
     def __post_init__(self) -> None:
         if not (0 < self.timeout <= 86_400 and 0 < self.max_response_mb <= 1 << 20) \

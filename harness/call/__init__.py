@@ -1,0 +1,1 @@
+"""``harness call``: one operation over one binding (or each), sent once, shown and judged."""
