@@ -826,8 +826,8 @@ def verdict(mreq: MatrixRequest, answers: Answers) -> Judged:
                       + (" (a value lost or changed)" if lost else
                          " (ASMX loses it too; the spec is silent)"), _changed(got, want))
     return Judged(Verdict.WARNING, f"as {spec_call}: {want.words()}", got.words(),
-                  f"{row.label}: answered with {got.brief()} where ASMX answers as "
-                  f"{spec_call}: {want.brief()}")
+                  f"{row.label}: answered with {got.brief()}, {spec_call} with "
+                  f"{want.brief()} (ASMX answers both alike)")  # both the target's answers
 
 
 def _changed(got: Shape, want: Shape) -> str:
