@@ -7,6 +7,7 @@ exchange of the recording.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -38,6 +39,15 @@ def _failures(findings: list[Finding]) -> list[str]:
             if f.verdict is Verdict.FAILED]
 
 
+@functools.cache
+def _key(recording: str) -> bytes | None:
+    """The recording's pseudonym key, where capture put it: its redacted values are compared
+    by pseudonym (``harness.replay.check_replayed``)."""
+    from harness.traffic.keys import recording_keys
+
+    return recording_keys([recording])[str(Path(recording))].key if recording else None
+
+
 @given("a recorded exchange")
 def a_recorded_exchange(recorded_exchange: Exchange, request: pytest.FixtureRequest) -> None:
     where = f"#{recorded_exchange.index} in {recorded_exchange.source}"
@@ -53,7 +63,7 @@ def a_recorded_exchange(recorded_exchange: Exchange, request: pytest.FixtureRequ
 def replay_it(recorded_exchange: Exchange, service: Service,
               replay_client: httpx.Client) -> Replayed:
     replayed = replay_exchange(replay_client, recorded_exchange, service.contract,
-                               service.base_url)
+                               service.base_url, key=_key(recorded_exchange.source or ""))
     if replayed.response is not None:
         _attach("new response", http_text(replayed.response))
     _attach("findings", "\n".join(f"{f.rule}: {f.verdict}" + (

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from pytest_bdd import parsers, step, then, when
+from pytest_bdd import given, parsers, step, then, when
 
 from harness.certify.engine import Call, Service
 from harness.contract.bindings import Binding
@@ -78,6 +78,26 @@ def request_header(header: str, value: str, scenario_state: ScenarioState) -> No
     """
     scenario_state.headers = [(n, v) for n, v in scenario_state.headers
                               if n.lower() != header.lower()] + [(header, value)]
+
+
+@given(parsers.re(r'the recorded values are pseudonyms under key "(?P<key>[^"]*)"'))
+def pseudonym_key(key: str, service: Service, scenario_state: ScenarioState) -> None:
+    """Given the recorded values are pseudonyms under key "<key id>"
+
+    The values the scenario expects by pseudonym (``the result's pseudonym is``) were redacted
+    by capture under the key of this id (the recording's ``key_id``): certify finds the key in
+    your key store, or takes it from ``--key-file``. ``harness scenarios`` writes this step.
+
+    Example: Given the recorded values are pseudonyms under key "3f9a0c12ab34"
+    """
+    from harness.traffic.keys import key_of_id, key_store
+
+    found = key_of_id(key, service.settings.key)
+    if found is None:
+        raise AssertionError(f"the pseudonym key {key} is not in your key store "
+                             f"({key_store()}): give certify --key-file FILE (the recording's "
+                             "key) to compare the redacted values")
+    scenario_state.pseudonym_key = found
 
 
 # ------------------------------------------------------------------------------------- When
@@ -161,6 +181,24 @@ def result_matches(regex: str, scenario_state: ScenarioState) -> None:
     """
     pattern = re.compile(scenario_state.fill(regex, re.escape), re.DOTALL)
     checks.result_matches(scenario_state.answers(), pattern)
+
+
+@then(parsers.re(r'the result\'s pseudonym is "(?P<pseudonym>[^"]*)"'))
+def result_pseudonym_is(pseudonym: str, scenario_state: ScenarioState) -> None:
+    """Then the result's pseudonym is "<pseudonym>"
+
+    The result, redacted in the recording, checked by its value all the same: its pseudonym
+    under the recording's key (``the recorded values are pseudonyms under key``) is this one,
+    so a changed result fails and the same one passes. A failure shows the result by its
+    pseudonym, never in clear. ``harness scenarios`` writes it where it has the key.
+
+    Example: Then the result's pseudonym is "redacted-0598a6acf36021a5"
+    """
+    if scenario_state.pseudonym_key is None:
+        raise AssertionError("no pseudonym key: the scenario compares by pseudonym after "
+                             "'Given the recorded values are pseudonyms under key \"...\"'")
+    checks.result_pseudonym_is(scenario_state.answers(), pseudonym,
+                               scenario_state.pseudonym_key)
 
 
 @then("the result is empty")

@@ -505,6 +505,49 @@ def test_key_file_lets_real_values_find_their_pseudonymised_record(contract, tmp
     assert mock.stats.answered["recorded"] == 4
 
 
+def test_the_key_is_found_where_capture_put_it(contract, tmp_path):
+    """Issue 30 item 5: no --key-file: the key in the key store (by the recording's key id)
+    lets real values find their pseudonymised record."""
+    from harness.commands.mock import _headers, _redactor
+    from harness.traffic.keys import key_id, read_key, stored_key_path, write_key
+
+    path, key_file = _redacted_recording(contract, tmp_path)
+    beside = _redactor(None, _headers([str(path)]), [str(path)])  # r.jsonl.key, as before
+    key = read_key(key_file)
+    assert beside is not None and beside.key == key
+    key_file.rename(tmp_path / "elsewhere.key")
+    assert _redactor(None, _headers([str(path)]), [str(path)]) is None  # nowhere to be found
+    write_key(stored_key_path(key_id(key)), key)
+    redactor = _redactor(None, _headers([str(path)]), [str(path)])
+    assert redactor is not None and redactor.key == key
+    with mocked(contract, [path], redacted=True, redactor=redactor) as (url, _mock, _said):
+        response = ask(contract, url, "AuthCode", {"code": "1234", "phone": "0501234567"},
+                       Binding.HTTP_GET)
+    assert response.status == 200 and response.header("X-Harness-Mock") == "recorded"
+
+
+def test_the_command_shows_a_personal_value_by_its_recorded_pseudonym(contract, tmp_path):
+    """Issue 30 item 6: the console and the JSON show a call's personal value by its
+    pseudonym under the recording's key (as the recording shows it), not as [redacted]."""
+    from harness.traffic.keys import key_id, read_key, stored_key_path, write_key
+    from harness.traffic.redaction import pseudonym
+
+    path, key_file = _redacted_recording(contract, tmp_path)
+    key = read_key(key_file)
+    key_file.rename(tmp_path / "elsewhere.key")
+    write_key(stored_key_path(key_id(key)), key)
+    served = Served(str(path), "--json", str(tmp_path / "mock.json"), cwd=tmp_path)
+    try:
+        refused = ask(contract, served.url, "AuthCode",
+                      {"code": "1234", "phone": "0509999999"}, Binding.SOAP11)
+    finally:
+        _code, out, err = served.stop()
+    assert refused.status == 500
+    said = out + err + (tmp_path / "mock.json").read_text(encoding="utf-8")
+    assert "0509999999" not in said and "[redacted]" not in said
+    assert f"phone={pseudonym('0509999999', key)}" in said
+
+
 # -- inputs -----------------------------------------------------------------------------------
 
 

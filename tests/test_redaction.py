@@ -252,6 +252,39 @@ def test_json_bodies_are_redacted_by_member_and_as_a_sensitive_result(redactor):
     assert b"c-77" not in redactor.request(broken, notes=notes).body and notes
 
 
+def test_a_runs_report_redaction_gives_each_secret_one_face(contract):
+    """Issue 30 item 6: the secrets a run meets (sensitive values of its messages, credential
+    headers) or is given (-H values, --values) show by one pseudonym, in any form they take
+    (in clear, XML-escaped, URL-encoded), in messages and in words; pseudonyms already there
+    are left alone; a 1-3 character value is not hunted in text."""
+    import pickle
+
+    from harness.traffic.redaction import ReportRedaction, pseudonym
+
+    key = b"r" * 32
+    run = ReportRedaction(contract, key)
+    run.add(["s3cret&co", "ab"])
+    face = pseudonym("s3cret&co", key)
+    assert run.text("said s3cret&co, s3cret&amp;co and s3cret%26co; ab") == \
+        f"said {face}, {face} and {face}; ab"
+    request = build_request(contract, contract.operation("AuthCode"),
+                            {"code": "C-0042", "phone": "0501234567"}, Binding.HTTP_GET,
+                            "http://svc.example")
+    request = request.with_header("Authorization", "Bearer tok-9")
+    shown = run.message(request)
+    assert "0501234567" not in shown.url and pseudonym("0501234567", key) in shown.url
+    assert shown.header("Authorization") == pseudonym("Bearer tok-9", key)
+    echoed = "Invalid phone '0501234567' (Bearer tok-9)"
+    assert run.text(echoed) == (f"Invalid phone '{pseudonym('0501234567', key)}' "
+                                f"({pseudonym('Bearer tok-9', key)})")
+    assert run.text(face) == face  # a pseudonym is never redacted again
+    assert run.learned() and not run.learned()  # what is new since the last call, once
+    copy = pickle.loads(pickle.dumps(run))  # a worker process's
+    assert copy.text(echoed) == run.text(echoed)
+    copy.observe(None, HttpResponse(200, (("X-Echo", "another-secret-value"),), b""), None)
+    assert copy.learned() == {}  # an unnamed header is no secret by itself
+
+
 def test_a_multipart_form_post_is_redacted_part_by_part(redactor):
     """A form POST sent as multipart/form-data (a browser's form, the ASMX matrix's row): the
     sensitive parts become pseudonyms, every other byte stays as sent."""

@@ -157,7 +157,7 @@ def test_no_sensitive_value_or_credential_reaches_a_report_in_clear(code, phone,
     """What certify writes of an exchange (``http_text``: Allure attachments, JUnit examples,
     the HTML report) within ``redacting_reports``: no sensitive value, token or credential."""
     from harness.reports.allure_results import http_text
-    from harness.traffic.redaction import Redactor, redacting_reports
+    from harness.traffic.redaction import ReportRedaction, redacting_reports
 
     secret = secret.encode("latin-1", "replace").decode("latin-1")  # a header is latin-1
     request = build_request(CONTRACT, AUTH, {"code": code, "phone": phone}, binding, UPSTREAM)
@@ -166,7 +166,7 @@ def test_no_sensitive_value_or_credential_reaches_a_report_in_clear(code, phone,
     answer = build_response(CONTRACT, TOKEN_OP, binding, token)
     body, headers = _token_answer(binding, token, charset, form)
     answer = type(answer)(200, (*headers, ("Set-Cookie", secret)), body)
-    with redacting_reports(Redactor.for_contract(CONTRACT, KEY)):
+    with redacting_reports(ReportRedaction(CONTRACT, KEY)):
         text = http_text(request) + http_text(answer, TOKEN_OP.name)
     seen = [text, unquote_plus(text), html.unescape(text)]
     for name, value in (("code", code), ("phone", phone), ("token", token),

@@ -28,6 +28,7 @@ from harness.errors import UsageError
 from harness.scenarios.lint import check_features, vocabulary
 from harness.scenarios.record import escape_cell
 from harness.traffic.exchange import HttpResponse
+from harness.traffic.keys import KEY_STORE_ENV
 
 ORDERS = Path(__file__).parent / "services" / "orders" / "contract.json"
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "scenarios.md"
@@ -804,8 +805,12 @@ def test_recorded_features_fail_naming_the_scenario_and_the_value(recorded: Path
     assert len(failed) == 6 and all(n.startswith("GetTokenDevice over ") for n in failed)
     name = "GetTokenDevice over HTTP POST answers as recorded (clear.jsonl #"
     dev1 = token("dev-1", contract)
-    message = next(m for n, m in failed.items() if n.startswith(name) and dev1 in m)
-    assert f'expected the result "{dev1}", actual "changed-{dev1}"' in message
+    messages = [m for n, m in failed.items() if n.startswith(name)]
+    # the expected token is the feature's own text (a recording made without redaction); the
+    # live one, a sensitive result, shows by its pseudonym in every output, never in clear
+    assert messages and not [m for m in messages if f"changed-{dev1}" in m], messages
+    assert any(re.search(f'expected the result "{dev1}", actual "redacted-[0-9a-f]{{16}}"', m)
+               for m in messages), messages
 
 
 def test_recorded_features_hold_against_a_harmless_variation(recorded: Path) -> None:
@@ -819,19 +824,51 @@ def test_recorded_features_hold_against_a_harmless_variation(recorded: Path) -> 
     assert run.code == 0, run.stdout + run.stderr
 
 
-def test_a_redacted_result_is_checked_by_its_shape(recorded: Path) -> None:
+def test_a_redacted_result_is_checked_by_its_pseudonym_under_the_recordings_key(
+        recorded: Path, contract) -> None:
+    """Issue 30 item 5: with the recording's key (found in the key store capture put it in),
+    a redacted result is checked by its pseudonym: the recorded deployment passes, one that
+    answers another token fails naming the result, by pseudonym only (never in clear)."""
+    from faulty import serve_fault, where
+
     done = harness("scenarios", "redacted.jsonl", "-o", "redacted", cwd=recorded)
     assert done.returncode == 0, done.stderr
-    token = (recorded / "redacted" / "GetTokenDevice.feature").read_text(encoding="utf-8")
-    assert "GetTokenDeviceResult, checked by its shape (the result is a non-empty string), " \
-           "not by its value" in " ".join(token.split())
-    assert "answers a result of the recorded shape" in token
-    assert "| a non-empty string |" in token and "redacted-" not in token
+    assert "GetTokenDeviceResult (redacted) checked by pseudonym under key " in done.stdout
+    token_feature = (recorded / "redacted" / "GetTokenDevice.feature").read_text("utf-8")
+    assert 'And the recorded values are pseudonyms under key "' in token_feature
+    assert "And the result's pseudonym is \"<result>\"" in token_feature
+    assert "| redacted-" in token_feature and "checked by its shape" not in token_feature
     auth = (recorded / "redacted" / "AuthCode.feature").read_text(encoding="utf-8")
     assert "Redacted in the recording: code, phone, sent as the recorded pseudonyms" in \
         " ".join(auth.split())
     run = certify_features(recorded / "run-redacted", {}, "--features",
                            str(recorded / "redacted"))
+    assert run.code == 0, run.stdout + run.stderr
+    with serve_fault(where(operation="GetTokenDevice", change=_changed_token)) as url:
+        run = certify_features(recorded / "run-redacted-changed", {}, "--features",
+                               str(recorded / "redacted"), "--target", url)
+    assert run.code == 1, run.stdout + run.stderr
+    failed = {n: m for n, (o, m) in run.scenarios.items() if o == "failed"}
+    assert failed and all(n.startswith("GetTokenDevice over ") for n in failed)
+    assert all("expected the result's pseudonym \"redacted-" in m and
+               "actual \"redacted-" in m for m in failed.values()), failed
+    dev1 = token("dev-1", contract)
+    assert dev1 not in run.stdout + json.dumps(run.data)
+
+
+def test_without_the_key_a_redacted_result_is_checked_by_its_shape_and_said(
+        recorded: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(KEY_STORE_ENV, str(tmp_path / "no-keys"))
+    done = harness("scenarios", "redacted.jsonl", "-o", "keyless", cwd=recorded)
+    assert done.returncode == 0, done.stderr
+    assert "checked by shape only: no key for redacted.jsonl" in done.stdout
+    token_feature = (recorded / "keyless" / "GetTokenDevice.feature").read_text("utf-8")
+    assert "GetTokenDeviceResult, checked by its shape (the result is a non-empty string), " \
+           "not by its value (no key at hand for redacted.jsonl)" in " ".join(token_feature.split())
+    assert "answers a result of the recorded shape" in token_feature
+    assert "| a non-empty string |" in token_feature and "| redacted-" not in token_feature
+    run = certify_features(recorded / "run-keyless", {}, "--features",
+                           str(recorded / "keyless"))
     assert run.code == 0, run.stdout + run.stderr
 
 

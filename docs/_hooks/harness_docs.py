@@ -18,8 +18,9 @@ Directives a page may hold (each on a line of its own, except ``{{ run: ... }}``
     a fenced block with what ``COMMAND`` (``harness ...``) prints when the site is built, only
     the lines matching REGEX when given (at most N). The status must be N when given, else 0
     or 1 (a usage error fails the build).
-``<!-- include: PATH ; lines: N M ... -->``
-    those lines of a file of the repository (e.g. a committed sample recording).
+``<!-- include: PATH [; lines: N M ...] [; as: LANGUAGE] -->``
+    those lines of a file of the repository (e.g. a committed sample recording), or all of it
+    (a CI recipe: ``ci/``), highlighted as LANGUAGE when given.
 ``{{ run: COMMAND ; match: REGEX }}`` (inline)
     group 1 of REGEX in that output: a figure quoted in a sentence.
 
@@ -48,7 +49,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 _GENERATED = re.compile(r"^<!-- generated: ([\w-]+) -->$", re.M)
 _RUN_BLOCK = re.compile(r"^<!-- run: (.+?) -->$", re.M)
-_INCLUDE = re.compile(r"^<!-- include: (\S+) ; lines: ([\d ]+) -->$", re.M)
+_INCLUDE = re.compile(r"^<!-- include: (\S+)(?: ; lines: ([\d ]+))?(?: ; as: (\w+))? -->$", re.M)
 _RUN_INLINE = re.compile(r"(?<!`)\{\{ run: (.+?) \}\}")  # `{{ run: ... }}` in backticks is text
 
 
@@ -321,10 +322,12 @@ def expand(markdown: str, page: str) -> str:
         if not path.is_file() or ROOT not in path.resolve().parents:
             raise PluginError(f"docs: {page}: no file {match.group(1)} in the repository")
         lines = path.read_text(encoding="utf-8").splitlines()
-        wanted = [int(n) for n in match.group(2).split()]
+        wanted = [int(n) for n in (match.group(2) or "").split()] or range(1, len(lines) + 1)
         if max(wanted) > len(lines):
             raise PluginError(f"docs: {page}: {match.group(1)} has {len(lines)} lines")
-        return "\n".join(["```text", *(lines[n - 1] for n in wanted), "```"])
+        fence = "````" if any(line.startswith("```") for line in lines) else "```"
+        return "\n".join([f"{fence}{match.group(3) or 'text'}", *(lines[n - 1] for n in wanted),
+                          fence])
 
     markdown = _GENERATED.sub(generated, markdown)
     markdown = _INCLUDE.sub(include, markdown)

@@ -489,6 +489,17 @@ def _replay_refusal_now_served() -> list[Finding]:
                           school()).findings
 
 
+def _replay_without_key() -> list[Finding]:
+    """A redacted recording (capture's Redactor) replayed without its key."""
+    from harness.replay.engine import check_replayed
+    from harness.traffic.redaction import Redactor
+
+    recorded = call("GetTokenDevice", Binding.HTTP_GET)
+    redacted = Redactor.for_contract(school(), b"k" * 32).exchange(
+        Exchange(recorded.request, recorded.response, meta={"operation": "GetTokenDevice"}))
+    return check_replayed(redacted, recorded.response, school(), key=None).findings
+
+
 def _replay_unanswered() -> list[Finding]:
     from harness.replay.engine import transport_failure
 
@@ -510,6 +521,9 @@ REPLAY: dict[str, Example] = {
             lambda r: body(r, b"<GetTokenDeviceResult>", b"<GetTokenDeviceResult>0"))),
     "REPLAY-TRANSPORT": Example("a target that does not answer (a closed port)",
                                 _replay_unanswered),
+    "REPLAY-REDACTED": Example(
+        "a redacted recording replayed without its key (GetTokenDevice's result not compared)",
+        _replay_without_key),
 }
 
 

@@ -21,6 +21,7 @@ from harness.judge import rules, sending
 from harness.judge.findings import Finding, Report
 from harness.judge.profiles import Profile
 from harness.traffic.exchange import Exchange
+from harness.traffic.redaction import ReportRedaction
 from harness.traffic.send import Sender, SendOptions
 
 
@@ -100,16 +101,18 @@ def wsdl_base(url: str) -> str | None:
 
 def call(contract: Contract, op: Operation, bindings: Iterable[Binding], base_url: str,
          values: Iterable[Values] = (), options: SendOptions | None = None,
-         profile: Profile | None = None, shown: str | None = None
-         ) -> tuple[Report, list[Answered]]:
+         profile: Profile | None = None, shown: str | None = None,
+         redaction: ReportRedaction | None = None) -> tuple[Report, list[Answered]]:
     """``op`` sent once over each of ``bindings`` to ``base_url`` and judged. A target that does
     not answer stops the call (TargetUnreachable: exit 2); an answer over the size cap is the
-    finding SEND-RESPONSE-SIZE. ``shown``: how reports name the target."""
+    finding SEND-RESPONSE-SIZE. ``shown``: how reports name the target; ``redaction``: the
+    call's one face for every secret (its findings quote them by pseudonym)."""
     options = options or SendOptions()
     layers = tuple(values)
     report = Report("call", shown or base_url, rules.titles() | sending.RULE_TITLES,
                     profile=profile, environment=options.environment,
                     operation=op.name, namespace=contract.namespace)
+    report.redaction = redaction
     answers: list[Answered] = []
     with Sender(options, connections=1) as sender:
         for binding in bindings:
@@ -126,6 +129,7 @@ def call(contract: Contract, op: Operation, bindings: Iterable[Binding], base_ur
                 answered = Answered(binding, Exchange(request, None, source=base_url), found)
             else:
                 exchange = Exchange(request, response, source=base_url)
+                report.observe(request, response, op.name)
                 found = rules.judge(exchange, contract, intended=(op, binding),
                                     profile=report.profile)
                 answered = Answered(binding, exchange, found)

@@ -52,7 +52,7 @@ from harness.judge.profiles import Profile
 from harness.progress import Progress
 from harness.reference.server import target_or_reference
 from harness.reports.allure_bridge import WARNING_LABEL
-from harness.reports.allure_results import tidy, write_overview
+from harness.reports.allure_results import redact_results, tidy, write_overview
 from harness.reports.console import print_report
 from harness.reports.json_report import write_json
 from harness.reports.junit import write_junit
@@ -60,7 +60,7 @@ from harness.scenarios.outcome import SCENARIO, ScenarioRun, scenario_finding
 from harness.scenarios.outcome import TITLE as SCENARIO_TITLE
 from harness.traffic import send
 from harness.traffic.exchange import Exchange, HttpRequest
-from harness.traffic.redaction import KEY_BYTES, Redactor, redacting_reports
+from harness.traffic.redaction import KEY_BYTES, ReportRedaction, redacting_reports
 from harness.traffic.report_text import example_text
 
 #: Everything certify reads at run time lives inside the package (it works from a wheel).
@@ -363,6 +363,8 @@ class Service:
         if self.report is None:
             return
         self.report.exchanges += 1
+        self.report.observe(exchange.request, exchange.response,
+                            next((f.operation for f in findings if f.operation), None))
         sent = (exchange.request.method, exchange.request.url, exchange.request.headers,
                 exchange.request.body)
         number = self.report.exchanges  # the call's number in the run: its findings' index
@@ -375,6 +377,17 @@ class Service:
             if key not in self._seen:
                 self._seen.add(key)
                 self.report.add(f)
+
+
+def sensitive_values(contract: Contract, values: Values) -> list[str]:
+    """The texts ``--values`` gives the contract's sensitive parameters: secrets of the run."""
+    found = []
+    for op in contract.operations:
+        for name, value in values.get(op.name).items():
+            parameter = op.parameter(name)
+            if parameter is not None and parameter.sensitive and isinstance(value, str | int):
+                found.append(str(value))
+    return found
 
 
 def expect(rule: str, calls: Sequence[Call], tagged: Iterable[str]) -> list[Finding]:
@@ -577,6 +590,11 @@ def certify(target: str | None, contract: Contract | str | None, outputs: Output
                         namespace=contract.namespace)
         report.scope = selection_scope(contract, settings.selection, settings.rules,
                                        len(rules.catalogue_ids()))
+        # Every output shows a secret by its pseudonym (capture's scheme) under --key-file's
+        # key or a key of this run never written: the values --values sends among them.
+        redaction = ReportRedaction(contract, settings.key or secrets.token_bytes(KEY_BYTES))
+        redaction.add(sensitive_values(contract, settings.values))
+        report.redaction = redaction
         plugin = CertifyPlugin(report, settings, contract)
         args = [str(CONFORMANCE_TESTS), "-c", str(PYTEST_INI), "--rootdir", str(STEPS.parent),
                 *(a for name in PLUGINS for a in ("-p", name)), "-q", "--tb=no", "-rN",
@@ -589,11 +607,7 @@ def certify(target: str | None, contract: Contract | str | None, outputs: Output
               f"{len(features)} features" + ("" if settings.features else
                                              f" written in {outputs.features}"),
               file=stream, flush=True)
-        # Attachments and JUnit examples show the contract's sensitive values as pseudonyms
-        # (capture's scheme), under --key-file's key or a key of this run never written.
-        key = settings.key or secrets.token_bytes(KEY_BYTES)
-        with (redacting_reports(Redactor.for_contract(contract, key)),
-              stopping.cooperative()):
+        with redacting_reports(redaction), stopping.cooperative():
             code = _run_pytest(args, plugin, stream, features)
     report.finish()
     if settings.stopped is not None:
@@ -608,6 +622,7 @@ def certify(target: str | None, contract: Contract | str | None, outputs: Output
         raise HarnessError(f"the conformance features did not run (pytest exit {int(code)})")
     report.meta["scenarios"] = {k: n for k, n in plugin.scenarios.items() if n}
     tidy(outputs.allure_results, warning_label=WARNING_LABEL)
+    redact_results(outputs.allure_results, redaction.text)  # a step's message too
     write_overview(outputs.allure_results, report, namespace=contract.namespace)
     print(file=stream)
     print_report(report, stream)

@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.reports.console import print_causes, verdict_line
     from harness.reports.json_report import write_json
     from harness.traffic.keys import load_or_create_key
-    from harness.traffic.redaction import KEY_BYTES, Redactor, redacting_reports
+    from harness.traffic.redaction import KEY_BYTES, ReportRedaction, redacting_reports
     from harness.traffic.send import base_url
 
     check_outputs(args.json)
@@ -86,14 +86,16 @@ def run(args: argparse.Namespace) -> int:
               f"namespace {contract.namespace}"
               + ("" if args.namespace or args.wsdl or args.contract
                  else " (the contract's; --namespace sets another)"), file=sys.stdout)
+        # one face for every secret (sensitive values, -H and config credentials, passwords)
+        redaction = ReportRedaction(contract, key)
         report, answers = call(contract, op, bindings, url, layers, options, profile_of(args),
-                               shown)
-        with redacting_reports(Redactor.for_contract(contract, key)):
+                               shown, redaction)
+        with redacting_reports(redaction):
             _show(answers, op, sys.stdout)
-    print_causes(report, sys.stdout)
-    print(verdict_line(report), file=sys.stdout)
-    if args.json:
-        write_json(report, args.json)
+            print_causes(report, sys.stdout)
+            print(verdict_line(report), file=sys.stdout)
+            if args.json:
+                write_json(report, args.json)
     return report.exit_code
 
 

@@ -63,10 +63,11 @@ def register(sub) -> None:
                         "generated values; an array or complex parameter takes a JSON list or "
                         "object (fields not named keep their generated values)")
     p.add_argument("--key-file", metavar="PATH",
-                   help="pseudonym key for the sensitive values reports show: capture's key "
-                   "file (e.g. traffic.jsonl.key) gives the recording's pseudonyms, so a value "
-                   "reads the same in both (default: a random key of this run; a missing file "
-                   "is created 0600)")
+                   help="pseudonym key for the secrets reports show: a recording's key file "
+                   "(capture keeps it in your key store, ~/.local/share/harness/keys/<key "
+                   "id>.key) gives the recording's pseudonyms, so a value reads the same in "
+                   "both, and lets features compare by pseudonym (default: a random key of "
+                   "this run; a missing file is created 0600)")
     add_profile_options(p)
     p.add_argument("--require-wsdl", action="store_true",
                    help="an endpoint that publishes no WSDL at ?WSDL fails (default: a "

@@ -110,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
                                   targets.get("secondary", (None,))[0]),
                 ignore=args.ignore, ignore_values=args.ignore_values, jobs=args.jobs,
                 options=options, selection=chosen, profile=profile_of(args, TITLES),
+                key=_recordings_key(args.recordings),
                 role_options={role: own for role, (_, own) in roles.items() if own})
     from harness.progress import Progress
 
@@ -131,3 +132,11 @@ def run(args: argparse.Namespace) -> int:
 
 def _warn_broken(path, line: int, reason: str) -> None:
     print(f"harness diff: warning: skipped {reason}", file=sys.stderr)
+
+
+def _recordings_key(recordings: list[str]) -> bytes | None:
+    """The key of the first recording whose key is found (its pseudonyms are the reports'):
+    a value then reads in diff's reports as in the recording."""
+    from harness.traffic.keys import recording_keys
+
+    return next((k.key for k in recording_keys(recordings or []).values() if k.key), None)

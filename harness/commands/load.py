@@ -23,6 +23,7 @@ from harness.commands.options import (
     MAX_SECONDS,
     MAX_WORKERS,
     add_contract_options,
+    add_key_option,
     add_send_options,
     check_outputs,
     check_service,
@@ -31,6 +32,7 @@ from harness.commands.options import (
     count,
     positive,
     rate,
+    recording_keys,
     seconds,
     selection,
     send_options,
@@ -89,6 +91,7 @@ def register(sub) -> None:
                        "all); unanswered requests always count")
     judge.add_argument("--ignore", action="append", default=[], metavar="PATH_GLOB",
                        help="element path pattern not compared, e.g. '*/Timestamp'")
+    add_key_option(p)
     add_contract_options(p)
     add_send_options(p)
     out = p.add_argument_group("output and exit status")
@@ -172,6 +175,7 @@ def run(args: argparse.Namespace) -> int:
         check_service(args, args.target, sending)
         contract = contract_for_target(args, args.target, sending, sys.stderr, "load")
     selection(args, contract)  # names checked here, applied by each sending process
+    recording_keys(args, "load")  # said here (a missing key); each process finds its own
     # The options as plain data, the contract too: the child (and every worker, from the
     # master) judges with it.
     options = {k: v for k, v in vars(args).items() if isinstance(v, _PLAIN)

@@ -71,8 +71,10 @@ def register(sub) -> None:
                         "recorded from the deployment, addresses rewritten to the mock (the "
                         "contract's when none was recorded)")
     g.add_argument("--key-file", metavar="FILE",
-                   help="the recording's redaction key (capture's RECORDING.key): a call with "
-                        "real personal values then finds its pseudonymised record")
+                   help="the recording's redaction key file, when it is not where capture put "
+                        "it (default: found by the recording's key id in your key store, or "
+                        "beside it): a call with real personal values then finds its "
+                        "pseudonymised record")
     p.add_argument("--index-cache", metavar="FILE",
                    help="keep the index of the recordings in FILE: a later start with the same "
                         "recordings and contract reads it instead of reading every exchange "
@@ -120,7 +122,8 @@ def run(args: argparse.Namespace) -> int:
     stubs = Stubs(load_files(contract, args.stubs))
     headers = _headers(args.recordings)
     # with no recording, --key-file is the key --record writes with (no lookup needs it)
-    redactor = _redactor(args.key_file, headers) if args.recordings else None
+    redactor = _redactor(args.key_file, headers, args.recordings) if args.recordings else None
+    _show_secrets(contract, redactor)
     started = time.perf_counter()
     with Progress("mock: reading", quiet=args.quiet) as bar:
         index = load(contract, args.recordings, cache=args.index_cache,
@@ -227,16 +230,34 @@ def _headers(paths: list[str]) -> list[dict]:
     return [h for h in (read_header(p) for p in paths if Path(p).is_file()) if h]
 
 
-def _redactor(key_file: str | None, headers: list[dict]):
-    """The Redactor the recordings were redacted with, from ``key_file`` and the settings
-    their headers name; UsageError when the key fits none of them."""
-    if not key_file:
-        return None
+def _show_secrets(contract, redactor) -> None:
+    """The console and the JSON show a personal value by its pseudonym: the recording's (its
+    key), so a value reads as in the recording; without the key, one of this run's."""
+    import secrets
+
+    from harness.traffic.keys import KEY_BYTES
+    from harness.traffic.redaction import ReportRedaction, use_report_redaction
+
+    key = redactor.key if redactor is not None else secrets.token_bytes(KEY_BYTES)
+    use_report_redaction(ReportRedaction(contract, key))
+
+
+def _redactor(key_file: str | None, headers: list[dict], recordings: list[str] = ()):
+    """The Redactor the recordings were redacted with, from ``key_file`` (else the key found
+    where capture put it: ``harness.traffic.keys``) and the settings their headers name;
+    UsageError when ``key_file`` fits none of them."""
+    from harness.traffic.keys import recording_keys
     from harness.traffic.redaction import Redactor, key_id, load_or_create_key
 
-    if not Path(key_file).is_file():
-        raise UsageError(f"key file {key_file} does not exist")
-    key = load_or_create_key(key_file)
+    if not key_file:
+        found = next((k.key for k in recording_keys(recordings).values() if k.key), None)
+        if found is None:
+            return None
+        key = found
+    else:
+        if not Path(key_file).is_file():
+            raise UsageError(f"key file {key_file} does not exist")
+        key = load_or_create_key(key_file)
     settings = [h.get("redaction") or {} for h in headers]
     ids = sorted({str(s.get("key_id")) for s in settings if s.get("key_id")})
     fitting = [s for s in settings if s.get("key_id") == key_id(key)]

@@ -161,6 +161,28 @@ def add_send_options(p: argparse.ArgumentParser, *,
                         "(repeatable; default all)")
 
 
+def add_key_option(p: argparse.ArgumentParser) -> None:
+    """``--key-file``: a recording's pseudonym key, for commands that compare recorded values."""
+    p.add_argument("--key-file", metavar="FILE",
+                   help="the recordings' pseudonym key file, when it is not where capture put "
+                        "it (default: found by the recording's key id in your key store, or "
+                        "beside the recording): redacted values are compared by pseudonym "
+                        "under it; without one they are not compared, and said")
+
+
+def recording_keys(args: argparse.Namespace, command: str,
+                   stream: IO[str] = sys.stderr) -> dict[str, bytes | None]:
+    """Each recording's pseudonym key by its path (``--key-file`` or found without a flag);
+    one line on ``stream`` naming the redacted recordings whose key was not found."""
+    from harness.traffic.keys import missing_line
+    from harness.traffic.keys import recording_keys as found
+
+    keys = found(args.recordings, args.key_file)
+    if line := missing_line(keys.values(), command):
+        print(line, file=stream)
+    return {path: k.key for path, k in keys.items()}
+
+
 def add_auth_options(p: argparse.ArgumentParser) -> None:
     """The authentication options of every command that sends (docs: 'Authentication')."""
     a = p.add_argument_group(
@@ -216,13 +238,14 @@ def send_options(args: argparse.Namespace) -> SendOptions:
     """The SendOptions the flags and the config file give, with the cookie login done (the
     only thing it sends) and every password resolved (asked now, before anything is sent)."""
     from harness.traffic.login import log_in
-    from harness.traffic.redaction import add_credential_headers
+    from harness.traffic.redaction import add_credential_headers, add_report_secrets, passwords
     from harness.traffic.send import SendOptions  # httpx only for commands that send
 
     add_credential_headers(name for name, _ in args.header)  # never shown in clear
     options = SendOptions(timeout=args.timeout, max_response_mb=args.max_response_mb,
                           insecure=args.insecure, cacert=args.cacert, headers=tuple(args.header),
                           auth=auth_options(args), environment=getattr(args, "env", None))
+    add_report_secrets([*(value for _, value in args.header), *passwords(options.auth)])
     if options.auth.cert is not None:
         options.verify()  # a certificate that cannot be read: its one line now
     if getattr(args, "dry_run", False):  # nothing is sent, not even the login

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from harness.commands import add_command
 from harness.commands.lint import broken_line_printer
-from harness.commands.options import add_contract_options, contract_from, positive
+from harness.commands.options import (
+    add_contract_options,
+    add_key_option,
+    contract_from,
+    positive,
+    recording_keys,
+)
 
 
 def register(sub) -> None:
@@ -17,7 +24,8 @@ def register(sub) -> None:
         "Outline over its recorded calls (binding, parameters sent, the recorded result or "
         "fault) in the step vocabulary of certify --features, so the traffic a team captured "
         "becomes its regression suite. Duplicate calls are merged; service descriptions are "
-        "left out; a redacted result is checked by its shape. Exit 0 when features were "
+        "left out; a redacted result is checked by its pseudonym under the recording's key "
+        "(by its shape only when the key is not found). Exit 0 when features were "
         "written, 2 when the recordings hold no call of the contract.",
         "harness scenarios recordings/staging.jsonl -o features/recorded\n"
         "  harness certify --target https://staging.example/School "
@@ -32,6 +40,7 @@ def register(sub) -> None:
                         "ones of the recordings (default 200); the rest are counted")
     p.add_argument("--force", action="store_true",
                    help="overwrite features of the same names in DIR")
+    add_key_option(p)
     p.set_defaults(run=run)
 
 
@@ -40,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.traffic.recording import read_exchanges
 
     contract = contract_from(args)
+    keys = recording_keys(args, "scenarios", sys.stdout)
     report_broken = broken_line_printer("scenarios")
     exchanges = read_exchanges(args.recordings,
                                on_broken=lambda _path, _number, reason: report_broken(reason))
@@ -47,12 +57,26 @@ def run(args: argparse.Namespace) -> int:
     def said(path: Path, calls) -> None:
         rows, more = len(calls.rows), calls.left_over
         print(f"scenarios: {path}: {calls.calls} call(s) of {calls.operation.name}, {rows} "
-              f"distinct" + (f", {more} call(s) left out (--max-examples)" if more else ""))
+              f"distinct" + (f", {more} call(s) left out (--max-examples)" if more else "")
+              + _redacted_said(calls))
 
     written = write_features(args.recordings, exchanges, contract, args.out, force=args.force,
-                             limit=args.max_examples or MAX_EXAMPLES, on_file=said)
+                             limit=args.max_examples or MAX_EXAMPLES, on_file=said, keys=keys)
     for why, count in written.skipped.items():
         print(f"scenarios: left out {count} exchange(s): {why}")
     print(f"scenarios: {len(written.files)} feature(s) in {args.out}; run them: harness certify "
           f"--features {args.out} [--target URL]")
     return 0
+
+
+def _redacted_said(calls) -> str:
+    """How the feature checks a redacted result: by pseudonym, by shape, or both."""
+    result = calls.operation.result_element or "the result"
+    said = []
+    if calls.pseudonym_key:
+        said.append(f"{result} (redacted) checked by pseudonym under key {calls.pseudonym_key}")
+    if calls.redacted_result:
+        said.append(f"{result} (redacted) checked by shape only"
+                    + (f": no key for {', '.join(sorted(calls.keyless))}" if calls.keyless
+                       else ""))
+    return "; " + "; ".join(said) if said else ""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import secrets
 import tempfile
 import time
 from collections import Counter, deque
@@ -38,7 +39,8 @@ from harness.judge.sending import RULE_TITLES, size_finding, transport_finding
 from harness.judge.wsdl_rules import NOT_PUBLISHED, unpublished
 from harness.progress import Progress
 from harness.traffic.exchange import Exchange, HttpRequest, HttpResponse
-from harness.traffic.redaction import redact_credentials
+from harness.traffic.keys import KEY_BYTES
+from harness.traffic.redaction import ReportRedaction
 from harness.traffic.send import (
     Sender,
     SendOptions,
@@ -138,7 +140,8 @@ class Diff:
                  jobs: int = 8, timeout: float = 30.0, options: SendOptions | None = None,
                  role_options: Mapping[str, SendOptions] | None = None,
                  selection: Selection | None = None,
-                 profile: Profile | None = None, command: str = "diff") -> None:
+                 profile: Profile | None = None, command: str = "diff",
+                 key: bytes | None = None) -> None:
         self.contract = contract
         self.roles = targets.roles()
         self.ignore = tuple(ignore)
@@ -154,6 +157,10 @@ class Diff:
                              profile=profile, environment=self.options.environment,
                              **self._meta())
         self.report.scope = selection_scope(contract, self.selection)
+        #: Every output shows a secret by its pseudonym under a key of this run, never
+        #: written (--key-file's when given: a recording's pseudonyms).
+        self.redaction = ReportRedaction(contract, key or secrets.token_bytes(KEY_BYTES))
+        self.report.redaction = self.redaction
         #: Per role: answers, and those that were 404/HTML (a wrong target's signs).
         self._answered: Counter[str] = Counter()
         self._strange: Counter[str] = Counter()
@@ -281,8 +288,8 @@ class Diff:
     def _compare(self, expected: HttpResponse, actual: HttpResponse, request: HttpRequest,
                  role: str) -> list[Difference]:
         # Both sides are live: a pseudonym in an answer is a value like any other.
-        found = compare_responses(expected, actual, ignore=self.ignore, wildcard=_never,
-                                  request=request, sides=Sides(f"the {PRIMARY}", f"the {role}"))
+        found = compare_responses(expected, actual, ignore=self.ignore, request=request,
+                                  sides=Sides(f"the {PRIMARY}", f"the {role}"))
         if not self.ignore_values:
             return found
         return [d for d in found if not (_value_difference(d)
@@ -295,6 +302,8 @@ class Diff:
         thread takes); the record kept (see ``case_findings``), None for a case unanswered."""
         case = answered.case
         where = (case.operation_name, case.binding_label)
+        for role, response in answered.responses.items():  # its secrets, before any finding
+            self.redaction.observe(answered.requests.get(role), response, case.operation_name)
         self.report.exchanges += 1
         self.report.add_seconds({where: answered.seconds})
         for role, response in answered.responses.items():
@@ -307,12 +316,13 @@ class Diff:
         place.cases += 1
         place.seconds += answered.seconds
         self.noise.learn(*where, answered.noise)
+        shown = self.redaction.text  # the spill is a file: no secret in clear
         record = {"op": where[0], "binding": where[1], "index": case.index,
-                  "source": case.source, "request": f"{case.request.method} "
-                  f"{answered.requests[PRIMARY].target}",
+                  "source": case.source, "request": shown(f"{case.request.method} "
+                                                          f"{answered.requests[PRIMARY].target}"),
                   "uncompared": answered.uncompared,
-                  "diffs": [[d.kind, d.path, d.expected, d.actual, d.warning, d.summary]
-                            for d in answered.differences],
+                  "diffs": [[d.kind, d.path, _shown(d.expected, shown), _shown(d.actual, shown),
+                             d.warning, shown(d.summary)] for d in answered.differences],
                   "permitted": _permitted(answered) if answered.differences else None}
         self._spill.write(json.dumps(record, ensure_ascii=False) + "\n")
         for difference in answered.differences:
@@ -343,15 +353,18 @@ class Diff:
         self._examples[place] = {
             "rule": place[2], "operation": place[0], "binding": place[1],
             "path": difference.path, "kind": difference.kind,
-            "difference": difference.describe(), "index": case.index, "source": case.source,
-            **{role: _reported(answered.requests[role], answered.responses[role])
+            "difference": self.redaction.text(difference.describe()), "index": case.index,
+            "source": case.source,
+            **{role: _reported(self.redaction, answered.requests[role],
+                               answered.responses[role], case.operation_name)
                for role in (PRIMARY, CANDIDATE)},
         }
 
     def reported(self, answered: Answered, role: str) -> dict[str, Any]:
         """``role``'s request and answer in ``answered`` as the reports show an example
         (shadow's live view shows its example pairs so)."""
-        return _reported(answered.requests[role], answered.responses[role])
+        return _reported(self.redaction, answered.requests[role], answered.responses[role],
+                         answered.case.operation_name)
 
     # ------------------------------------------------------------------------------ judging
 
@@ -529,15 +542,15 @@ def _no_wsdl(response: HttpResponse) -> str | None:
     return None if root_tag(response.body) == WSDL_ROOT else "not a WSDL"
 
 
-def _reported(request: HttpRequest, response: HttpResponse) -> dict[str, Any]:
-    """An example exchange as reports show it: credential headers redacted."""
-    request = replace(request, headers=redact_credentials(request.headers))
-    response = replace(response, headers=redact_credentials(response.headers))
-    return Exchange(request, response).to_dict()
+def _reported(redaction: ReportRedaction, request: HttpRequest, response: HttpResponse,
+              operation: str | None) -> dict[str, Any]:
+    """An example exchange as reports show it: every secret by its pseudonym."""
+    return Exchange(redaction.message(request), redaction.message(response, operation)
+                    ).to_dict()
 
 
-def _never(_text: str | None) -> bool:
-    return False
+def _shown(value: str | None, shown: Callable[[str], str]) -> str | None:
+    return None if value is None else shown(value)
 
 
 def _without_own_url(response: HttpResponse, url: str) -> HttpResponse:

@@ -34,11 +34,17 @@ from harness.judge.profiles import Profile, Severity
 if TYPE_CHECKING:
     from harness.contract.model import Contract
     from harness.contract.selection import Selection
+    from harness.http_messages import HttpRequest, HttpResponse
+    from harness.traffic.redaction import ReportRedaction
 
 #: Not a rule: the pseudo-rule under which service description requests (WSDL, disco, help
 #: page) reach a Report, which counts them by kind (the finding's ``actual``; in a tally key,
 #: the operation slot) apart from the findings.
 DESCRIPTION = "SERVICE-DESCRIPTION"
+#: The ``extra`` of a finding counting recorded values it could not compare (pseudonyms
+#: without the recording's key): a Report sums them into ``meta["uncompared"]``, which every
+#: verdict line says.
+UNCOMPARED = "uncompared"
 #: Distinct causes a Report keeps apart; beyond them, a rule's further causes share one group
 #: (each finding keeps its own cause in the JSON).
 MAX_CAUSES = 1000
@@ -350,6 +356,10 @@ class Report:
         self.interrupted: str | None = None
         #: How many ``unit`` the whole run would have made, when known (``after N of M``).
         self.planned: int | None = None
+        #: The run's one face for every secret (``harness.traffic.redaction.ReportRedaction``):
+        #: every failure and warning kept, and every example, is shown through it. None: as
+        #: given (a library caller's own Report).
+        self.redaction: ReportRedaction | None = None
         self.started = time.time()
         self.finished: float | None = None
         self._kept = 0
@@ -368,9 +378,13 @@ class Report:
             self.known += 1
             return
         self.counts[finding.verdict] += 1
+        if uncompared := finding.extra.get(UNCOMPARED):
+            self.meta[UNCOMPARED] = self.meta.get(UNCOMPARED, 0) + uncompared
         self.by_rule.setdefault(finding.rule, Counter())[finding.verdict] += 1
         self.by_case.setdefault(finding.case, Counter())[finding.verdict] += 1
         if finding.verdict in (Verdict.FAILED, Verdict.WARNING):
+            if self.redaction is not None:  # before it is kept (the spill is a file)
+                finding = redacted(finding, self.redaction)
             if self._spill is None:
                 self._spill = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 (lives as long as the report)
             data = finding.to_dict()
@@ -418,7 +432,17 @@ class Report:
 
     def add_example(self, finding: Finding, text: str) -> None:
         """``text`` (``example_text``) shows the first failure of ``finding``'s test case."""
-        self.examples.setdefault(finding.case, text)
+        if finding.case not in self.examples:
+            self.examples[finding.case] = (self.redaction.text(text) if self.redaction
+                                           else text)
+
+    def observe(self, request: HttpRequest | None, response: HttpResponse | None,
+                operation: str | None = None) -> None:
+        """Note the secrets of an exchange whose findings are about to be added: the
+        contract's sensitive values in it are then shown by their pseudonyms wherever a
+        finding quotes them (``ReportRedaction.observe``)."""
+        if self.redaction is not None:
+            self.redaction.observe(request, response, operation)
 
     def use_baseline(self, path: str | Path) -> None:
         """Report only findings that are not in the JSON report at ``path`` (an earlier run):
@@ -501,6 +525,14 @@ class Report:
             section = 2 if cause.verdict is Verdict.WARNING else int(cause.difference)
             return section, -cause.calls, -cause.checks
         return sorted(self.causes.values(), key=order)
+
+
+def redacted(finding: Finding, redaction: ReportRedaction) -> Finding:
+    """``finding`` with every secret its words hold shown by its pseudonym."""
+    text = redaction.text
+    extra = {k: text(v) if isinstance(v, str) else v for k, v in finding.extra.items()}
+    return replace(finding, expected=text(finding.expected), actual=text(finding.actual),
+                   message=text(finding.message), cause=text(finding.cause), extra=extra)
 
 
 def case_of(rule: str, operation: str | None, binding: str | None) -> tuple[str, str, str]:

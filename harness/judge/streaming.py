@@ -10,6 +10,7 @@ the order the chunks were read, so findings come out by index whatever the worke
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import os
@@ -36,6 +37,7 @@ from harness.traffic.recording import (
     read_header,
     too_long,
 )
+from harness.traffic.redaction import redacting_reports, report_redaction, use_report_redaction
 from harness.traffic.report_text import example_text
 
 #: Inputs smaller than this are judged in the calling process: starting workers costs more.
@@ -95,6 +97,9 @@ class ChunkResult:
     seconds: Counter[tuple[str | None, str | None]] = field(default_factory=Counter)
     #: Exchanges left undone because the run was asked to stop (``harness.stopping``).
     stopped: int = 0
+    #: Secrets the chunk's exchanges held (value -> pseudonym): the parent's report shows
+    #: them by their pseudonyms too (``ReportRedaction.merge``).
+    secrets: dict[str, str] = field(default_factory=dict)
 
 
 # ------------------------------------------------------------------------------------ input
@@ -176,8 +181,9 @@ def _start(job: Job, stop: Any = None, counter: Any = None) -> None:
     global _job
     if counter is not None:  # a worker process: its calls count in the parent's progress
         progress.in_worker(counter)
-    if stop is not None:  # a worker process: the parent decides when to stop
-        stopping.in_worker(stop)
+    if stop is not None:  # a worker process: the parent decides when to stop, and its
+        stopping.in_worker(stop)  # reports show secrets through the job's redaction
+        use_report_redaction(getattr(job, "redaction", None))
     _job = job
     job.setup()
 
@@ -198,22 +204,29 @@ def process(chunk: Chunk) -> ChunkResult:
         result.counts.clear()
         judged = [_judge_one(exchange, result) for exchange in exchanges]
     counts, kept, examples = result.counts, result.kept, result.examples
+    redaction = report_redaction()
     for exchange, findings in zip(exchanges, judged, strict=False):
         failing = False
+        answer = exchange.meta.get(ANSWER, exchange.response)  # the answer judged
+        operation = next((f.operation for f in findings if f.operation),
+                         exchange.meta.get("operation"))
+        if redaction is not None and any(f.verdict in _KEPT for f in findings):
+            # its secrets, noted before its findings quote them (the report shows them so)
+            redaction.observe(exchange.request, answer, operation)
         for f in findings:
             if f.verdict in _KEPT:
                 kept.append(f)
                 if f.verdict is Verdict.FAILED:
                     failing = True
                     if (case := f.case) not in examples:
-                        examples[case] = example_text(
-                            exchange.request, exchange.meta.get(ANSWER, exchange.response),
-                            exchange.meta.get("operation"))
+                        examples[case] = example_text(exchange.request, answer, operation)
             else:
                 counts[f.rule, f.operation, f.binding, f.verdict] += 1
         result.failing += failing
     result.exchanges = len(decoded)
     result.stopped = sum(1 for e in exchanges if e.meta.get(STOPPED))
+    if redaction is not None:
+        result.secrets = redaction.learned()
     _time(exchanges, result.seconds)
     return result
 
@@ -301,11 +314,13 @@ def results(job: Job, source: Iterable[Chunk], workers: int) -> Iterator[ChunkRe
     with a bounded number of chunks in flight (memory stays flat)."""
     if workers <= 1:
         _start(job)
+        redaction = getattr(job, "redaction", None)
         try:
-            for chunk in source:
-                if stopping.requested():
-                    return
-                yield process(chunk)
+            with redacting_reports(redaction) if redaction else contextlib.nullcontext():
+                for chunk in source:
+                    if stopping.requested():
+                        return
+                    yield process(chunk)
         finally:
             job.close()
         return
@@ -358,10 +373,14 @@ def _run(job: Job, paths: Sequence[str | Path], report: Report, workers: int, ch
         report.exchanges += result.exchanges - result.unselected - result.stopped
         if result.unselected:
             report.meta["not_selected"] = report.meta.get("not_selected", 0) + result.unselected
+        if result.secrets and report.redaction is not None:
+            report.redaction.merge(result.secrets)
         report.add_counts(result.counts)
         report.add_seconds(result.seconds)
         for case, text in result.examples.items():
-            report.examples.setdefault(case, text)
+            if case not in report.examples:
+                report.examples[case] = (report.redaction.text(text) if report.redaction
+                                         else text)
         for finding in result.kept:
             if finding.index is not None:
                 finding = replace(finding, index=finding.index + offset)

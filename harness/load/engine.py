@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import secrets
 import sys
 import time
 from collections.abc import Callable
@@ -45,6 +46,8 @@ from harness.reports.console import print_report
 from harness.reports.json_report import write_json
 from harness.reports.junit import write_junit
 from harness.traffic.auth import AuthOptions
+from harness.traffic.keys import KEY_BYTES
+from harness.traffic.redaction import ReportRedaction, passwords
 from harness.traffic.send import SendOptions, check_reachable
 
 #: Seconds between the go message and the first request due: every worker hears it first.
@@ -68,6 +71,12 @@ class Settings:
     sending: dict[str, Any] = field(default_factory=dict)
     operations: tuple[str, ...] = ()
     bindings: tuple[str, ...] = ()
+    #: --key-file: the recordings' pseudonym key file (a path: each process reads its own;
+    #: without it, or where it is missing, each finds the key where capture put it).
+    key_file: str | None = None
+    #: The run's key of the pseudonyms its reports show (hex; a recording's key wins): the
+    #: master's, so that every worker shows a secret by the same pseudonym. Never written.
+    report_key: str = ""
 
     def to_data(self) -> dict[str, Any]:
         return {**self.__dict__, "timing": self.timing.__dict__, "ignore": list(self.ignore),
@@ -421,11 +430,37 @@ def ssl_context_factory(options: SendOptions) -> Callable[[], Any] | None:
 def _feed(recordings: Recordings, schedule: Schedule, settings: Settings,
           on_done: Callable[[], None]) -> Feed:
     contract = from_dict(settings.contract)
+    keys = _keys(recordings.sources, settings.key_file)
     feed = Feed(recordings, schedule, contract, settings.target, settings.check_ratio,
                 settings.ignore, settings.options, settings.selection(contract),
-                settings.concurrency, on_done)
+                settings.concurrency, on_done, keys=keys)
+    feed.gathered.redaction = _redaction(settings, contract, keys)
     ReplayUser.feed = feed
     return feed
+
+
+def _keys(recordings: list[str], key_file: str | None) -> dict[str, bytes | None]:
+    """Each recording's pseudonym key in this process: --key-file's where this machine has
+    that file, else where capture put it (``harness.traffic.keys``)."""
+    from harness.traffic.keys import recording_keys
+
+    given = key_file if key_file and Path(key_file).is_file() else None
+    try:
+        found = recording_keys(recordings, given)
+    except UsageError:  # not the key of this machine's copies: look for theirs
+        found = recording_keys(recordings)
+    return {path: k.key for path, k in found.items()}
+
+
+def _redaction(settings: Settings, contract: Contract,
+               keys: dict[str, bytes | None]) -> ReportRedaction:
+    """The run's one face for every secret: a recording's key (a value reads as in the
+    recording), else the master's key of the run; the -H values and passwords among them."""
+    key = next((k for k in keys.values() if k), None) or bytes.fromhex(settings.report_key)
+    redaction = ReportRedaction(contract, key)
+    options = settings.options
+    redaction.add([*(value for _, value in options.headers), *passwords(options.auth)])
+    return redaction
 
 
 def _merged(settings: Settings, paths: list[str], schedule: Schedule, *, workers: int,
@@ -438,6 +473,7 @@ def _merged(settings: Settings, paths: list[str], schedule: Schedule, *, workers
                     scheduled_duration_s=schedule.duration, broken_lines=broken)
     contract = from_dict(settings.contract)
     merged.report.scope = selection_scope(contract, settings.selection(contract))
+    merged.report.redaction = _redaction(settings, contract, _keys(paths, settings.key_file))
     return merged
 
 
@@ -685,7 +721,8 @@ def run_from_options(o: dict[str, Any]) -> int:
                "auth": o.get("auth"), "environment": o.get("env")}
     settings = Settings(o["target"], o["contract"], timing, o["check_ratio"],
                         tuple(o["ignore"]), o["concurrency"], sending,
-                        tuple(o["operation"]), tuple(o["binding"]))
+                        tuple(o["operation"]), tuple(o["binding"]), o.get("key_file"),
+                        secrets.token_hex(KEY_BYTES))
     outputs = Outputs(o["json"], o["junit"], o["csv"], o["html"], o["quiet"], o["fail_ratio"],
                       o["p95_ms"], o["web_port"], o.get("baseline_run"), o.get("limits"))
     if o["master"]:

@@ -79,6 +79,8 @@ class Feed:
     selection: Selection | None = None
     concurrency: int = 100  # requests in flight per process (open models)
     on_done: Callable[[], None] = lambda: None
+    #: Each recording's pseudonym key by its path (redacted values compared by pseudonym).
+    keys: dict[str, bytes | None] = field(default_factory=dict)
     gathered: Gathered = field(default_factory=Gathered)
     go: gevent.event.Event = field(default_factory=gevent.event.Event)
     t0: float = 0.0  # time.monotonic() of the schedule's start
@@ -177,7 +179,7 @@ class Feed:
             self._streak_of(answer)
             elapsed_ms = (time.perf_counter() - perf) * 1000
             found = self.gathered.judge(exchange, answer, self.contract, check=check,
-                                        ignore=self.ignore)
+                                        ignore=self.ignore, keys=self.keys)
         except AuthenticationFailed as exc:  # the run's credentials refused: it stops
             if self.error is None:
                 self.error = str(exc)

@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.contract.model import Contract
-from harness.judge.findings import Finding, Report, Verdict
+from harness.judge.findings import Finding, Report, Verdict, redacted
 from harness.judge.rules import titles
 from harness.judge.sending import RULE_TITLES
 from harness.judge.streaming import Tally
-from harness.replay.engine import REPLAY_RULES, Answer, judge_answer
+from harness.replay.engine import REPLAY_RULES, Answer, Keys, judge_answer
 from harness.traffic.exchange import Exchange, HttpResponse
+from harness.traffic.redaction import ReportRedaction
 
 #: An answer this much later than due counts as late.
 LATE_S = 0.1
@@ -49,18 +50,27 @@ class Gathered:
     first_sent: float | None = None  # time.time() of the first request sent
     last_sent: float | None = None
     cpu_s: float = 0.0  # this process's CPU time from the start to the end of its slice
+    #: How the run's reports show secrets: findings are kept (and sent to the master) so.
+    redaction: ReportRedaction | None = None
 
     def judge(self, exchange: Exchange, answer: Answer, contract: Contract, *, check: bool,
-              ignore: Sequence[str]) -> list[Finding]:
+              ignore: Sequence[str], keys: Keys | None = None) -> list[Finding]:
         """The failures and warnings on one answer, as replay finds them (``judge_answer``:
         the answer, or the transport failure, the size overflow, a service description's
-        kind); passed and not-applicable findings are only counted."""
+        kind); passed and not-applicable findings are only counted. ``keys``: the
+        recordings' pseudonym keys."""
         self.sent += not isinstance(answer, str)  # a service description is not sent
         self.judged += isinstance(answer, HttpResponse) and check
         found = judge_answer(exchange, answer, contract, ignore=ignore, check=check,
-                             tally=self.tally)
+                             tally=self.tally, keys=keys)
         if any(f.verdict is Verdict.FAILED for f in found):
             self.failing += 1
+        if found and self.redaction is not None:  # its secrets, before a finding quotes them
+            operation = next((f.operation for f in found if f.operation),
+                             exchange.meta.get("operation"))
+            self.redaction.observe(exchange.request, answer if isinstance(
+                answer, HttpResponse) else None, operation)
+            found = [redacted(f, self.redaction) for f in found]
         self.kept += found
         return found
 

@@ -64,7 +64,7 @@ from harness.errors import UsageError
 from harness.mock import faults
 from harness.mock.values import normal_arguments, shown
 from harness.traffic.exchange import HttpResponse, replace_header
-from harness.traffic.redaction import REPORT_REDACTED, is_pseudonym
+from harness.traffic.redaction import is_pseudonym, shown_secret
 
 #: Keys of a stub, and of one answer of its ``answers``.
 ANSWER_KEYS = ("result", "fault", "status", "body", "content_type", "headers", "delay",
@@ -202,7 +202,7 @@ class Stub:
         sensitive value masked."""
         return ", ".join(
             f"{m.parameter}=" + ("~" + shown(m.written) if m.pattern is not None
-                                 else REPORT_REDACTED if m.parameter in sensitive
+                                 else shown_secret(m.written) if m.parameter in sensitive
                                  else shown(m.written))
             for m in self.when) or "any call"
 

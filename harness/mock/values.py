@@ -38,7 +38,7 @@ from harness.contract.bindings import edit_distance
 from harness.contract.model import Operation
 from harness.contract.structure import Schema, Value, simple_kind
 from harness.contract.types import ParamType
-from harness.traffic.redaction import REPORT_REDACTED, is_pseudonym
+from harness.traffic.redaction import is_pseudonym, shown_secret
 
 _INTEGERS = frozenset({ParamType.INT, ParamType.LONG, ParamType.SHORT, ParamType.BYTE,
                        ParamType.UNSIGNED_BYTE, ParamType.UNSIGNED_SHORT,
@@ -218,7 +218,7 @@ def _pairs(op: Operation, values: tuple[str, ...], sensitive: frozenset[str],
 
 
 def _masked(name: str, value: str, sensitive: frozenset[str]) -> str:
-    return REPORT_REDACTED if name in sensitive and value and not is_pseudonym(value) \
+    return shown_secret(value) if name in sensitive and value and not is_pseudonym(value) \
         else shown(value)
 
 

@@ -8,6 +8,7 @@ found, when the budget is spent or the target stops answering.
 
 from __future__ import annotations
 
+import secrets
 import sys
 import time
 from collections.abc import Iterable, Iterator
@@ -32,13 +33,15 @@ from harness.probe.http_level import http_cases
 from harness.probe.matrix import matrix_cases
 from harness.progress import Progress
 from harness.reference.server import target_or_reference
-from harness.reports.allure_results import http_text
+from harness.reports.allure_results import http_text, redact_results
 from harness.reports.console import print_report
 from harness.reports.json_report import write_json
 from harness.reports.junit import write_junit
 from harness.traffic import send
 from harness.traffic.exchange import HttpRequest
+from harness.traffic.keys import KEY_BYTES
 from harness.traffic.pacing import Pace
+from harness.traffic.redaction import ReportRedaction, redacting_reports
 
 
 @dataclass(frozen=True)
@@ -157,6 +160,7 @@ class Prober:
             health = False  # a client's request, not a hostile one
         if health or answer.response is None:
             outcomes.append(("ROB-NO-CRASH", self.still_answers(case)))
+        self.report.observe(case.request, answer.response, case.operation.name)
         return self.record(case, outcomes, Sent.of(case, answer))
 
     def as_asmx(self, case: ProbeCase, answer: Answer) -> tuple[str, Outcome]:
@@ -338,6 +342,8 @@ def probe(target: str | None, contract: Contract, budget: Budget, outputs: Outpu
         shown = url if target else f"embedded reference at {url}"
         report = Report("probe", shown, titles=checks.titles(), namespace=contract.namespace,
                         environment=options.environment if options else None)
+        # every output shows a secret by its pseudonym under a key of this run, never written
+        report.redaction = ReportRedaction(contract, secrets.token_bytes(KEY_BYTES))
         cases_out = None if replay else CaseFile(outputs.failures)
         print(f"probe: {shown}, at most {budget.max_requests} requests in "
               f"{budget.max_time:g} s" + (f" at {budget.rate:g}/s" if budget.rate else ""),
@@ -353,7 +359,8 @@ def probe(target: str | None, contract: Contract, budget: Budget, outputs: Outpu
         prober.progress = Progress("probe", total=len(saved) if saved is not None else None,
                                    unit="cases", quiet=quiet)
         try:
-            with stopping.cooperative():  # a signal: Prober.left() ends the run
+            with stopping.cooperative(), redacting_reports(report.redaction):
+                # a signal: Prober.left() ends the run
                 if saved is not None:
                     run_fixed(prober, picked(_retargeted(case, url) for case in saved))
                 else:
@@ -409,5 +416,7 @@ def _write(report: Report, prober: Prober, cases_out: CaseFile | None, outputs: 
         from harness.probe.allure import write_allure
 
         write_allure(report, outputs.allure_dir, prober.exchanges, prober.first_sent)
+        if report.redaction is not None:  # exchanges shown before a secret was met
+            redact_results(outputs.allure_dir, report.redaction.text)
         print(f"probe: Allure results in {outputs.allure_dir}", file=stream)
     return report.exit_code

@@ -11,8 +11,9 @@ from __future__ import annotations
 import math
 import os
 import re
+import secrets
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +33,8 @@ from harness.errors import (
 )
 from harness.judge.causes import outcome_cause, words_of
 from harness.judge.compare import Difference, Sides, compare_responses
-from harness.judge.findings import Finding, Report, Verdict, selection_scope
+from harness.judge.compare.pseudonyms import Pseudonyms
+from harness.judge.findings import UNCOMPARED, Finding, Report, Verdict, selection_scope
 from harness.judge.profiles import Profile
 from harness.judge.request_validation import EXPLANATION, markup_refused, not_served
 from harness.judge.rules import SPEC, Side, described, judge, judge_case, read_case, titles
@@ -40,7 +42,9 @@ from harness.judge.sending import RULE_TITLES, no_answer_cause, size_finding
 from harness.judge.streaming import ANSWER, ANSWERED_IN, STOPPED, ChunkResult, Tally, run
 from harness.progress import answered
 from harness.traffic.exchange import Exchange, HttpResponse
+from harness.traffic.keys import KEY_BYTES, recording_keys
 from harness.traffic.pacing import Pace
+from harness.traffic.redaction import ReportRedaction
 from harness.traffic.send import (
     DEFAULT_TIMEOUT,
     Sender,
@@ -57,9 +61,11 @@ from harness.traffic.send import (
 REPLAY_RULES = {
     "REPLAY-STATUS": "status as recorded",
     "REPLAY-CONTENT-TYPE": "Content-Type (media type and charset) as recorded",
-    "REPLAY-BODY": "body as recorded (XML structurally; pseudonyms match any value)",
+    "REPLAY-BODY": "body as recorded (XML structurally; a redacted value by its pseudonym)",
     "REPLAY-TRANSPORT": "the target answered the replayed request",
+    "REPLAY-REDACTED": "redacted values compared by pseudonym under the recording's key",
 }
+_REDACTED = "REPLAY-REDACTED"
 _TRANSPORT = "REPLAY-TRANSPORT"
 _ASPECT_RULES = {"status": "REPLAY-STATUS", "content-type": "REPLAY-CONTENT-TYPE",
                  "body": "REPLAY-BODY"}
@@ -104,6 +110,10 @@ class ReplayJob:
     options: SendOptions | None = None
     selection: Selection = field(default_factory=Selection)
     profile: Profile = SPEC
+    #: Each recording's pseudonym key by its path (``harness.traffic.keys.recording_keys``).
+    keys: Keys = field(default_factory=dict)
+    #: How the run's reports show secrets (its workers show them alike).
+    redaction: ReportRedaction | None = None
     _state: dict = field(default_factory=dict, repr=False)
 
     def __getstate__(self) -> dict:
@@ -128,7 +138,8 @@ class ReplayJob:
                    else self._state["pool"].map(self.send_one, exchanges))
         for exchange, answer in zip(exchanges, list(answers), strict=True):
             yield judge_answer(exchange, answer, self.contract, ignore=self.ignore,
-                               check=self.check, tally=tally, profile=self.profile)
+                               check=self.check, tally=tally, profile=self.profile,
+                               keys=self.keys)
 
     def chosen(self, exchange: Exchange) -> bool:
         """--operation/--binding: streaming leaves the others out (not sent, not counted)."""
@@ -157,15 +168,18 @@ class ReplayJob:
 
 
 Answer = HttpResponse | TargetUnreachable | ResponseTooLarge | str | None
+#: Pseudonym keys by recording (an exchange's ``source``); None: its key was not found.
+Keys = Mapping[str, bytes | None]
 
 
 def judge_answer(exchange: Exchange, answer: Answer, contract: Contract, *,
                  ignore: Sequence[str] = (), check: bool = True,
-                 tally: Tally | None = None, profile: Profile = SPEC) -> list[Finding]:
+                 tally: Tally | None = None, profile: Profile = SPEC,
+                 keys: Keys | None = None) -> list[Finding]:
     """What replay (and ``harness load``) find on one answer to ``exchange``'s request, as
     ``ReplayJob.send_one`` returns it: None (not selected), a service description's kind (not
     sent, counted), the transport failure, the size overflow, or the response (judged by
-    ``check_replayed`` unless ``check`` is off)."""
+    ``check_replayed`` unless ``check`` is off). ``keys``: the recordings' pseudonym keys."""
     if answer is None:
         return []
     if isinstance(answer, TargetUnreachable):
@@ -178,7 +192,8 @@ def judge_answer(exchange: Exchange, answer: Answer, contract: Contract, *,
         return described(exchange, answer, tally)
     if check:
         return check_replayed(exchange, answer, contract, ignore=ignore, tally=tally,
-                              profile=profile).findings
+                              profile=profile,
+                              key=(keys or {}).get(exchange.source or "")).findings
     return []
 
 
@@ -221,12 +236,13 @@ class Replayed:
 
 def replay_exchange(http: httpx.Client, exchange: Exchange, contract: Contract, target: str,
                     *, ignore: Sequence[str] = (), check: bool = True,
-                    tally: Tally | None = None) -> Replayed:
+                    tally: Tally | None = None, key: bytes | None = None) -> Replayed:
     """Send ``exchange``'s request to ``target`` (body bytes unchanged, Host set to it), judge
     the response with the response-side rules and compare it with the recorded response.
 
     With ``tally``, passed and not-applicable findings are only counted there (as
-    ``rules.judge`` does) and the Replayed holds the failures and warnings.
+    ``rules.judge`` does) and the Replayed holds the failures and warnings. ``key``: the
+    recording's pseudonym key (``check_replayed``).
     """
     if (kind := skipped_description(contract, exchange)) is not None:
         return Replayed(exchange, None, described(exchange, kind, tally), [])
@@ -240,7 +256,7 @@ def replay_exchange(http: httpx.Client, exchange: Exchange, contract: Contract, 
         return Replayed(exchange, None, [found], [])
     if not check:
         return Replayed(exchange, response, [], [])
-    return check_replayed(exchange, response, contract, ignore=ignore, tally=tally)
+    return check_replayed(exchange, response, contract, ignore=ignore, tally=tally, key=key)
 
 
 def send_recorded(http: httpx.Client, exchange: Exchange, target: str) -> HttpResponse:
@@ -271,14 +287,18 @@ _RESPONSE_SIDE = frozenset((Side.RESPONSE,))
 
 def check_replayed(exchange: Exchange, response: HttpResponse, contract: Contract, *,
                    ignore: Sequence[str] = (), tally: Tally | None = None,
-                   profile: Profile = SPEC) -> Replayed:
+                   profile: Profile = SPEC, key: bytes | None = None) -> Replayed:
     """The response-side rules on the new ``response`` to ``exchange``'s request, and its
     comparison with the recorded response (``tally``: as in ``replay_exchange``).
 
     The target is judged against the recording, not against success: a failed call the
     recording holds (a 415, a fault, a 500) given again is no failure; the rules that
     presuppose success apply only where the recorded exchange succeeded; any other answer
-    than the recorded one is a REPLAY-* difference naming what differs."""
+    than the recorded one is a REPLAY-* difference naming what differs.
+
+    A recorded pseudonym is compared with the new value's pseudonym under ``key`` (the
+    recording's: ``Pseudonyms``); without it, it is not compared and REPLAY-REDACTED warns
+    how many values were not."""
     replayed = Exchange(exchange.request, response, exchange.index, exchange.source)
     document = None  # the new body as the rules parsed it: compared without a second parse
     try:
@@ -296,15 +316,17 @@ def check_replayed(exchange: Exchange, response: HttpResponse, contract: Contrac
         document = case.reading.document if case.reading else None
     compared: list[Finding] = []
     if exchange.response is not None:
+        values = Pseudonyms(key)
         diffs = compare_responses(exchange.response, response, ignore=ignore,
-                                  actual_document=document, request=exchange.request,
-                                  sides=SIDES)
+                                  actual_document=document, pseudonyms=values,
+                                  request=exchange.request, sides=SIDES)
         if tally is not None and not diffs:  # the usual case: count, build nothing
             for rule in _COMPARED:
                 tally[rule, operation, binding, Verdict.PASSED] += 1
         else:
             compared = comparison_findings(exchange, operation, binding, diffs,
                                            _failed_call(judged), _permitted(exchange, response))
+        compared += redacted_findings(exchange, operation, binding, values)
     if tally is not None and compared:
         for f in compared:
             if f.verdict is Verdict.PASSED or f.verdict is Verdict.NOT_APPLICABLE:
@@ -312,6 +334,29 @@ def check_replayed(exchange: Exchange, response: HttpResponse, contract: Contrac
         compared = [f for f in compared
                     if f.verdict is Verdict.FAILED or f.verdict is Verdict.WARNING]
     return Replayed(exchange, response, judged, compared)
+
+
+#: The cause of REPLAY-REDACTED's warning: the recording's pseudonyms were not compared.
+NO_KEY = ("redacted values not compared: no key for the recording (capture's key store, "
+          "or --key-file)")
+
+
+def redacted_findings(exchange: Exchange, operation: str | None, binding: str | None,
+                      values: Pseudonyms) -> list[Finding]:
+    """REPLAY-REDACTED on one exchange whose recorded answer holds pseudonyms: passed when
+    each was compared under the recording's key (a difference is REPLAY-BODY's), a warning
+    saying how many were not when the key is missing; none when there were none."""
+    if values.uncompared:
+        n = values.uncompared
+        return [_finding(exchange, _REDACTED, Verdict.WARNING, operation, binding,
+                         "redacted values compared by pseudonym",
+                         f"{n} redacted value{'' if n == 1 else 's'} not compared: no key",
+                         cause=NO_KEY, **{UNCOMPARED: n})]
+    if values.compared:
+        return [_finding(exchange, _REDACTED, Verdict.PASSED, operation, binding,
+                         "redacted values compared by pseudonym",
+                         f"{values.compared} compared")]
+    return []
 
 
 def _failed_call(judged: Sequence[Finding]) -> Finding | None:
@@ -395,7 +440,7 @@ def _difference_finding(exchange: Exchange, diff: Difference, operation: str | N
 
 def _finding(exchange: Exchange, rule: str, verdict: Verdict, operation: str | None,
              binding: str | None, expected: str = "", actual: str = "", message: str = "",
-             cause: str = "", **extra: str) -> Finding:
+             cause: str = "", **extra: str | int) -> Finding:
     # no client: the response is the server's doing (lint names the client of a request)
     return Finding(rule, verdict, operation, binding, expected, actual, message,
                    exchange.index, exchange.source or None, None, extra, cause)
@@ -407,10 +452,12 @@ def replay(paths: Sequence[str | Path], contract: Contract, target: str, *,
            options: SendOptions | None = None, selection: Selection | None = None,
            on_broken: Callable[[str], None] = lambda reason: None,
            on_progress: Callable[[ChunkResult], None] = lambda result: None,
-           profile: Profile = SPEC) -> Report:
+           profile: Profile = SPEC, keys: Keys | None = None) -> Report:
     """Replay every exchange of ``paths`` against ``target`` into a finished Report.
 
-    TargetUnreachable (one line) before anything is sent when the target is down.
+    ``keys``: each recording's pseudonym key by its path (default: found where capture put
+    them, ``harness.traffic.keys.recording_keys``). TargetUnreachable (one line) before
+    anything is sent when the target is down.
     """
     target = base_url(target)
     if concurrency < 1:
@@ -420,13 +467,19 @@ def replay(paths: Sequence[str | Path], contract: Contract, target: str, *,
     options = options or SendOptions(timeout=timeout)
     check_reachable(target, options=options)
     layout = Layout.for_concurrency(concurrency)
+    if keys is None:
+        keys = {path: found.key for path, found in recording_keys(paths).items()}
+    # Reports show a secret as the recording shows it: by its pseudonym under its key.
+    redaction = ReportRedaction(contract, next((k for k in keys.values() if k),
+                                               None) or secrets.token_bytes(KEY_BYTES))
     job = ReplayJob(contract, target, tuple(ignore), layout.threads,
                     Pace(rate), check, options.timeout, options,
-                    selection or Selection(), profile)
+                    selection or Selection(), profile, keys, redaction)
     report = Report("replay", target, titles() | REPLAY_RULES | RULE_TITLES,
                     profile=profile, environment=options.environment,
                     recordings=[str(p) for p in paths], concurrency=concurrency, rate=rate,
                     processes=layout.processes, threads=layout.threads)
+    report.redaction = redaction
     report.descriptions_note = "skipped: not sent"
     report.scope = selection_scope(contract, job.selection)
     # Big chunks: a chunk's answers are checked in one run, and a longer run keeps caches warm.

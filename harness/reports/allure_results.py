@@ -13,7 +13,7 @@ import hashlib
 import json
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -154,6 +154,46 @@ def tidy(directory: str | Path, *, warning_label: str = "harness.warning") -> in
         path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
         done += 1
     return done
+
+
+#: Attachments whose text a run's redaction reads (the others are binary).
+_TEXT_ATTACHMENTS = (".txt", ".xml", ".json", ".html", ".csv", ".log")
+
+
+def redact_results(directory: str | Path, text: Callable[[str], str]) -> int:
+    """Every result, container and text attachment in ``directory`` with its words through
+    ``text`` (the run's ``ReportRedaction.text``): what allure-pytest wrote of a step's
+    exception shows a secret by the same pseudonym as the attachments and every other output.
+    Returns the files changed."""
+    changed = 0
+    for path in Path(directory).iterdir():
+        name = path.name
+        try:
+            if name.endswith(("-result.json", "-container.json")):
+                raw = path.read_text(encoding="utf-8")
+                done = json.dumps(_mapped(json.loads(raw), text), ensure_ascii=False)
+                if done != raw:
+                    path.write_text(done, encoding="utf-8")
+                    changed += 1
+            elif "-attachment" in name and path.suffix in _TEXT_ATTACHMENTS:
+                raw = path.read_bytes().decode("utf-8", "surrogateescape")
+                done = text(raw)
+                if done != raw:
+                    path.write_bytes(done.encode("utf-8", "surrogateescape"))
+                    changed += 1
+        except (OSError, ValueError):
+            continue
+    return changed
+
+
+def _mapped(data: Any, text: Callable[[str], str]) -> Any:
+    if isinstance(data, str):
+        return text(data)
+    if isinstance(data, list):
+        return [_mapped(v, text) for v in data]
+    if isinstance(data, dict):
+        return {k: _mapped(v, text) for k, v in data.items()}
+    return data
 
 
 def _parameters(parameters: list[dict]) -> list[dict]:

@@ -19,7 +19,7 @@ import re
 from collections import defaultdict
 from typing import IO
 
-from harness.judge.findings import Cause, Report, Verdict, with_details
+from harness.judge.findings import UNCOMPARED, Cause, Report, Verdict, with_details
 
 #: The binding slot of an endpoint-level finding (its WSDL): the operation slot holds the
 #: endpoint.
@@ -218,11 +218,14 @@ def verdict_line(report: Report) -> str:
     tail = f" ({': '.join(where)})" if where else ""
     scenarios = sum(report.meta.get("scenarios", {}).values())  # certify: Gherkin scenarios
     within = f" in {_count(scenarios, 'scenario')}" if scenarios else ""
+    uncompared = report.meta.get(UNCOMPARED)
+    unseen = (f", {_count(uncompared, 'redacted value')} not compared: no key" if uncompared
+              else "")
     return (f"{head} - {_count(report.checks, 'check')} over "
             f"{_count(report.exchanges, _singular(report.unit))}{within}: "
             f"{c[Verdict.PASSED]} passed, "
             f"{c[Verdict.FAILED]} failed, {_count(c[Verdict.WARNING], 'warning')}, "
-            f"{c[Verdict.NOT_APPLICABLE]} not applicable{tail}")
+            f"{c[Verdict.NOT_APPLICABLE]} not applicable{unseen}{tail}")
 
 
 def _singular(unit: str) -> str:

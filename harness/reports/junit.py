@@ -28,7 +28,7 @@ from typing import Any
 
 from lxml import etree
 
-from harness.judge.findings import Report, Verdict
+from harness.judge.findings import UNCOMPARED, Report, Verdict
 from harness.reports.console import applied
 from harness.reports.output import open_output, xml_safe
 
@@ -73,6 +73,8 @@ def run_properties(report: Report, idle_cases: int = 0) -> dict[str, str]:
              report.unit: str(report.exchanges),
              **{f"checks.{v.value}": str(c[v]) for v in Verdict},
              "cases.not_applicable.left_out": str(idle_cases)}
+    if report.meta.get(UNCOMPARED):
+        found["redacted_values.not_compared"] = str(report.meta[UNCOMPARED])
     if report.interrupted:
         found |= {"interrupted": report.interrupted,
                   **({"planned": str(report.planned)} if report.planned is not None else {})}

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 
 from harness.contract.bindings import same_fault
 from harness.contract.structure import Value
+from harness.judge.compare.pseudonyms import Pseudonyms
 from harness.scenarios.answers import Answer, text_of
 from harness.scenarios.values import has_shape
 
@@ -50,6 +51,20 @@ def result_matches(answers: Sequence[Answer], pattern: re.Pattern[str]) -> None:
             return None
         return (f"{a.where}: expected a result matching {_quoted(pattern.pattern)}, actual "
                 f"{_quoted(text)}")
+    _each(answers, check)
+
+
+def result_pseudonym_is(answers: Sequence[Answer], expected: str, key: bytes) -> None:
+    """The result's pseudonym under ``key`` is ``expected`` (a recording's redacted result);
+    a failure shows the actual result by its pseudonym only."""
+    def check(a: Answer) -> str | None:
+        text = a.result_text()
+        values = Pseudonyms(key)
+        if text is not None and values.same(expected, text):
+            return None
+        shown = values.shown(text) if text else text
+        return (f"{a.where}: expected the result's pseudonym {_quoted(expected)}, actual "
+                f"{_quoted(shown)}")
     _each(answers, check)
 
 

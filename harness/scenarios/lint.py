@@ -10,7 +10,8 @@ never a pytest traceback halfway through a run.
 
 The step functions' arguments say what to check, by name (the convention the steps keep):
 ``operation``, ``binding``, ``values``, ``endpoint``, ``rule``, ``path``, ``regex``,
-``status``, ``code``, ``shape``, ``name`` (saved), and a ``datatable`` parameter for a table.
+``status``, ``code``, ``shape``, ``pseudonym``, ``key``, ``name`` (saved), and a ``datatable``
+parameter for a table.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from harness.scenarios.values import (
     table_rows,
     type_problems,
 )
+from harness.traffic.redaction import is_pseudonym
 
 #: The step modules whose sentences a team's features may use (the recorded-traffic steps need
 #: the fixtures of their own test module, steps/test_recorded_traffic.py).
@@ -370,4 +372,11 @@ def _check_arguments(args: dict[str, Any], tags: set[str]) -> None:
         raise UsageError(f"{status} is not an HTTP status")
     if args.get("shape"):
         shape_of(args["shape"])
+    pseudonym = args.get("pseudonym")
+    if pseudonym is not None and not is_pseudonym(pseudonym):
+        raise UsageError(f"{pseudonym!r} is not a pseudonym (redacted- and 16 hex digits, as "
+                         "a recording holds it)")
+    key = args.get("key")
+    if key is not None and not re.fullmatch(r"[0-9a-f]{12}", key):
+        raise UsageError(f"{key!r} is not a key id (12 hex digits: a recording's key_id)")
 

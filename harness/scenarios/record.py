@@ -9,16 +9,19 @@ alike in all of these are one row. Service descriptions (WSDL, help pages), requ
 not exactly one of the contract's calls and exchanges without a response are left out and
 counted.
 
-A redacted value (a pseudonym, ``redacted-`` and 16 hex digits) cannot be compared: a redacted
-result is checked by its shape (``the result is a non-empty string``, ``an int``) and a
-redacted parameter is sent as its pseudonym (a string parameter) or as a generated value of
-its type; the feature's description names them.
+A redacted result (a pseudonym, ``redacted-`` and 16 hex digits) is checked by its pseudonym
+when the recording's key is at hand (``the result's pseudonym is "redacted-..."``, after ``the
+recorded values are pseudonyms under key "<key id>"`` in the Background): certify computes the
+live result's pseudonym under that key, so a changed result fails. Without the key it is
+checked by its shape only (``the result is a non-empty string``, ``an int``). A redacted
+parameter is sent as its pseudonym (a string parameter) or as a generated value of its type.
+The feature's description says which.
 """
 
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,19 +37,23 @@ from harness.contract.model import Contract, Operation
 from harness.contract.types import ParamType, sample_value
 from harness.errors import ClassificationError, ServiceDescription, UsageError
 from harness.traffic.exchange import Exchange
+from harness.traffic.keys import key_id
 from harness.traffic.redaction import is_pseudonym
 
 #: Rows of one operation's outlines, by default: a long recording's first distinct calls.
 MAX_EXAMPLES = 200
 
 # What a recorded answer shows, and the steps that assert it (after the HTTP status).
-RESULT, EMPTY, SHAPE, NOT_EMPTY, FAULT, STATUS = (
-    "result", "empty", "shape", "not empty", "fault", "status")
+RESULT, EMPTY, SHAPE, PSEUDONYM, NOT_EMPTY, FAULT, STATUS = (
+    "result", "empty", "shape", "pseudonym", "not empty", "fault", "status")
 _THEN = {RESULT: 'And the result is "<result>"', EMPTY: "And the result is empty",
-         SHAPE: "And the result is <result>", NOT_EMPTY: "And the result is not empty",
+         SHAPE: "And the result is <result>",
+         PSEUDONYM: 'And the result\'s pseudonym is "<result>"',
+         NOT_EMPTY: "And the result is not empty",
          FAULT: 'And the answer is a SOAP fault with code "<code>"', STATUS: None}
 _TITLE = {RESULT: "answers as recorded", EMPTY: "answers as recorded",
           SHAPE: "answers a result of the recorded shape",
+          PSEUDONYM: "answers the recorded result (by its pseudonym)",
           NOT_EMPTY: "answers a result, as recorded", FAULT: "is refused as recorded",
           STATUS: "answers the recorded HTTP status"}
 
@@ -82,6 +89,10 @@ class OperationCalls:
     #: How each redacted result is checked: ``the result is a non-empty string``, ``... an int``
     #: or ``... not empty``.
     redacted_result: set[str] = field(default_factory=set)
+    #: The id of the key its redacted results are checked by pseudonym under (None: by shape).
+    pseudonym_key: str | None = None
+    #: Recordings whose redacted results are checked by shape: their key was not found.
+    keyless: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -97,16 +108,23 @@ class Written:
 
 
 def collect(exchanges: Iterable[Exchange], contract: Contract, written: Written,
-            limit: int = MAX_EXAMPLES) -> dict[str, OperationCalls]:
-    """The recorded calls of each operation (in the contract's order), distinct ones merged."""
+            limit: int = MAX_EXAMPLES, keys: Mapping[str, bytes | None] | None = None
+            ) -> dict[str, OperationCalls]:
+    """The recorded calls of each operation (in the contract's order), distinct ones merged.
+    ``keys``: each recording's pseudonym key by its path; the first one found is the one
+    redacted results are checked by pseudonym under (those of a recording with another key or
+    none, by shape)."""
     found: dict[str, OperationCalls] = {}
+    keys = keys or {}
+    chosen = next((k for k in keys.values() if k is not None), None)
     for exchange in exchanges:
         call = _classified(contract, exchange, written)
         if call is None:
             continue
         op = call.operation
         calls = found.setdefault(op.name, OperationCalls(op))
-        row = _row(contract, call, exchange, calls)
+        key = keys.get(exchange.source or "")
+        row = _row(contract, call, exchange, calls, key if key == chosen else None)
         if row is None:
             written.skip("values a Gherkin table cannot hold (unreadable as their type, "
                          "surrounding blanks, control characters)")
@@ -144,7 +162,7 @@ def _classified(contract: Contract, exchange: Exchange, written: Written
 
 
 def _row(contract: Contract, call: Classification, exchange: Exchange,
-         calls: OperationCalls) -> Row | None:
+         calls: OperationCalls, key: bytes | None = None) -> Row | None:
     op, binding = call.operation, call.binding
     try:
         values = call_arguments(call)
@@ -166,14 +184,14 @@ def _row(contract: Contract, call: Classification, exchange: Exchange,
                 calls.generated_parameters.add(p.name)
                 text = str(sample_value(p.type, 0, p.values, http=not binding.is_soap))
         arguments.append((p.name, text))
-    outcome = _outcome(op, binding, exchange, calls)
+    outcome = _outcome(op, binding, exchange, calls, key)
     if not all(fits_a_cell(text) for text in (*(v for _, v in arguments), outcome.value)):
         return None
     return Row(binding, tuple(arguments), outcome)
 
 
 def _outcome(op: Operation, binding: Binding, exchange: Exchange,
-             calls: OperationCalls) -> Outcome:
+             calls: OperationCalls, key: bytes | None = None) -> Outcome:
     response = exchange.response
     assert response is not None
     reading = read_response(op, binding, response)
@@ -196,7 +214,11 @@ def _outcome(op: Operation, binding: Binding, exchange: Exchange,
             return Outcome(NOT_EMPTY, status)
         return Outcome(RESULT, status, text)
     text = reading.result or ""
+    if is_pseudonym(text) and key is not None:
+        calls.pseudonym_key = key_id(key)
+        return Outcome(PSEUDONYM, status, text.strip())
     if is_pseudonym(text):
+        calls.keyless.add(Path(exchange.source or "").name)  # no key, or another one
         kind = op.result_type
         shape = "a non-empty string" if kind in (ParamType.STRING, ParamType.ENUM, None) \
             else f"{'an' if kind.value[0] in 'aeiou' else 'a'} {kind.value}"
@@ -220,10 +242,12 @@ def _holds_pseudonym(value: structure.Value) -> bool:
 
 def write_features(recordings: list[str], exchanges: Iterable[Exchange], contract: Contract,
                    folder: Path, *, force: bool = False, limit: int = MAX_EXAMPLES,
-                   on_file: Callable[[Path, OperationCalls], None] | None = None) -> Written:
-    """One ``<Operation>.feature`` per operation recorded, into ``folder``."""
+                   on_file: Callable[[Path, OperationCalls], None] | None = None,
+                   keys: Mapping[str, bytes | None] | None = None) -> Written:
+    """One ``<Operation>.feature`` per operation recorded, into ``folder`` (``keys``: each
+    recording's pseudonym key, as ``collect`` takes them)."""
     written = Written()
-    found = collect(exchanges, contract, written, limit)
+    found = collect(exchanges, contract, written, limit, keys)
     if not found:
         raise UsageError(f"no call of the {contract.name} contract in "
                          f"{', '.join(recordings)}" + _skipped_text(written))
@@ -264,6 +288,9 @@ def feature_text(calls: OperationCalls, recordings: list[str]) -> str:
              *textwrap.wrap(about, width=96, initial_indent="  ", subsequent_indent="  ",
                             break_on_hyphens=False)]
     lines += ["", "  Background:", "    Given the service under test"]
+    if calls.pseudonym_key:
+        lines.append("    And the recorded values are pseudonyms under key "
+                     f'"{calls.pseudonym_key}"')
     for (names, kind), rows in _outlines(calls).items():
         lines += ["", *_outline(op, names, kind, rows, calls)]
     return "\n".join(lines) + "\n"
@@ -281,10 +308,17 @@ def _redaction_notes(calls: OperationCalls) -> list[str]:
             notes.append(f"Redacted in the recording: "
                          f"{', '.join(sorted(calls.generated_parameters))}, sent as generated "
                          "values of their types.")
+    result = op.result_element or "the result"
+    if calls.pseudonym_key:
+        notes.append(f"Redacted in the recording: {result}, checked by its pseudonym under the "
+                     f"recording's key (key id {calls.pseudonym_key}, from your key store or "
+                     "certify --key-file): a changed result fails.")
     if calls.redacted_result:
         shapes = " or ".join(f"the result is {s}" for s in sorted(calls.redacted_result))
-        notes.append(f"Redacted in the recording: {op.result_element or 'the result'}, checked "
-                     f"by its shape ({shapes}), not by its value.")
+        why = (f" (no key at hand for {', '.join(sorted(calls.keyless))})" if calls.keyless
+               else "")
+        notes.append(f"Redacted in the recording: {result}, checked by its shape ({shapes}), "
+                     f"not by its value{why}.")
     return notes
 
 
@@ -316,13 +350,14 @@ def _outline(op: Operation, names: tuple[str, ...], kind: str, rows: list[Row],
     if _THEN[kind]:
         lines.append(f"    {_THEN[kind]}")
     header = ["binding", *(columns[n] for n in names), "status"]
-    header += ["result"] if kind in (RESULT, SHAPE) else ["code"] if kind == FAULT else []
+    header += ["result"] if kind in (RESULT, SHAPE, PSEUDONYM) else \
+        ["code"] if kind == FAULT else []
     header.append("recorded")
     table = [header]
     for row in rows:
         cells = [row.binding.label, *(value for _, value in row.arguments),
                  str(row.outcome.status)]
-        if kind in (RESULT, SHAPE, FAULT):
+        if kind in (RESULT, SHAPE, PSEUDONYM, FAULT):
             cells.append(row.outcome.value)
         sources = calls.rows[row]
         cells.append(sources[0] + (f" (+{len(sources) - 1} alike)" if len(sources) > 1

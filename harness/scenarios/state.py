@@ -21,6 +21,9 @@ class ScenarioState:
     last: list[Call] = field(default_factory=list)
     #: Every call of the scenario, in order.
     made: list[Call] = field(default_factory=list)
+    #: The key of the recording whose pseudonyms the scenario expects (``the recorded values
+    #: are pseudonyms under key``).
+    pseudonym_key: bytes | None = None
 
     def called(self, calls: list[Call]) -> None:
         self.last = list(calls)

@@ -151,6 +151,19 @@ def capture_key(recording: str | Path, key_file: str | None = None) -> tuple[byt
     return new_stored_key()
 
 
+def key_of_id(fingerprint: str, given: bytes | None = None) -> bytes | None:
+    """The key whose fingerprint is ``fingerprint``: ``given`` (``--key-file``'s) when it is
+    that key, else the key store's; None when neither is."""
+    if given is not None and key_id(given) == fingerprint:
+        return given
+    stored = stored_key_path(fingerprint)
+    if stored.is_file():
+        key = read_key(stored)
+        if key_id(key) == fingerprint:
+            return key
+    return None
+
+
 @dataclass(frozen=True)
 class RecordingKey:
     """One recording's pseudonym key, as the commands that read it find it."""
@@ -171,12 +184,13 @@ class RecordingKey:
 
 def recording_keys(recordings: Sequence[str | Path], key_file: str | Path | None = None
                    ) -> dict[str, RecordingKey]:
-    """Each recording's key by its path as given: ``key_file`` (``--key-file``) for every
+    """Each recording's key by its path (``str(Path(recording))``, as an exchange's ``source``
+    names it): ``key_file`` (``--key-file``) for every
     recording it is the key of (a HAR file, which names no key, takes it too), the others'
     found without a flag (``find_key``). UsageError when ``key_file`` is the key of none."""
     given = read_key(key_file) if key_file else None
     found: dict[str, RecordingKey] = {}
-    for recording in map(str, recordings):
+    for recording in (str(Path(r)) for r in recordings):
         fingerprint = recorded_key_id(recording) if Path(recording).is_file() else None
         if given is not None and fingerprint in (None, key_id(given)):
             found[recording] = RecordingKey(recording, fingerprint, given, Path(key_file))

@@ -37,7 +37,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from typing import Any
-from urllib.parse import quote_plus
+from urllib.parse import quote, quote_plus
 
 from lxml import etree
 from mitmproxy.net import encoding as content_coding
@@ -76,6 +76,24 @@ _credential_names = frozenset(name.lower() for name in DEFAULT_HEADERS)
 _sent_names: set[str] = set()
 
 
+#: Secrets the run was given (``add_report_secrets``): every ReportRedaction made after shows
+#: them by their pseudonyms wherever they appear.
+_given: dict[str, None] = {}
+
+
+def add_report_secrets(values: Iterable[str]) -> None:
+    """Treat ``values`` as secrets in every report of this process's run: ``-H`` and the
+    config's header values, passwords, ``--values`` of sensitive parameters."""
+    _given.update((v, None) for v in values if v)
+
+
+def passwords(auth: Any) -> list[str]:
+    """The passwords of ``harness.traffic.auth.AuthOptions``, in clear: secrets of the run."""
+    held = [getattr(auth, "password", None), getattr(auth, "cert_password", None),
+            getattr(getattr(auth, "wsse", None), "password", None)]
+    return [p.reveal() for p in held if p is not None]
+
+
 def add_credential_headers(names: Iterable[str]) -> None:
     """Treat ``names`` (any case) as credential headers for the rest of the process: what
     ``-H`` or the config adds to every request is redacted wherever it shows (a target that
@@ -99,39 +117,222 @@ def redact_credentials(headers: Headers, extra: Iterable[str] = ()) -> Headers:
     names = frozenset(e.lower() for e in extra)
     if not any(is_credential_header(k, names) for k, _ in headers):
         return headers
-    return tuple((k, REPORT_REDACTED if v and is_credential_header(k, names) else v)
-                 for k, v in headers)
+    return tuple((k, REPORT_REDACTED if v and not is_pseudonym(v)  # a recording's face stays
+                  and is_credential_header(k, names) else v) for k, v in headers)
 
 
-#: The Redactor reports of the current run show messages through (``redacting_reports``).
-_report_redactor: Redactor | None = None
+#: Substring scrubbing (``ReportRedaction.text``) leaves alone secrets shorter than this: a
+#: value of 1 to 3 characters would hit innocent text. (Where such a value sits in a
+#: sensitive element, header or field, the structural redaction replaces it all the same.)
+MIN_SCRUBBED = 4
+#: Secrets a run hunts in free text, at most (the given ones first, then those met): memory
+#: and the scrubbing's cost stay bounded in a long run. Beyond, a value is still replaced
+#: where it sits in a sensitive element, field or header of a message.
+MAX_SECRETS = 2000
+
+
+class ReportRedaction:
+    """One face for every secret of a run, in every output: its pseudonym under the run's key.
+
+    A run's secrets are the values the contract marks sensitive (found in every message shown,
+    by capture's own ``Redactor``, and noted), the values of credential headers (``-H``, the
+    config's, Authorization, cookies...) and those given at the start (``add``: ``-H`` values,
+    passwords, ``--values`` of sensitive parameters). Every message a report shows goes through
+    ``message`` (structural redaction, credential headers by pseudonym, then every known secret
+    wherever it is, e.g. echoed by the target under another name); every finding's words
+    through ``text``. The key is the recording's for commands that read one (so a value reads
+    as in the recording), ``--key-file``'s, or a key of the run's own that is never written.
+
+    Picklable: worker processes get a copy, and hand what they met back (``learned``,
+    ``merge``).
+    """
+
+    def __init__(self, contract: Contract | None, key: bytes) -> None:
+        self.key = key
+        #: Every secret met or given (at most MAX_SECRETS), in clear, and its pseudonym.
+        self.secrets: dict[str, str] = {}
+        self._fresh: dict[str, str] = {}
+        self.redactor = (Redactor.for_contract(contract, key, learned=self.secrets)
+                         if contract is not None else
+                         Redactor(key, frozenset(), learned=self.secrets))
+        self._reset()
+        self.add(_given)
+
+    def _reset(self) -> None:
+        self._pattern: re.Pattern[str] | None = None
+        self._forms: dict[str, str] = {}  # a form of a settled secret -> its pseudonym
+        self._settled = 0  # secrets in _pattern
+        self._pending: list[tuple[str, str]] = []  # (form, pseudonym) of the others
+        self._seen = 0  # secrets when _pending was last brought up to date
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"key": self.key, "secrets": dict(self.secrets), "redactor": self.redactor}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.key, self.secrets, self._fresh = state["key"], state["secrets"], {}
+        self.redactor = replace(state["redactor"], learned=self.secrets)
+        self._reset()
+        self._refresh()
+        self._fresh = {}  # what the parent knows is nothing to hand back
+
+    def add(self, values: Iterable[str]) -> None:
+        """Treat each of ``values`` as a secret for the rest of the run."""
+        for value in values:
+            if (value and value not in self.secrets and not is_pseudonym(value)
+                    and len(self.secrets) < MAX_SECRETS):
+                self.secrets[value] = pseudonym(value, self.key)
+
+    def merge(self, learned: dict[str, str]) -> None:
+        """Secrets another process of the run met (``learned``)."""
+        for value, made in learned.items():
+            if value not in self.secrets and len(self.secrets) < MAX_SECRETS:
+                self.secrets[value] = made
+
+    def learned(self) -> dict[str, str]:
+        """The secrets met since the last call (what a worker hands back to its parent)."""
+        self._refresh()
+        fresh, self._fresh = self._fresh, {}
+        return fresh
+
+    def pseudonym(self, value: str) -> str:
+        """``value``'s one face in this run (noted as a secret); a pseudonym as it is."""
+        if is_pseudonym(value):
+            return value
+        self.add([value])
+        return self.secrets.get(value) or pseudonym(value, self.key)
+
+    # -- messages ------------------------------------------------------------------------
+
+    def message(self, message: HttpRequest | HttpResponse, operation: str | None = None
+                ) -> HttpRequest | HttpResponse:
+        """``message`` as a report shows it: the contract's sensitive values and credential
+        headers by their pseudonyms (noted as secrets), then every known secret wherever it
+        is. ``operation``: the one a response answers (its result, sensitive, is redacted in
+        any form: text/plain, JSON)."""
+        if isinstance(message, HttpRequest):
+            message = self.redactor.request(message)
+        else:
+            message = self.redactor.response(message, operation=operation)
+        headers = tuple((k, self.pseudonym(v) if v and is_credential_header(k) else v)
+                        for k, v in message.headers)
+        headers = tuple((k, self.text(v)) for k, v in headers)
+        body = self._body(message.body)
+        if isinstance(message, HttpRequest):
+            return replace(message, url=self.text(message.url), headers=headers, body=body)
+        return replace(message, headers=headers, body=body)
+
+    def observe(self, request: HttpRequest | None, response: HttpResponse | None,
+                operation: str | None = None) -> None:
+        """Note the secrets of an exchange (before its findings are shown)."""
+        if request is not None:
+            self.message(request)
+        if response is not None:
+            self.message(response, operation)
+
+    def _body(self, body: bytes) -> bytes:
+        if not body or not self.secrets:
+            return body
+        text = body.decode("utf-8", "surrogateescape")
+        scrubbed = self.text(text)
+        return body if scrubbed == text else scrubbed.encode("utf-8", "surrogateescape")
+
+    # -- words ---------------------------------------------------------------------------
+
+    def text(self, text: str) -> str:
+        """``text`` with every known secret (in clear, XML-escaped or URL-encoded) replaced by
+        its pseudonym; pseudonyms already there are left alone."""
+        if not text or not self.secrets:
+            return text
+        self._refresh()
+        if self._pattern is None and not self._pending:
+            return text
+        pieces = _PSEUDONYM.split(text)
+        kept = _PSEUDONYM.findall(text)
+        out = [self._scrubbed(piece) for piece in pieces]
+        return "".join(piece + (kept[i] if i < len(kept) else "")
+                       for i, piece in enumerate(out))
+
+    def _scrubbed(self, piece: str) -> str:
+        if self._pattern is not None:
+            piece = self._pattern.sub(lambda m: self._forms[m.group(0)], piece)
+        for form, made in self._pending:
+            if form in piece:
+                piece = piece.replace(form, made)
+        return piece
+
+    def _refresh(self) -> None:
+        """Bring the forms up to date with the secrets: new ones wait in ``_pending`` (plain
+        replacements), folded into the one pattern once they are a quarter of the settled
+        ones (so the pattern is rebuilt a few dozen times at most in a run)."""
+        count = len(self.secrets)
+        if count == self._seen:
+            return
+        new = list(self.secrets.items())[self._seen:]
+        self._seen = count
+        self._fresh.update(new)
+        if count - self._settled >= max(32, self._settled // 4):
+            forms: dict[str, str] = {}
+            for value, made in self.secrets.items():
+                forms.update(_forms(value, made))
+            self._forms, self._settled, self._pending = forms, count, []
+            self._pattern = (re.compile("|".join(re.escape(f) for f in
+                                                 sorted(forms, key=len, reverse=True)))
+                             if forms else None)
+            return
+        for value, made in new:
+            self._pending += _forms(value, made).items()
+        self._pending.sort(key=lambda pair: len(pair[0]), reverse=True)
+
+
+def _forms(value: str, made: str) -> dict[str, str]:
+    """The forms a secret takes in a report's text (in clear, XML-escaped, URL-encoded)."""
+    if len(value) < MIN_SCRUBBED:
+        return {}
+    return dict.fromkeys((value, html.escape(value, quote=False), html.escape(value),
+                          quote_plus(value), quote(value, safe="")), made)
+
+
+#: How reports of the current run show messages and words (``redacting_reports``).
+_report_redaction: ReportRedaction | None = None
 
 
 @contextlib.contextmanager
-def redacting_reports(redactor: Redactor | None) -> Iterator[None]:
-    """Within this block, ``for_report`` shows every message with the contract's sensitive
-    values as pseudonyms (the scheme capture records with: the same value, the same
-    pseudonym within the run) and credential headers as REPORT_REDACTED. Certify uses it with a
-    key of the run's own that is never written, so its Allure attachments, JUnit system-out and
-    HTML report hold no personal value it sent (``--values``) or got back."""
-    global _report_redactor
-    before, _report_redactor = _report_redactor, redactor
+def redacting_reports(redaction: ReportRedaction | None) -> Iterator[None]:
+    """Within this block, ``for_report`` shows every message through ``redaction`` (the run's
+    one face for every secret) and ``report_redaction`` returns it."""
+    global _report_redaction
+    before, _report_redaction = _report_redaction, redaction
     try:
         yield
     finally:
-        _report_redactor = before
+        _report_redaction = before
+
+
+def use_report_redaction(redaction: ReportRedaction | None) -> None:
+    """Set the run's redaction for the rest of this process (a worker process of the run)."""
+    global _report_redaction
+    _report_redaction = redaction
+
+
+def report_redaction() -> ReportRedaction | None:
+    """The current run's ReportRedaction (None outside one)."""
+    return _report_redaction
+
+
+def shown_secret(value: str) -> str:
+    """A secret as the current run's outputs show it: its pseudonym within a run
+    (``redacting_reports``, ``use_report_redaction``), REPORT_REDACTED outside one."""
+    redaction = _report_redaction
+    return redaction.pseudonym(value) if redaction is not None else REPORT_REDACTED
 
 
 def for_report(message: HttpRequest | HttpResponse, operation: str | None = None
                ) -> HttpRequest | HttpResponse:
-    """``message`` as a report may show it: credential headers REPORT_REDACTED and, within
-    ``redacting_reports``, sensitive values as pseudonyms (what cannot be checked is left out,
-    as in a recording). ``operation``: the one a response answers (its result, sensitive,
-    is redacted in any form: text/plain, JSON)."""
-    redactor = _report_redactor
-    if redactor is not None:
-        message = (redactor.request(message) if isinstance(message, HttpRequest)
-                   else redactor.response(message, operation=operation))
+    """``message`` as a report may show it: through the run's ReportRedaction (secrets by
+    their pseudonyms); outside a run, credential headers as REPORT_REDACTED."""
+    redaction = _report_redaction
+    if redaction is not None:
+        return redaction.message(message, operation)
     headers = redact_credentials(message.headers)
     return message if headers is message.headers else replace(message, headers=headers)
 
@@ -172,11 +373,15 @@ class Redactor:
     #: Operations whose result is sensitive: a successful answer to one of them that is not
     #: XML (text/plain, JSON, any charset) is itself the value (``response(operation=...)``).
     result_operations: frozenset[str] = frozenset()
+    #: Where every value replaced is noted (value -> pseudonym), when given: a run's reports
+    #: then show each of them by its pseudonym wherever else it appears (``ReportRedaction``).
+    learned: dict[str, str] | None = field(default=None, compare=False, repr=False)
 
     @classmethod
-    def for_contract(cls, contract: Contract, key: bytes, extra: Iterable[str] = ()) -> Redactor:
+    def for_contract(cls, contract: Contract, key: bytes, extra: Iterable[str] = (),
+                     learned: dict[str, str] | None = None) -> Redactor:
         """The contract's sensitive names; ``extra`` names (parameters, elements or headers)
-        are added to both the names and the headers."""
+        are added to both the names and the headers. ``learned``: see the field."""
         extra = tuple(extra)
         roots = {op.result for op in contract.operations if op.result_sensitive and op.result}
         return cls(key, contract.sensitive_names() | frozenset(extra) | CREDENTIAL_ELEMENTS,
@@ -184,7 +389,8 @@ class Redactor:
                    frozenset([*(h.lower() for h in DEFAULT_HEADERS),
                               *(e.lower() for e in extra)]),
                    result_operations=frozenset(op.name for op in contract.operations
-                                               if op.result_sensitive))
+                                               if op.result_sensitive),
+                   learned=learned)
 
     def settings(self) -> dict[str, Any]:
         """What the recording's header says about redaction (never the key)."""
@@ -197,7 +403,7 @@ class Redactor:
 
     def value(self, name: str, value: str) -> str:
         """``value`` as recorded under field ``name``: a pseudonym when the name is sensitive."""
-        return pseudonym(value, self.key) if value and name in self.names else value
+        return self._pseudo(value) if name in self.names else value
 
     def arguments(self, pairs: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
         return [(name, self.value(name, value)) for name, value in pairs]
@@ -247,7 +453,7 @@ class Redactor:
             low = name.lower()
             if value and (low in self.headers or (
                     self.credential_patterns and CREDENTIAL_HEADER_PATTERN.fullmatch(low))):
-                value = pseudonym(value, self.key)
+                value = self._pseudo(value)
             elif low == "content-length" and length is not None:
                 value = str(length)
             else:
@@ -302,7 +508,7 @@ class Redactor:
             if (("%" in name or "+" in name) and unquote_plus(name, "replace") in self.names) \
                     or name in self.names:
                 plain = unquote_plus(value, "replace")
-                parts[i] = f"{name}={quote_plus(pseudonym(plain, self.key))}"
+                parts[i] = f"{name}={quote_plus(self._pseudo(plain))}"
         return "&".join(parts)
 
     def _form(self, body: bytes) -> bytes:
@@ -437,11 +643,18 @@ class Redactor:
             if found == expected:
                 return rewritten
         for element in targets:  # the careful path failed: rewrite the tree
-            element.text = pseudonym(element.text or "", self.key)
+            element.text = self._pseudo(element.text or "")
         return _serialise(root, body)
 
     def _pseudo(self, text: str) -> str:
-        return pseudonym(text, self.key) if text else text
+        """``text``'s pseudonym (an empty text, or one that is a pseudonym already, as it is),
+        noted in ``learned`` when the Redactor keeps one."""
+        if not text or is_pseudonym(text):
+            return text
+        made = pseudonym(text, self.key)
+        if self.learned is not None and len(self.learned) < MAX_SECRETS:
+            self.learned.setdefault(text, made)
+        return made
 
     def _span_pattern(self, names: frozenset[str]) -> re.Pattern[bytes]:
         cached = _SPANS.get(names)

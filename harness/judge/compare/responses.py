@@ -18,6 +18,7 @@ from harness.judge.compare.difference import (
     Sides,
     ignored_path,
 )
+from harness.judge.compare.pseudonyms import Pseudonyms, compare_json
 from harness.judge.compare.xml import (
     SOAP_VERSIONS,
     child,
@@ -34,19 +35,19 @@ from harness.traffic.exchange import (
     media_type,
     normalise_content_type,
 )
-from harness.traffic.redaction import is_pseudonym
 
 
 def compare_responses(expected: HttpResponse, actual: HttpResponse, *,
                       ignore: Iterable[str] = (),
-                      wildcard: Callable[[str | None], bool] = is_pseudonym,
+                      pseudonyms: Pseudonyms | None = None,
                       actual_document: etree._Element | None = None,
                       request: HttpRequest | None = None,
                       sides: Sides = ANSWERS) -> list[Difference]:
     """Differences of ``actual`` from ``expected``; empty when they match.
 
     ``ignore`` holds element path patterns (fnmatch, e.g. ``*/Timestamp``) whose subtree is not
-    compared; ``wildcard`` tells expected text that matches any actual text (a pseudonym);
+    compared; ``pseudonyms`` compares an expected value that is a pseudonym (a recording's)
+    with the actual value's pseudonym under the recording's key (None: texts as they are);
     ``actual_document`` is ``actual``'s body already parsed (replay's rules read it), so it is
     not parsed twice. ``request`` (what both answered) and ``sides`` (how the two answers are
     named) let the words say which side answered off the request's SOAP version.
@@ -74,7 +75,7 @@ def compare_responses(expected: HttpResponse, actual: HttpResponse, *,
         if exp_type != act_type:
             typed = Difference("content-type", "", exp_type, act_type,
                                summary=_typed_summary(exp_type, act_type))
-    body = _compare_bodies(exp, act, tuple(ignore), wildcard,
+    body = _compare_bodies(exp, act, tuple(ignore), pseudonyms,
                            lambda: request_version(request), sides)
     # "form" (of _compare_value) is no difference of its own: it names the Content-Type's
     form = next((d for d in body if d.kind == "form"), None)
@@ -219,7 +220,7 @@ def _outcome_difference(exp: _Side, act: _Side) -> Difference:
 
 
 def _compare_bodies(exp: _Side, act: _Side, ignore: tuple[str, ...],
-                    wildcard: Callable[[str | None], bool],
+                    pseudonyms: Pseudonyms | None,
                     request_version: Callable[[], str | None], sides: Sides
                     ) -> list[Difference]:
     if exp.response.body == act.response.body:
@@ -230,16 +231,20 @@ def _compare_bodies(exp: _Side, act: _Side, ignore: tuple[str, ...],
     act_doc = act.document if act.xmlish else None
     if exp_doc is not None and act_doc is not None:
         return compare_documents(exp_doc, act_doc, exp.response, act.response, ignore,
-                                 wildcard, request_version, sides)
+                                 pseudonyms, request_version, sides)
     if exp.problem or act.problem:
         return [_unreadable(exp, act)]
     if exp_doc is not None or act_doc is not None:
         xml, text = (exp, act) if exp_doc is not None else (act, exp)
         if text.stripped and not text.xmlish and xml.envelope is None:
-            return _compare_value(exp, act, xml, text, ignore, wildcard)
+            return _compare_value(exp, act, xml, text, ignore, pseudonyms)
         return [_form(exp, act)]
     if exp.stripped == act.stripped:
         return []
+    if pseudonyms is not None and not exp.xmlish and not act.xmlish:
+        by_value = _compare_plain(exp, act, pseudonyms)
+        if by_value is not None:
+            return by_value
     # Two error messages (text/plain, an HTML page) are prose, like a fault reason.
     prose = exp.response.status >= 400 and act.response.status >= 400
     summary = "error message differs" if prose else "body differs"
@@ -261,7 +266,7 @@ def _unreadable(exp: _Side, act: _Side) -> Difference:
 
 
 def _compare_value(exp: _Side, act: _Side, xml: _Side, text: _Side, ignore: tuple[str, ...],
-                   wildcard: Callable[[str | None], bool]) -> list[Difference]:
+                   pseudonyms: Pseudonyms | None) -> list[Difference]:
     """An XML document against a text body (ASMX's ``<string>`` document against a
     text/plain answer): compared by value when the document holds one; the form is the
     difference either way (named on the Content-Type)."""
@@ -272,13 +277,38 @@ def _compare_value(exp: _Side, act: _Side, xml: _Side, text: _Side, ignore: tupl
         return [form]
     path = f"/{local_name(doc)}"
     value, other = (doc.text or "").strip(), text.text().strip()
-    if value == other or ignored_path(path, ignore):
-        return [replace(form, summary=form.summary + " (the same value)")]
-    if xml is exp and wildcard(doc.text):
-        return [form]
     expected, actual = (value, other) if xml is exp else (other, value)
-    return [form, Difference("text", path, expected, actual,
-                             summary=f"value differs ({exp.form()} vs {act.form()})")]
+    same = pseudonyms.same(expected, actual) if pseudonyms else None
+    if same and pseudonyms and pseudonyms.key is None and expected != actual:
+        return [form]  # a pseudonym not compared (no key): the form is all that differs
+    if expected == actual or same or ignored_path(path, ignore):
+        return [replace(form, summary=form.summary + " (the same value)")]
+    summary = f"value differs ({exp.form()} vs {act.form()})"
+    if same is not None:  # False: a pseudonym that is not the actual value's
+        assert pseudonyms is not None
+        actual = pseudonyms.shown(actual) or ""
+        summary = summary[:-1] + ", compared by pseudonym under the recording's key)"
+    return [form, Difference("text", path, expected, actual, summary=summary)]
+
+
+def _compare_plain(exp: _Side, act: _Side, pseudonyms: Pseudonyms) -> list[Difference] | None:
+    """Two bodies that are no XML, when the expected one holds pseudonyms: a text/plain value
+    (spyne's GET/POST result) by its pseudonym, JSON member by member; None when the
+    expected body holds no pseudonym (then compared byte for byte)."""
+    if _is_json(exp) and _is_json(act):
+        return compare_json(exp.text(), act.text(), pseudonyms)
+    same = pseudonyms.same(exp.text().strip(), act.text())
+    if same is None:
+        return None
+    if same:
+        return []
+    return [Difference("text", "", exp.text().strip(), pseudonyms.shown(act.text()),
+                       summary="value differs (compared by pseudonym under the recording's "
+                               "key)")]
+
+
+def _is_json(side: _Side) -> bool:
+    return side.media.endswith(("/json", "+json"))
 
 
 def _form(exp: _Side, act: _Side) -> Difference:

@@ -13,6 +13,7 @@ from lxml import etree
 from harness.contract.bindings import same_fault
 from harness.contract.xmlsafe import element_children, local_name, namespace
 from harness.judge.compare.difference import ANSWERS, Difference, Sides, ignored_path
+from harness.judge.compare.pseudonyms import Pseudonyms
 from harness.judge.words import message_words, version_words
 from harness.traffic.exchange import HttpResponse
 
@@ -27,7 +28,7 @@ _QNAME = re.compile(r"([A-Za-z_][\w.-]*):([A-Za-z_][\w.-]*)")
 
 def compare_documents(exp: etree._Element, act: etree._Element, exp_response: HttpResponse,
                       act_response: HttpResponse, ignore: tuple[str, ...],
-                      wildcard: Callable[[str | None], bool],
+                      pseudonyms: Pseudonyms | None = None,
                       request_version: Callable[[], str | None] = lambda: None,
                       sides: Sides = ANSWERS) -> list[Difference]:
     """The differences of two parsed bodies (their responses: a WSDL is read again by the
@@ -40,18 +41,18 @@ def compare_documents(exp: etree._Element, act: etree._Element, exp_response: Ht
         if found is not None:
             return [d for d in found if not ignored_path(d.path, ignore)]
     out: list[Difference] = []
-    _Walk(ignore, wildcard, out, request_version, sides).documents(exp, act)
+    _Walk(ignore, pseudonyms, out, request_version, sides).documents(exp, act)
     return out
 
 
 class _Walk:
     """One comparison of two XML documents, element by element, aligned by names."""
 
-    def __init__(self, ignore: tuple[str, ...], wildcard: Callable[[str | None], bool],
+    def __init__(self, ignore: tuple[str, ...], pseudonyms: Pseudonyms | None,
                  out: list[Difference],
                  request_version: Callable[[], str | None] = lambda: None,
                  sides: Sides = ANSWERS) -> None:
-        self.ignore, self.wildcard, self.out = ignore, wildcard, out
+        self.ignore, self.pseudonyms, self.out = ignore, pseudonyms, out
         self.request_version, self.sides = request_version, sides
         #: Actual namespace -> the expected one it stands for (the other SOAP version's
         #: envelope, a payload in another namespace): said once, then compared as equal.
@@ -111,10 +112,25 @@ class _Walk:
             self.out.append(Difference("attribute", path, _attrs(exp_attrs), _attrs(act_attrs),
                                        prose, f"attributes of {_role(path)} differ"))
         exp_text, act_text = _text_value(exp), _text_value(act)
-        if exp_text != act_text and not self.wildcard(exp.text):
+        if exp_text != act_text:
+            self.text(exp, act, exp_text, act_text, path, prose)
+        self.children(exp, act, path, prose)
+
+    def text(self, exp: etree._Element, act: etree._Element, exp_text: str | None,
+             act_text: str | None, path: str, prose: bool) -> None:
+        """Two texts that differ as written: a difference, unless the expected one is a
+        pseudonym of the actual one (``Pseudonyms``), which a difference shows by pseudonym."""
+        same = self.pseudonyms.same(exp.text, act.text) if self.pseudonyms else None
+        if same:
+            return
+        if same is None:
             self.out.append(Difference("text", path, exp_text, act_text, prose,
                                        f"value of {_role(path)} differs"))
-        self.children(exp, act, path, prose)
+            return
+        assert self.pseudonyms is not None
+        self.out.append(Difference("text", path, exp_text, self.pseudonyms.shown(act.text),
+                                   prose, f"value of {_role(path)} differs (compared by "
+                                   "pseudonym under the recording's key)"))
 
     def children(self, exp: etree._Element, act: etree._Element, path: str,
                  prose: bool) -> None:
@@ -228,8 +244,9 @@ class _Walk:
         exp_reason, act_reason = fault_reason(exp, whole=True), fault_reason(act, whole=True)
         spelled = "faultstring" if child(exp, "faultstring") is not None else "Reason"
         reason_path = f"{path}/{spelled}"
-        if exp_reason != act_reason and not self.wildcard(exp_reason) and not ignored_path(
-                reason_path, self.ignore):
+        if exp_reason != act_reason and not (
+                self.pseudonyms and self.pseudonyms.same(exp_reason, act_reason)) \
+                and not ignored_path(reason_path, self.ignore):
             self.out.append(Difference("text", reason_path, exp_reason, act_reason, True,
                                        "fault reason differs (prose)"))
         for names in (("detail", "Detail"), ("faultactor", "Role"), ("Node",)):
