@@ -15,10 +15,16 @@ over that binding (answered as recorded), then calls recorded over the other bin
 recorded result rendered in the asking binding's form). The load generator repeats the 512
 calls, as an app repeats its own: the mock answers a call asked again from its caches (the
 call's classification by its request's bytes, its answer as sent), bounded; the CPU figures
-say what an answer costs asked again and asked the first time.
+say what an answer costs asked again and asked the first time. At 1M exchanges the rates are
+also taken with no call asked twice (``--distinct``: 20,000 new calls a round, more than the
+caches hold), every answer the mock's first-time path. ``--control`` drives serve against a
+second serve in the same way: how far the ratios of two like servers swing on this machine.
+Each round's ratios are printed under the medians.
 
     .venv/bin/python bench/bench_mock.py                 # 10k, 100k, 1M
     .venv/bin/python bench/bench_mock.py --sizes 10000 --duration 2 --rounds 1   # a quick look
+    .venv/bin/python bench/bench_mock.py --dir /tmp/mockbench --control   # keep the files
+    .venv/bin/python bench/bench_mock.py --dir /tmp/mockbench --rates-only   # again, rates
 
 The machine is shared: compare the ratios measured in one run, quote the load average.
 """
@@ -125,17 +131,22 @@ def rss_kb(pid: int) -> int:
 
 
 def sampled_requests(path: Path, count: int, binding: Binding, url: str, *,
-                     recorded_over: bool) -> list[HttpRequest]:
-    """``SAMPLE`` recorded calls asked over ``binding``, spread over the whole recording:
+                     recorded_over: bool, sample: int = SAMPLE, dense: bool = False
+                     ) -> list[HttpRequest]:
+    """``sample`` recorded calls asked over ``binding``, spread over the whole recording:
     calls recorded over that binding (``recorded_over``: answered as recorded), or over
-    another one (answered by rendering the recorded result in this binding's form)."""
+    another one (answered by rendering the recorded result in this binding's form);
+    ``dense``: the first ones found, not spread."""
     contract = school_mobile()
-    step = max(1, count // (SAMPLE * 4)) | 1  # odd: recordings cycle through 32 kinds
+    step = 1 if dense else max(1, count // (sample * 4)) | 1  # odd: recordings cycle
+    # through 32 kinds
     chosen: list[HttpRequest] = []
     with path.open("rb") as f:
         f.readline()
         for number, line in enumerate(f):
-            if number % step or len(chosen) == SAMPLE:
+            if len(chosen) == sample:
+                break
+            if number % step:
                 continue
             exchange = Exchange.from_dict(json.loads(line))
             call, _answered_over, arguments = accepted_call(contract, exchange.request)
@@ -168,16 +179,18 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def rounds(wrk: str | None, binding: Binding, mock: tuple[list[HttpRequest], str, int],
-           serve: tuple[list[HttpRequest], str, int], args: argparse.Namespace
+def rounds(wrk: str | None, binding: Binding,
+           mock: tuple[list[list[HttpRequest]], str, int],
+           serve: tuple[list[list[HttpRequest]], str, int], args: argparse.Namespace
            ) -> tuple[list[float], list[float], list[float], list[float]]:
-    """Requests/s of the mock and of serve, ``args.rounds`` times, both driven side by side
+    """Requests/s of the mock and of serve, a round for each list of requests (the same
+    list each round, or a new one), both driven side by side
     in the same window (each by its own load generator): on a shared machine the load drifts
     from one window to the next, while the two servers, one process each, get like shares
     of the cores in one window, so the ratio of their rates there is the ratio of what an
     answer costs them. And the requests each answered per second of its own CPU."""
     mocked, served, mocked_cpu, served_cpu = [], [], [], []
-    for _ in range(args.rounds):
+    for number in range(len(mock[0])):
         results: dict[int, tuple[float, float]] = {}
 
         def run(which: int, requests: list[HttpRequest], url: str, pid: int,
@@ -187,8 +200,8 @@ def rounds(wrk: str | None, binding: Binding, mock: tuple[list[HttpRequest], str
             used = cpu_seconds(pid) - before
             results[which] = (row.rate, row.requests / used if used else 0.0)
 
-        threads = [threading.Thread(target=run, args=(n, *side))
-                   for n, side in enumerate((mock, serve))]
+        threads = [threading.Thread(target=run, args=(n, lists[number], url, pid))
+                   for n, (lists, url, pid) in enumerate((mock, serve))]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -198,6 +211,34 @@ def rounds(wrk: str | None, binding: Binding, mock: tuple[list[HttpRequest], str
         mocked_cpu.append(results[0][1])
         served_cpu.append(results[1][1])
     return mocked, served, mocked_cpu, served_cpu
+
+
+def distinct(args: argparse.Namespace, wrk: str | None, binding: Binding, recorded_over: bool,
+             path: Path, size: int, mock: tuple[str, int], serve: tuple[str, int]) -> None:
+    """The rates when no call is asked twice: each round ``args.distinct`` calls never asked
+    before (more than the mock's caches hold, and more than a round asks), each wrk thread
+    starting at its own share of them; so every answer is the mock's first-time path."""
+    calls = sampled_requests(path, size, binding, mock[0], recorded_over=recorded_over,
+                             sample=args.distinct * args.rounds, dense=True)
+    lists = [calls[at:at + args.distinct] for at in range(0, len(calls), args.distinct)]
+    lists = [chunk for chunk in lists if len(chunk) == args.distinct][:args.rounds]
+    mocked, served, mocked_cpu, served_cpu = rounds(
+        wrk, binding, (lists, *mock), ([[retarget(r, serve[0]) for r in chunk]
+                                        for chunk in lists], *serve), args)
+    print(f"{binding.label:<10} {'  no call asked twice':<22} "
+          f"{statistics.median(mocked):>10.0f} {statistics.median(served):>11.0f} "
+          f"{statistics.median(m / s for m, s in zip(mocked, served, strict=True) if s):>9.2f}x"
+          f"  per CPU second {statistics.median(mocked_cpu):.0f} vs "
+          f"{statistics.median(served_cpu):.0f}: {ratios(mocked_cpu, served_cpu)}; "
+          f"{len(lists)} rounds of {args.distinct:,} calls (load average "
+          f"{os.getloadavg()[0]:.2f})", flush=True)
+
+
+def ratios(these: list[float], those: list[float]) -> str:
+    """Each round's ratio, and their median."""
+    each = [a / b for a, b in zip(these, those, strict=True) if b]
+    return (" ".join(f"{r:.2f}x" for r in each)
+            + f" (median {statistics.median(each):.2f}x)" if each else "none")
 
 
 def cpu_per_answer(index, requests: list[HttpRequest]) -> tuple[float, float, float]:
@@ -229,6 +270,66 @@ def cpu_per_answer(index, requests: list[HttpRequest]) -> tuple[float, float, fl
             cost(answer))
 
 
+def rates(args: argparse.Namespace, wrk: str | None, bindings: list[Binding], path: Path,
+          size: int, cache: Path, mock: Mock) -> None:
+    """Each binding's rate, the mock's against serve's, side by side; then the mock's memory.
+    Stops the mock."""
+    reference, ref_url = start_server()
+    control = start_server() if args.control else None
+    index = load(school_mobile(), [path], cache=cache)  # the same mock, in process
+    try:
+        print(f"{'binding':<10} {'calls':<22} {'mock req/s':>10} {'serve req/s':>11} "
+              f"{'mock/serve':>10}  (median of {args.rounds} rounds, side by side); "
+              "requests per second of each server's own CPU; CPU per answer in "
+              "process: mock (calls asked again), mock (each call asked the first "
+              "time), reference", flush=True)
+        for binding in bindings:
+            for recorded_over in (True, False):
+                to_mock = sampled_requests(path, size, binding, mock.url,
+                                           recorded_over=recorded_over)
+                to_reference = [retarget(r, ref_url) for r in to_mock]
+                check(to_mock, "the mock")
+                check(to_reference, "the reference")
+                mocked, served, mocked_cpu, served_cpu = rounds(
+                    wrk, binding, ([to_mock] * args.rounds, mock.url, mock.proc.pid),
+                    ([to_reference] * args.rounds, ref_url, reference.pid), args)
+                how = "as recorded" if recorded_over else "recorded over others"
+                ratio = statistics.median(m / s for m, s in zip(mocked, served,
+                                                                 strict=True) if s)
+                by_cpu = statistics.median(m / s for m, s in zip(
+                    mocked_cpu, served_cpu, strict=True) if s)
+                warm_us, cold_us, reference_us = cpu_per_answer(index, to_mock)
+                print(f"{binding.label:<10} {how:<22} {statistics.median(mocked):>10.0f}"
+                      f" {statistics.median(served):>11.0f} {ratio:>9.2f}x  per CPU "
+                      f"second {statistics.median(mocked_cpu):.0f} vs "
+                      f"{statistics.median(served_cpu):.0f}: {by_cpu:.2f}x; CPU per "
+                      f"answer {warm_us:.0f} us, {cold_us:.0f} us first time, vs "
+                      f"{reference_us:.0f} us (load average "
+                      f"{os.getloadavg()[0]:.2f})", flush=True)
+                print(f"           each round, side by side: {ratios(mocked, served)}; "
+                      f"per CPU second: {ratios(mocked_cpu, served_cpu)}", flush=True)
+                if control is not None:
+                    same = [retarget(r, control[1]) for r in to_mock]
+                    a, b, a_cpu, b_cpu = rounds(
+                        wrk, binding, ([to_reference] * args.rounds, ref_url, reference.pid),
+                        ([same] * args.rounds, control[1], control[0].pid), args)
+                    print(f"           control, serve/serve: {ratios(a, b)}; per CPU second: "
+                          f"{ratios(a_cpu, b_cpu)}", flush=True)
+                if args.distinct and size >= args.distinct * args.rounds * 5:
+                    distinct(args, wrk, binding, recorded_over, path, size,
+                             (mock.url, mock.proc.pid), (ref_url, reference.pid))
+        after = rss_kb(mock.proc.pid)
+        print(f"the mock serving {size:,} exchanges, after every binding was driven: "
+              f"{after / 1024:.0f} MB (was {mock.steady_kb / 1024:.0f} MB before; its "
+              "caches and journal are bounded)", flush=True)
+    finally:
+        index.close()
+        stop_server(reference)
+        if control is not None:
+            stop_server(control[0])
+        mock.stop()
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sizes", default="10000,100000,1000000",
@@ -246,6 +347,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--bindings", default=",".join(b.value for b in Binding))
     p.add_argument("--dir", default=None, help="where the recordings are kept (default: a "
                    "temporary folder, removed at the end)")
+    p.add_argument("--distinct", type=int, default=20000, metavar="N",
+                   help="also the rates when no call is asked twice: N new calls a round "
+                        "(default 20000, above the mock's 16,384 cached answers), at the sizes "
+                        "that hold 5 times N calls a round (1M by default); 0: not measured")
+    p.add_argument("--control", action="store_true",
+                   help="also drive serve against a second serve, side by side, with the same "
+                        "requests (an A/A control: how far two like servers' ratios swing on "
+                        "this machine)")
+    p.add_argument("--rates-only", action="store_true",
+                   help="only the rates: start each mock from the index kept in --dir by an "
+                        "earlier run (its first start and memory are not measured again)")
     args = p.parse_args(argv)
     wrk = ensure_wrk() if args.client != "python" else None
     bindings = [Binding.parse(b) for b in args.bindings.split(",")]
@@ -276,6 +388,10 @@ def main(argv: list[str] | None = None) -> int:
                   f"(written in {time.perf_counter() - made:.0f} s); load average "
                   f"{os.getloadavg()[0]:.2f}", flush=True)
             cache = folder / f"mock-{size}.index"
+            if args.rates_only and cache.exists():
+                mock = Mock(path, "--index-cache", str(cache))
+                rates(args, wrk, bindings, path, size, cache, mock)
+                continue
             cache.unlink(missing_ok=True)
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             mock = Mock(path, "--index-cache", str(cache))
@@ -295,45 +411,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"load from --index-cache {mock.load_seconds:.1f} s, serving "
                   f"{mock.steady_kb / 1024:.0f} MB: {per:.0f} bytes per exchange above the "
                   f"baseline (load average {os.getloadavg()[0]:.2f})", flush=True)
-            reference, ref_url = start_server()
-            index = load(school_mobile(), [path], cache=cache)  # the same mock, in process
-            try:
-                print(f"{'binding':<10} {'calls':<22} {'mock req/s':>10} {'serve req/s':>11} "
-                      f"{'mock/serve':>10}  (median of {args.rounds} rounds, side by side); "
-                      "requests per second of each server's own CPU; CPU per answer in "
-                      "process: mock (calls asked again), mock (each call asked the first "
-                      "time), reference", flush=True)
-                for binding in bindings:
-                    for recorded_over in (True, False):
-                        to_mock = sampled_requests(path, size, binding, mock.url,
-                                                   recorded_over=recorded_over)
-                        to_reference = [retarget(r, ref_url) for r in to_mock]
-                        check(to_mock, "the mock")
-                        check(to_reference, "the reference")
-                        mocked, served, mocked_cpu, served_cpu = rounds(
-                            wrk, binding, (to_mock, mock.url, mock.proc.pid),
-                            (to_reference, ref_url, reference.pid), args)
-                        how = "as recorded" if recorded_over else "recorded over others"
-                        ratio = statistics.median(m / s for m, s in zip(mocked, served,
-                                                                         strict=True) if s)
-                        by_cpu = statistics.median(m / s for m, s in zip(
-                            mocked_cpu, served_cpu, strict=True) if s)
-                        warm_us, cold_us, reference_us = cpu_per_answer(index, to_mock)
-                        print(f"{binding.label:<10} {how:<22} {statistics.median(mocked):>10.0f}"
-                              f" {statistics.median(served):>11.0f} {ratio:>9.2f}x  per CPU "
-                              f"second {statistics.median(mocked_cpu):.0f} vs "
-                              f"{statistics.median(served_cpu):.0f}: {by_cpu:.2f}x; CPU per "
-                              f"answer {warm_us:.0f} us, {cold_us:.0f} us first time, vs "
-                              f"{reference_us:.0f} us (load average "
-                              f"{os.getloadavg()[0]:.2f})", flush=True)
-                after = rss_kb(mock.proc.pid)
-                print(f"the mock serving {size:,} exchanges, after every binding was driven: "
-                      f"{after / 1024:.0f} MB (was {mock.steady_kb / 1024:.0f} MB before; its "
-                      "caches and journal are bounded)", flush=True)
-            finally:
-                index.close()
-                stop_server(reference)
-                mock.stop()
+            rates(args, wrk, bindings, path, size, cache, mock)
     return 0
 
 

@@ -129,8 +129,16 @@ def lua_string(data: bytes) -> str:
 WRK_SCRIPT = """\
 local built = {}
 local i = 0
+local made = 0
+function setup(thread)
+  thread:set("number", made)
+  made = made + 1
+end
 function init(args)
   built = { %s }
+  -- each thread starts at its own share of the list: a list longer than a run asks no call
+  -- twice; a short one, like the same calls in another order
+  i = math.floor((number or 0) * #built / tonumber(args[1] or 1))
 end
 function request()
   i = i %% #built + 1
@@ -167,7 +175,8 @@ def run_wrk(wrk: str, binding: Binding, url: str, requests: list[HttpRequest],
     try:
         out = subprocess.run(
             [wrk, "-t", str(args.threads), "-c", str(args.connections),
-             "-d", f"{args.duration}s", "--timeout", "5s", "-s", script.name, url + "/"],
+             "-d", f"{args.duration}s", "--timeout", "5s", "-s", script.name, url + "/",
+             "--", str(args.threads)],
             capture_output=True, text=True, timeout=args.duration + 60)
     finally:
         os.unlink(script.name)

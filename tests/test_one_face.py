@@ -151,3 +151,32 @@ def test_call(echoing_url: str, tmp_path: Path):
     if "Invalid code" in text:  # the echoing target's refusal quoting the values: redacted
         assert len(set(re.findall(r"Invalid code '(redacted-[0-9a-f]{16})'", text))) == 1
         assert "Invalid code '…'" in text or "Invalid code 'redacted-" in text
+
+
+def test_shadow(echoing_url: str, reference_url: str, contract, tmp_path: Path, request):
+    """shadow mirrors the clients' calls (personal values in them) with a -H credential to an
+    echoing candidate: its recording (the candidate's answers too), JSON, JUnit and Allure
+    show each secret by one pseudonym, the recording's."""
+    import httpx
+
+    from harness.contract.bindings import Binding, build_request
+    from harness.shadow.process import ShadowProcess
+
+    calls = [(contract.operation("AuthCode"), {"code": CODE, "phone": PHONE}),
+             (contract.operation("GetTokenDevice"), {"id": "D1"})]
+    with ShadowProcess(reference_url, echoing_url, tmp_path / "shadow.jsonl", "--json",
+                       str(tmp_path / "s.json"), "--junit", str(tmp_path / "s.xml"),
+                       "--allure-dir", str(tmp_path / "allure"), "--no-live",
+                       "-H", f"X-Tenant: {CREDENTIAL}") as shadow, \
+            httpx.Client(trust_env=False, timeout=30) as http:
+        for op, args in calls:
+            for binding in Binding:
+                sent = build_request(contract, op, args, binding, shadow.url)
+                http.request(sent.method, sent.url, headers=list(sent.headers),
+                             content=sent.body)
+        code, stdout, stderr = shadow.stop()
+    assert code in (0, 1), stderr
+    text = written(tmp_path, stdout + stderr)
+    one_face(text)
+    if request.node.callspec.params["echoing_url"] == "echoing":  # its echoes were recorded
+        assert "x-echo-x-tenant" in text.lower()

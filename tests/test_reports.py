@@ -61,8 +61,9 @@ def test_one_cause_over_many_calls_is_one_line_naming_its_reach() -> None:
         "  HTTP GET and HTTP POST not served: 404 on every call (18 checks on 18 calls, 6 "
         "operation x binding pairs) [R4-STATUS]"]
     assert "FAILURES: 1 cause, 18 checks" in text
-    assert "certify: FAILED - 54 checks over 36 calls: 18 passed, 18 failed, 0 warnings, " \
-           "18 not applicable" in text
+    # and how many of the test cases JUnit and Allure show failed (6 pairs x R4-STATUS)
+    assert "certify: FAILED - 54 checks over 36 calls in 12 test cases (6 failed): 18 " \
+           "passed, 18 failed, 0 warnings, 18 not applicable" in text
     (cause,) = report.causes.values()
     assert (cause.calls, cause.checks, dict(cause.rules)) == (18, 18, {"R4-STATUS": 18})
 
@@ -208,3 +209,41 @@ def test_certify_reports_hold_no_personal_value_in_clear(spyne_url: str, tmp_pat
         assert path.stat().st_mode & 0o077 == 0, path
     assert b"<code>redacted-" in attached and b"\n\nredacted-" in attached  # text/plain token
     assert b"redacted-" in (tmp_path / "c.xml").read_bytes()  # a failing exchange's example
+
+
+def test_allure_tests_are_junit_cases_a_warning_passes_tagged(tmp_path: Path) -> None:
+    """Allure's tests are JUnit's test cases (an endpoint's WSDL too), its failed ones
+    JUnit's failures; a case with warnings only passes, tagged ``warning``, its warning (rule,
+    expected, actual) in its description, escaped: never a failed result (Allure 3 counts an
+    accepted failed one under Failed)."""
+    from harness.reports.allure_results import write_cases
+
+    report = Report("lint", titles={"WSDL-PUBLISHED": "a WSDL"})
+    report.add(Finding("R4-STATUS", Verdict.FAILED, "AuthCode", "HTTP GET",
+                       expected="HTTP 200", actual="HTTP 404"))
+    report.add(Finding("GAP-VALUES", Verdict.WARNING, "AuthCode", "HTTP POST",
+                       expected="HTTP 200", actual="HTTP 500: <b>refused</b>"))
+    report.add(Finding("WSDL-PUBLISHED", Verdict.FAILED, None, None, expected="a WSDL",
+                       actual="HTTP 404", endpoint="/AuthCodeSending.asmx"))
+    report.add(Finding("R4-STATUS", Verdict.PASSED, "AuthCode", "SOAP 1.1"))
+    report.add(Finding("R4-STATUS", Verdict.NOT_APPLICABLE, "AuthCode", "SOAP 1.2"))
+    report.add(Finding("CROSS-BINDING", Verdict.PASSED, "AuthCode", None))
+    write_junit(report.finish(), tmp_path / "j.xml")
+    assert write_cases(report, tmp_path / "allure") == 5  # the not-applicable case is none
+    results = {r["name"]: r for r in (json.loads(p.read_text(encoding="utf-8"))
+                                      for p in (tmp_path / "allure").glob("*-result.json"))}
+    junit = parse_xml((tmp_path / "j.xml").read_bytes())
+    assert len(results) == int(junit.get("tests"))
+    failed = {name for name, r in results.items() if r["status"] == "failed"}
+    assert len(failed) == int(junit.get("failures")) == 2
+    wsdl = results["/AuthCodeSending.asmx [WSDL] a WSDL"]
+    assert wsdl["statusDetails"]["message"].startswith("[WSDL-PUBLISHED] expected a WSDL, "
+                                                      "actual HTTP 404")
+    # a case over no one binding is named without one (not "AuthCode [-] ...")
+    assert "feature" not in {label["name"] for label in results["AuthCode CROSS-BINDING"]
+                             ["labels"]}
+    warned = results["AuthCode [HTTP POST] GAP-VALUES"]
+    assert warned["status"] == "passed" and "statusDetails" not in warned
+    assert {"name": "tag", "value": "warning"} in warned["labels"]
+    assert "[GAP-VALUES] expected HTTP 200, actual HTTP 500: &lt;b&gt;refused" in \
+        warned["descriptionHtml"]

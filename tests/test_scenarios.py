@@ -854,6 +854,13 @@ def test_a_redacted_result_is_checked_by_its_pseudonym_under_the_recordings_key(
                "actual \"redacted-" in m for m in failed.values()), failed
     dev1 = token("dev-1", contract)
     assert dev1 not in run.stdout + json.dumps(run.data)
+    # a failure's message and its Allure attachment show the live token by one pseudonym,
+    # the recording's (certify runs under the key the features name)
+    shown = {re.search(r'actual "(redacted-[0-9a-f]{16})"', m).group(1)
+             for m in failed.values()}
+    attached = "".join(p.read_text("utf-8", "replace") for p in
+                       (run.folder / "reports" / "allure-results").glob("*-attachment.*"))
+    assert shown and all(face in attached for face in shown), shown
 
 
 def test_without_the_key_a_redacted_result_is_checked_by_its_shape_and_said(

@@ -427,3 +427,27 @@ def test_the_live_tally_sorts_and_names_causes_as_the_console_does():
     assert [(c["cause"], c["difference"], c["calls"]) for c in causes] == [
         ("no answer: c did not answer within 2 s", False, 1), ("soapAction differs", True, 2)]
     assert tally.line.startswith("1 x no answer: ")
+
+
+def test_a_worker_that_falls_behind_does_not_stall_the_clients(contract, reference_url,
+                                                                tmp_path):
+    """The worker stopped (SIGSTOP: as a worker starved of CPU at its lower priority looks
+    from the proxy) while 4 MB of calls go through, four times the hand-over pipe: every
+    client is answered (the proxy holds what the pipe cannot take, up to its backlog, instead
+    of waiting for the worker), and once the worker goes on, every call is recorded."""
+    out = tmp_path / "behind.jsonl"
+    body = b"<x>" + b"y" * (256 << 10) + b"</x>"
+    with ShadowProcess(reference_url, reference_url, out, "--quiet", "--allure-dir", "",
+                       "--no-live") as shadow, httpx.Client(trust_env=False, timeout=30) as http:
+        [worker] = _children(shadow.proc.pid)
+        os.kill(worker, signal.SIGSTOP)
+        try:
+            statuses = [http.post(f"{shadow.url}/CenterlogOut.asmx", content=body,
+                                  headers={"Content-Type": "text/xml; charset=utf-8"}
+                                  ).status_code for _ in range(16)]
+        finally:
+            os.kill(worker, signal.SIGCONT)
+        code, _stdout, stderr = shadow.stop()
+    assert len(statuses) == 16 and all(s < 502 for s in statuses), statuses  # the primary's
+    assert code in (0, 1), stderr[-2000:]
+    assert len(list(read_exchanges([out]))) == 16

@@ -58,6 +58,8 @@ class Recorder:
     #: Whether a response waits until its exchange is in the recording (capture's guarantee:
     #: no answer without its record).
     hold = True
+    #: Bytes held in the proxy while the writer's pipe is full (``WriterProcess``'s backlog).
+    backlog = 0
 
     def __init__(self, contract: Contract | None = None, out: IO[str] | None = None) -> None:
         self.contract = contract or school_mobile()
@@ -125,7 +127,7 @@ class Recorder:
             raise exceptions.OptionsError(str(exc)) from None
         self.key_file = setup.key_file
         self.writer = WriterProcess(self.writer_setup(setup), self.out, self._writer_failed,
-                                    self.entry)
+                                    self.entry, self.backlog)
 
     def extra_header(self) -> dict[str, object]:
         """More for the recording's header line (a subclass's own settings)."""

@@ -30,6 +30,7 @@ import logging
 import marshal
 import os
 import pickle
+import select
 import signal
 import struct
 import subprocess
@@ -82,10 +83,16 @@ class WriterProcess:
     ``on_failure(message)`` is called (on the event loop) when the writer stops on its own,
     e.g. the disk is full. ``entry`` is the module whose ``main()`` the child runs: this
     module's, or another that reads the same pipes (``harness.shadow.worker``).
+
+    ``backlog``: bytes held in this process while the pipe is full, written as it drains,
+    before the proxy waits for the writer (0: it waits at once; capture holds each answer
+    for its writer anyway). The shadow, which answers at once, sets one: a worker that falls
+    behind for a while then costs its clients nothing, and memory stays bounded.
     """
 
     def __init__(self, setup: Any, out: IO[str] | None,
-                 on_failure: Callable[[str], None], entry: str = __name__) -> None:
+                 on_failure: Callable[[str], None], entry: str = __name__,
+                 backlog: int = 0) -> None:
         self._status, status_w = os.pipe()
         self._acks, acks_w = os.pipe()
         package_root = str(Path(__file__).resolve().parents[2])
@@ -103,6 +110,12 @@ class WriterProcess:
         os.close(acks_w)
         self._input = self.proc.stdin.fileno()  # type: ignore[union-attr]
         self._pending: list[bytes] = []
+        self._loop = _running_loop()
+        self.backlog = backlog if self._loop is not None else 0
+        self._held: collections.deque[memoryview] = collections.deque()
+        self._held_bytes = 0
+        if self.backlog:
+            os.set_blocking(self._input, False)
         self._scheduled = False
         self._on_failure = on_failure
         #: How long ``close`` waits for the writer before it kills it (seconds).
@@ -113,7 +126,6 @@ class WriterProcess:
         self._waiting: collections.deque[tuple[int, asyncio.Future[None]]] = (
             collections.deque())
         self._acks_read = bytearray()
-        self._loop = _running_loop()
         if self._loop is not None:
             self._loop.add_reader(self._acks, self._read_acks)
         self._send(_frame(pickle.dumps(setup)))
@@ -171,16 +183,51 @@ class WriterProcess:
     def _send(self, data: bytes) -> None:
         if self.failed:
             return
-        view = memoryview(data)
+        if not self.backlog:
+            view = memoryview(data)
+            try:
+                while view:  # blocking: when the writer lags behind, the proxy waits for it
+                    view = view[os.write(self._input, view):]
+            except OSError:  # the writer is gone; it said why on the status pipe
+                self._writer_stopped()
+            return
+        self._held.append(memoryview(data))
+        self._held_bytes += len(data)
+        self._write_held(block=self._held_bytes > self.backlog)
+
+    def _write_held(self, block: bool = False) -> None:
+        """Write what is held: what the pipe takes now, the rest when it has room (the event
+        loop says so); with ``block`` (over the backlog, or closing), all of it, waiting."""
         try:
-            while view:  # blocking: when the writer lags behind, the proxy waits for it
-                view = view[os.write(self._input, view):]
+            while self._held:
+                try:
+                    written = os.write(self._input, self._held[0])
+                except BlockingIOError:
+                    if not block:
+                        break
+                    select.select([], [self._input], [])
+                    continue
+                self._held_bytes -= written
+                if written == len(self._held[0]):
+                    self._held.popleft()
+                else:
+                    self._held[0] = self._held[0][written:]
         except OSError:  # the writer is gone; it said why on the status pipe
+            self._held.clear()
             self._writer_stopped()
+            return
+        assert self._loop is not None
+        if self._held:
+            self._loop.add_writer(self._input, self._write_held)
+        else:
+            self._loop.remove_writer(self._input)
 
     def _writer_stopped(self) -> None:
         if self._loop is not None:
             self._loop.remove_reader(self._acks)
+            if self.backlog:
+                self._loop.remove_writer(self._input)
+                self._held.clear()
         self.proc.wait()
         message = _read_all(self._status).strip() or (
             f"the recording writer stopped unexpectedly (exit status {self.proc.returncode})")
@@ -199,6 +246,8 @@ class WriterProcess:
         """Flush, end the writer's input and wait until it has written everything; returns why
         it failed, if it did."""
         self._flush()
+        if self._held and not self.failed:
+            self._write_held(block=True)  # everything handed over reaches the writer
         if self._loop is not None and not self.failed:
             self._loop.remove_reader(self._acks)
         with contextlib.suppress(OSError):  # a writer that died already closed its end

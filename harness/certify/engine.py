@@ -539,6 +539,25 @@ def feature_files() -> tuple[Path, ...]:
     return _run_features or tuple(FEATURES / name for name in (*FEATURE_FILES, WSDL_FEATURE))
 
 
+#: The Background step ``harness scenarios`` writes before checks by pseudonym.
+_PSEUDONYM_KEY_STEP = re.compile(r'the recorded values are pseudonyms under key "([0-9a-f]+)"')
+
+
+def features_key(features: Iterable[Path]) -> bytes | None:
+    """The key of the first recording whose pseudonyms ``features`` check (``the recorded
+    values are pseudonyms under key "<key id>"``) that the key store holds: the run's key, so a
+    failure's message and its attachments show the live value by the same pseudonym, the
+    recording's. None: no such step, or no such key at hand."""
+    from harness.traffic.keys import key_of_id
+
+    for path in features:
+        for found in _PSEUDONYM_KEY_STEP.finditer(path.read_text("utf-8", "replace")):
+            key = key_of_id(found.group(1))
+            if key is not None:
+                return key
+    return None
+
+
 def user_features(directory: Path) -> tuple[Path, ...]:
     """The ``*.feature`` files of a folder of the user's (the packaged step glue runs them);
     UsageError, naming the file and the problem, when one cannot be read as Gherkin."""

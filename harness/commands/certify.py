@@ -66,8 +66,9 @@ def register(sub) -> None:
                    help="pseudonym key for the secrets reports show: a recording's key file "
                    "(capture keeps it in your key store, ~/.local/share/harness/keys/<key "
                    "id>.key) gives the recording's pseudonyms, so a value reads the same in "
-                   "both, and lets features compare by pseudonym (default: a random key of "
-                   "this run; a missing file is created 0600)")
+                   "both, and lets features compare by pseudonym (default: the key of the "
+                   "recording the --features check by pseudonym, from your key store, else a "
+                   "random key of this run; a missing file is created 0600)")
     add_profile_options(p)
     p.add_argument("--require-wsdl", action="store_true",
                    help="an endpoint that publishes no WSDL at ?WSDL fails (default: a "
@@ -83,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     if args.list_rules:
         print(rules.catalogue_table())
         return 0
-    from harness.certify.engine import Outputs, Settings, certify, user_features
+    from harness.certify.engine import Outputs, Settings, certify, features_key, user_features
     from harness.contract.selection import Values
     from harness.traffic.redaction import load_or_create_key
 
@@ -98,7 +99,8 @@ def run(args: argparse.Namespace) -> int:
         check_features(features, contract)
     settings = Settings(send=options, selection=selection(args, contract),
                         values=Values.load(contract, args.values),
-                        key=load_or_create_key(args.key_file) if args.key_file else None,
+                        key=(load_or_create_key(args.key_file) if args.key_file
+                             else features_key(features)),
                         rules=frozenset(args.rule), maxfail=args.maxfail, features=features,
                         quiet=args.quiet)
     outputs = Outputs(json=args.json, junit=args.junit, report_dir=args.report_dir,

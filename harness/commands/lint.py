@@ -15,6 +15,7 @@ from harness.commands.options import (
 )
 from harness.errors import RecordingError
 from harness.judge.findings import Report
+from harness.reports.allure_results import DEFAULT_DIR, write_cases
 from harness.reports.console import print_report
 from harness.reports.json_report import write_json
 from harness.reports.junit import write_junit
@@ -37,9 +38,13 @@ def register(sub) -> None:
 
 
 def add_report_options(p: argparse.ArgumentParser) -> None:
-    """--json, --junit and --quiet: shared by the commands that judge traffic into a Report."""
+    """--json, --junit, --allure-dir and --quiet: shared by the commands that judge traffic
+    into a Report (lint, replay, load)."""
     p.add_argument("--json", metavar="FILE", help="write the report as JSON")
     p.add_argument("--junit", metavar="FILE", help="write the report as JUnit XML")
+    p.add_argument("--allure-dir", default=DEFAULT_DIR, metavar="DIR",
+                   help=f"write Allure results here for `harness report`, beside other "
+                        f"commands' (default {DEFAULT_DIR}; '' to skip)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -68,6 +73,9 @@ def write_outputs(report: Report, args: argparse.Namespace) -> int:
         write_json(report, args.json)
     if args.junit:
         write_junit(report, args.junit)
+    if args.allure_dir:
+        write_cases(report, args.allure_dir)
+        print(f"{report.command}: Allure results in {args.allure_dir}")
     return report.exit_code
 
 

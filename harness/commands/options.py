@@ -171,15 +171,16 @@ def add_key_option(p: argparse.ArgumentParser) -> None:
 
 
 def recording_keys(args: argparse.Namespace, command: str,
-                   stream: IO[str] = sys.stderr) -> dict[str, bytes | None]:
+                   stream: IO[str] | None = None) -> dict[str, bytes | None]:
     """Each recording's pseudonym key by its path (``--key-file`` or found without a flag);
-    one line on ``stream`` naming the redacted recordings whose key was not found."""
+    one line on ``stream`` (default sys.stderr, as it is at the call) naming the redacted
+    recordings whose key was not found."""
     from harness.traffic.keys import missing_line
     from harness.traffic.keys import recording_keys as found
 
     keys = found(args.recordings, args.key_file)
     if line := missing_line(keys.values(), command):
-        print(line, file=stream)
+        print(line, file=stream or sys.stderr)
     return {path: k.key for path, k in keys.items()}
 
 
@@ -359,7 +360,7 @@ def selection(args: argparse.Namespace, contract: Contract) -> Selection:
 
 
 def contract_for_target(args: argparse.Namespace, url: str | None, options: SendOptions,
-                        stream: IO[str] = sys.stderr, command: str = "harness") -> Contract:
+                        stream: IO[str] | None = None, command: str = "harness") -> Contract:
     """``contract_from(args)``; without --namespace/--contract/--wsdl, School Mobile under
     the namespace of ``url``'s ?WSDL (said in one line): the ?WSDL of the first selected
     operation's endpoint, as ``check_service`` got it (asked here only when it did not run)."""
@@ -374,11 +375,14 @@ def contract_for_target(args: argparse.Namespace, url: str | None, options: Send
 
 
 def resolve_namespace(given: str | None, url: str | None, options: SendOptions,
-                      stream: IO[str] = sys.stderr, command: str = "harness", *,
+                      stream: IO[str] | None = None, command: str = "harness", *,
                       endpoint: str | None = None, answer: Any = None,
                       asked: bool = False) -> str:
     """``given``, else the targetNamespace of the ?WSDL of ``url``'s ``endpoint`` (said in one
-    line; ``answer`` when it was ``asked`` already), else the default namespace (said too)."""
+    line on ``stream``, default sys.stderr as it is at the call: a default bound at import
+    would keep a test's closed capture; ``answer`` when it was ``asked`` already), else the
+    default namespace (said too)."""
+    stream = stream or sys.stderr
     if given:
         return given
     if not url:

@@ -13,10 +13,13 @@ from harness.errors import UsageError
 
 
 def register(sub) -> None:
-    p = add_command(sub, "report", "Render Allure results (from certify, diff, or the "
-                    "recorded-traffic feature under pytest) into one HTML file that opens "
-                    "offline; Allure's analytics script is removed.",
-                    "harness report --results reports/allure-results --out reports/report.html")
+    p = add_command(sub, "report", "Render Allure results (from certify, lint, replay, "
+                    "diff, load, probe, shadow, or the recorded-traffic feature under pytest; "
+                    "several commands into one folder make one dashboard) into one HTML file "
+                    "that opens offline; Allure's analytics script is removed.",
+                    "harness certify --target URL --no-html && harness replay day.jsonl "
+                    "--target URL\n  harness report --results reports/allure-results "
+                    "--out reports/nightly.html")
     p.add_argument("--results", metavar="DIR", type=Path,
                    default=Path("reports/allure-results"),
                    help="Allure results folder (default reports/allure-results)")

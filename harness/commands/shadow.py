@@ -116,6 +116,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.shadow.proxy import run_shadow
     from harness.shadow.setup import MirrorOptions
     from harness.shadow.worker import COMPARED_RULE
+    from harness.traffic.redaction import given_secrets
     from harness.traffic.send import base_url, check_reachable
 
     require(args, "primary", "candidate")
@@ -154,6 +155,6 @@ def run(args: argparse.Namespace) -> int:
         skip_operations=skipped, profile=profile_of(args, [*TITLES, COMPARED_RULE]),
         json=args.json, junit=args.junit, allure_dir=args.allure_dir or None,
         live_port=None if args.no_live else args.live_port,
-        live_token=secrets.token_urlsafe(18), quiet=args.quiet)
+        live_token=secrets.token_urlsafe(18), quiet=args.quiet, given=given_secrets())
     return run_shadow(settings, mirror, contract, args.duration)
 

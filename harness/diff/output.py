@@ -9,14 +9,7 @@ from typing import IO, Any
 
 from harness.diff.consistency import RULE as CROSS_BINDING
 from harness.diff.engine import CANDIDATE, PRIMARY, SECONDARY, DiffResult
-from harness.reports.allure_results import (
-    AllureResults,
-    Attach,
-    exchange_attachments,
-    findings_by_place,
-    write_overview,
-)
-from harness.reports.junit import describe
+from harness.reports.allure_results import Attach, exchange_attachments, write_cases
 from harness.traffic.exchange import Exchange
 
 
@@ -51,77 +44,44 @@ def print_noise(result: DiffResult, stream: IO[str]) -> None:
 
 
 def write_allure(result: DiffResult, directory: str | Path) -> int:
-    """One Allure test per operation x binding (feature = binding, story = operation, a tag per
-    rule that differed), with both requests and responses of an example per rule attached;
-    one per implementation x operation for the cross-binding check. A test's message is its
-    first difference (its cause, expected, actual and where), its details every cause with its
-    count; a test with warnings only is accepted. The overview (Metadata) names the primary,
-    candidate and secondary, the verdict and the counts. Returns results written."""
+    """One Allure test per test case, as JUnit's (rule x operation x binding: feature =
+    binding, story = operation, tag = rule), with the requests and responses of both sides of
+    an example of its difference attached, and the noise learned at its operation x binding;
+    a cross-binding case shows each implementation's values per binding. A test's message is
+    its first difference (its cause, expected, actual and where), its details every cause with
+    its count; a test with warnings only passes, tagged ``warning``. The overview (Metadata)
+    names the primary, candidate and secondary, the verdict and the counts. Returns results
+    written."""
     report = result.report
-    command = report.command  # diff, or shadow (the same judgement, live)
-    allure = AllureResults(directory, suite=f"harness {command}")
     roles = result.targets
-    write_overview(directory, report, primary=roles[PRIMARY], candidate=roles[CANDIDATE],
-                   secondary=roles.get(SECONDARY))
-    found = findings_by_place(report)
-    examples: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    examples: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
     for example in result.examples:
-        examples[(example["operation"], example["binding"])].append(example)
+        examples[(example["rule"], example["operation"], example["binding"])].append(example)
     noise: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for entry in report.meta.get("noise", []):
         noise[(entry["operation"], entry["binding"])].append(entry)
-    for (op, binding), place in sorted(result.places.items()):
-        rules = sorted(place.rules)
-        listed = found.get((op, binding), [])
-        verdict = ("failed" if any(d["verdict"] == "failed" for d in listed)
-                   else "warning" if listed else "passed")
-        attachments = [a for example in examples[(op, binding)] for a in _example_files(example)]
-        if noise[(op, binding)]:
-            attachments.append(Attach("noise (not held against the candidate)", "\n".join(
-                f"{n['kind']} at {n['path'] or '(HTTP)'}: suppressed {n['suppressed']}"
-                for n in noise[(op, binding)])))
-        allure.add(f"{op} [{binding}] candidate matches primary", verdict,
-                   full_name=f"{command}.{op}.{binding}",
-                   labels={"feature": binding, "story": op, "tag": rules or ["DIFF"]},
-                   parameters={"calls": str(place.cases), "differing": str(place.differing),
-                               "noise suppressed": str(place.suppressed)},
-                   message=_message(listed), details=_details(listed),
-                   attachments=attachments, start=place.started,
-                   stop=place.started + place.seconds)
-    for (op, binding), listed in sorted(found.items()):
-        # calls never compared (no answer, an answer over the cap; shadow: not mirrored):
-        # their findings are tests too, or Allure would show green where the console does not
-        listed = [d for d in listed if d["rule"] != CROSS_BINDING]
-        if (op, binding) in result.places or not listed:
-            continue
-        verdict = "failed" if any(d["verdict"] == "failed" for d in listed) else "warning"
-        allure.add(f"{op} [{binding}] candidate answers", verdict,
-                   full_name=f"{command}.{op}.{binding}",
-                   labels={"feature": binding, "story": op,
-                           "tag": sorted({d["rule"] for d in listed})},
-                   parameters={"calls": str(sum(d["count"] for d in listed))},
-                   message=_message(listed), details=_details(listed))
+    values: dict[tuple[str, str, str], list[Attach]] = defaultdict(list)
     for finding in report.kept():
         if finding["rule"] == CROSS_BINDING:
-            _cross_binding(allure, finding, *_span(result, finding["operation"]), command)
-    for role, ops in sorted(result.consistent.items()):
-        for op in ops:
-            start, stop = _span(result, op)
-            allure.add(f"{op} same result over all bindings ({role})", "passed",
-                       full_name=f"{command}.cross-binding.{role}.{op}",
-                       labels={"feature": "cross-binding", "story": op, "tag": [CROSS_BINDING]},
-                       start=start, stop=stop)
-    return allure.written
+            case = (CROSS_BINDING, finding["operation"], finding["binding"] or "-")
+            values[case].append(Attach(f"values per binding ({finding['implementation']})",
+                                       "\n".join(f"{label}: {value}" for label, value
+                                                 in finding["values"].items())))
 
+    def attachments(case: tuple[str, str, str]) -> list[Attach]:
+        rule, op, binding = case
+        files = [a for example in examples[case] for a in _example_files(example)]
+        files += values.get(case, [])
+        if rule.startswith("DIFF-") and noise[(op, binding)]:
+            files.append(Attach("noise (not held against the candidate)", "\n".join(
+                f"{n['kind']} at {n['path'] or '(HTTP)'}: suppressed {n['suppressed']}"
+                for n in noise[(op, binding)])))
+        return files
 
-def _message(listed: list[dict[str, Any]]) -> str | None:
-    """The first difference: its rule, cause, expected, actual and where."""
-    return describe(listed[0]) if listed else None
-
-
-def _details(listed: list[dict[str, Any]]) -> str | None:
-    """Every cause of the test with its count, one line each."""
-    return "\n".join(f"{d['count']} x {describe(d)}" for d in listed) or None
+    started = {place: p.started for place, p in result.places.items()}
+    return write_cases(report, directory, attachments=attachments, started=started,
+                       facts={"primary": roles[PRIMARY], "candidate": roles[CANDIDATE],
+                              "secondary": roles.get(SECONDARY)})
 
 
 def _example_files(example: dict[str, Any]) -> list[Attach]:
@@ -133,20 +93,3 @@ def _example_files(example: dict[str, Any]) -> list[Attach]:
     return files
 
 
-def _span(result: DiffResult, op: str) -> tuple[float, float]:
-    """(start, stop) of a test over every binding of ``op``: its own calls' time."""
-    places = [p for (name, _), p in result.places.items() if name == op]
-    start = min((p.started for p in places), default=0.0)
-    return start, start + sum(p.seconds for p in places)
-
-
-def _cross_binding(allure: AllureResults, finding: dict[str, Any], start: float,
-                   stop: float | None, command: str = "diff") -> None:
-    role, op = finding["implementation"], finding["operation"]
-    values = "\n".join(f"{label}: {value}" for label, value in finding["values"].items())
-    allure.add(f"{op} same result over all bindings ({role})",
-               finding["verdict"],  # a warning passes (Allure's "broken" is a crashed test)
-               full_name=f"{command}.cross-binding.{role}.{op}",
-               labels={"feature": "cross-binding", "story": op, "tag": [CROSS_BINDING]},
-               message=finding["message"], details=values,
-               attachments=[Attach("values per binding", values)], start=start, stop=stop)

@@ -42,6 +42,7 @@ from harness.load.trend import TITLES as TREND_TITLES
 from harness.load.user import Feed, ReplayUser
 from harness.load.verdict import Merged
 from harness.progress import Progress
+from harness.reports.allure_results import write_cases
 from harness.reports.console import print_report
 from harness.reports.json_report import write_json
 from harness.reports.junit import write_junit
@@ -115,6 +116,8 @@ class Outputs:
     #: harness.load.trend: the previous run read (``read_baseline``) and the limits.
     baseline: dict[str, Any] | None = None
     limits: dict[str, Any] | None = None
+    #: Where the Allure results go (None: none).
+    allure_dir: str | None = None
 
 
 # ------------------------------------------------------------------------------------ local
@@ -696,6 +699,9 @@ def _write_report(report: Report, outputs: Outputs) -> int:
         write_json(report, outputs.json)
     if outputs.junit:
         write_junit(report, outputs.junit)
+    if outputs.allure_dir:
+        write_cases(report, outputs.allure_dir)
+        print(f"load: Allure results in {outputs.allure_dir}", file=sys.stdout)
     return report.exit_code
 
 
@@ -724,7 +730,8 @@ def run_from_options(o: dict[str, Any]) -> int:
                         tuple(o["operation"]), tuple(o["binding"]), o.get("key_file"),
                         secrets.token_hex(KEY_BYTES))
     outputs = Outputs(o["json"], o["junit"], o["csv"], o["html"], o["quiet"], o["fail_ratio"],
-                      o["p95_ms"], o["web_port"], o.get("baseline_run"), o.get("limits"))
+                      o["p95_ms"], o["web_port"], o.get("baseline_run"), o.get("limits"),
+                      o.get("allure_dir") or None)
     if o["master"]:
         return run_master(o["recordings"], settings, outputs, workers=o["expect_workers"],
                           bind_host=o["master_bind_host"], port=o["master_port"],

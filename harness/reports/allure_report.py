@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 from harness.errors import HarnessError, UsageError
+from harness.reports.allure_results import WARNING_TAG
 
 #: A clone's copy (scripts/setup installs it there); an installed harness uses one on the PATH.
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,12 +27,11 @@ _SCRIPT_OPEN = re.compile(r"<script\b[^>]*>", re.I)
 _EXTERNAL_SRC = re.compile(r"""\bsrc\s*=\s*["']?\s*(?:https?:)?//""", re.I)
 
 
-#: The report's categories (its Categories tab), first match wins: warnings apart from the
-#: failures. A warning is a failed result marked known (Allure 3 shows it "accepted", out of
-#: the success rate and the quality gates) whose message starts with WARNING.
+#: The report's categories (its Categories tab and the tree's Categories filter), first match
+#: wins: the tests that passed with warnings (tagged WARNING_TAG) apart from the failures.
 CATEGORIES = [
     {"name": "Warnings (permitted deviations: the run passes)",
-     "matchers": {"statuses": ["failed", "broken", "passed"], "message": "^WARNING"}},
+     "matchers": {"statuses": ["passed"], "labels": {"tag": f"^{WARNING_TAG}$"}}},
     {"name": "Failures", "matchers": {"statuses": ["failed"]}},
     {"name": "Not judged (errors of the run)", "matchers": {"statuses": ["broken"]}},
 ]

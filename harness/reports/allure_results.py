@@ -10,7 +10,9 @@ from __future__ import annotations
 import ast
 import contextlib
 import hashlib
+import html
 import json
+import os
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
@@ -37,13 +39,15 @@ if TYPE_CHECKING:
     from harness.judge.findings import Report
 
 DEFAULT_DIR = "reports/allure-results"
-#: Allure statuses a harness verdict maps to. A warning is a failed result marked known,
-#: which Allure 3 shows as "accepted" (its Resolutions tab, an icon), out of the success
-#: rate and the quality gates: see ``AllureResults.add``.
-STATUSES = {"passed": "passed", "failed": "failed", "warning": "failed",
+#: Allure statuses a harness verdict maps to. A warning passes: a permitted deviation is no
+#: failure, and Allure 3's overview counts every failed result under Failed, in red (an
+#: "accepted" one too). Its warnings are said in a colour that is not failure's: the tag
+#: WARNING_TAG (the tree's Tags filter and the Warnings category reach it in one click) and the
+#: description at the top of the test (rule, cause, expected, actual, where).
+STATUSES = {"passed": "passed", "failed": "failed", "warning": "passed",
             "not applicable": "skipped"}
-#: How a warning's message starts (render's category of warnings matches it).
-WARNING_PREFIX = "WARNING"
+#: The tag of a test that passed with warnings (allure_report.CATEGORIES matches it).
+WARNING_TAG = "warning"
 #: Labels allure-pytest adds that say nothing of the service (the machine, the thread, the
 #: test framework): left out by ``tidy``.
 _NOISE_LABELS = frozenset({"host", "thread", "framework", "language", "package"})
@@ -80,8 +84,11 @@ class AllureResults:
             stop: float | None = None) -> None:
         """One test result. ``verdict`` is a harness verdict (passed, failed, warning, not
         applicable) or an Allure status; ``labels`` values may be lists (e.g. several tags).
-        A warning is written failed and known, its message led by WARNING_PREFIX."""
+        A warning passes, tagged WARNING_TAG, its message and details its description."""
         full_name = full_name or f"{self.suite}.{name}"
+        if verdict == "warning":
+            labels = {**(labels or {}), "tag": [*_values((labels or {}).get("tag", ())),
+                                                WARNING_TAG]}
         now = int(time.time() * 1000)
         result = TestResult(
             uuid=str(uuid.uuid4()), name=name, fullName=full_name,
@@ -91,10 +98,9 @@ class AllureResults:
             labels=[Label(name="suite", value=self.suite), *_labels(labels or {})],
             parameters=[Parameter(name=k, value=v) for k, v in (parameters or {}).items()],
             attachments=[self._attach(a) for a in attachments])
-        if verdict == "warning":  # accepted: shown, not counted as a failure
-            message = message if (message or "").startswith(WARNING_PREFIX) else \
-                f"{WARNING_PREFIX}: {message or 'a permitted deviation'}"
-            result.statusDetails = StatusDetails(message=message, trace=details, known=True)
+        if verdict == "warning":
+            result.descriptionHtml = warnings_html(
+                [message or "a permitted deviation"], details=details)
         elif message or details:
             result.statusDetails = StatusDetails(message=message, trace=details)
         self._logger.report_result(result)
@@ -107,10 +113,24 @@ class AllureResults:
 
 
 def _labels(labels: Mapping[str, str | Iterable[str]]) -> list[Label]:
-    out = []
-    for name, value in labels.items():
-        values = [value] if isinstance(value, str) else list(value)
-        out += [Label(name=name, value=v) for v in values]
+    return [Label(name=name, value=v) for name, value in labels.items() for v in _values(value)]
+
+
+def _values(value: str | Iterable[str]) -> list[str]:
+    return [value] if isinstance(value, str) else list(value)
+
+
+def warnings_html(warnings: Iterable[str], *, details: str | None = None,
+                  description: str | None = None) -> str:
+    """A test's description saying its warnings (each a line: rule, cause, expected, actual,
+    where) above ``description`` (the feature's own words): text, escaped, in the report's
+    own colours, never failure's."""
+    items = "".join(f"<li><code>{html.escape(w)}</code></li>" for w in warnings)
+    out = (f"<p><b>Warnings</b>: permitted deviations; the test passes.</p><ul>{items}</ul>")
+    if details:
+        out += f"<pre>{html.escape(details)}</pre>"
+    if description:
+        out += "<p>" + html.escape(description).replace("\n", "<br>") + "</p>"
     return out
 
 
@@ -131,8 +151,9 @@ def tidy(directory: str | Path, *, warning_label: str = "harness.warning") -> in
     """Allure results written by allure-pytest (certify's run) made to read as the service's:
     pytest-bdd's ``_pytest_bdd_example`` parameter becomes the example's own columns, the
     machine and framework labels go, fixture set-up and teardown (``<lambda>`` steps) go, and
-    a passed scenario marked with ``warning_label`` becomes a failed result marked known (an
-    accepted finding in Allure 3) whose message lists its warnings. Returns results tidied."""
+    a scenario marked with ``warning_label`` keeps its status (a passed one passes) and gets
+    the tag WARNING_TAG and its warnings at the top of its description. Returns results
+    tidied."""
     directory = Path(directory)
     done = 0
     for path in directory.glob("*-container.json"):  # fixtures: pytest's plumbing
@@ -148,9 +169,10 @@ def tidy(directory: str | Path, *, warning_label: str = "harness.warning") -> in
         warnings = [label["value"] for label in labels if label.get("name") == warning_label]
         data["labels"] = [label for label in labels if label.get("name") not in _NOISE_LABELS
                           and label.get("name") != warning_label]
-        if warnings and data.get("status") == "passed":
-            data["status"] = "failed"
-            data["statusDetails"] = {"message": "\n".join(warnings), "known": True}
+        if warnings:
+            data["labels"].append({"name": "tag", "value": WARNING_TAG})
+            data["descriptionHtml"] = warnings_html(
+                warnings, description=data.pop("description", None))
         path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
         done += 1
     return done
@@ -213,21 +235,67 @@ def _parameters(parameters: list[dict]) -> list[dict]:
     return out
 
 
+#: Each command's overview lines in a results folder several commands write into (a nightly
+#: job's certify, replay and load on one dashboard), by command.
+OVERVIEW_STATE = ".harness-overview.json"
+
+
 def write_overview(directory: str | Path, report: Report, **facts: str | None) -> None:
     """Allure's ``environment.properties``, which Allure 3 shows on the overview (Metadata):
     what was judged (the target and ``facts``: namespace, primary, candidate...), the verdict
     and the counts in the words every output uses, the warnings and failures with their first
-    causes, and what a partial run left out."""
-    from harness.judge.findings import Verdict
-
+    causes, and what a partial run left out. A folder other commands wrote results into too
+    shows each command's lines under its name (``replay.verdict``) and the verdict of all."""
     directory = Path(directory)
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"cannot write Allure results to {directory}: "
                          f"{exc.strerror or exc}") from None
+    runs = _earlier_overviews(directory / OVERVIEW_STATE)
+    runs[report.command] = _overview_lines(report, facts)
+    _replace(directory / OVERVIEW_STATE, json.dumps(runs))
+    if len(runs) == 1:
+        lines = runs[report.command]
+    else:
+        verdicts = {run["verdict"] for run in runs.values()}
+        lines = {"verdict": next((v for v in ("FAILED", "INTERRUPTED") if v in verdicts),
+                                 "PASSED"),
+                 **{f"{command} {key}": value for command, run in runs.items()
+                    for key, value in run.items()}}
+    lines["harness.version"] = __version__
+    text = "".join(f"{k.replace(' ', '.')} = {_properties_escape(v)}\n"
+                   for k, v in lines.items())
+    _replace(directory / "environment.properties", text)
+
+
+def _replace(path: Path, text: str) -> None:
+    """Writes ``path`` whole or not at all (a command writing into the same folder at the
+    same time reads the old file or the new one, never half of one)."""
+    partial = path.with_name(f".{path.name}.{uuid.uuid4().hex}.partial")
+    try:
+        partial.write_text(text, encoding="utf-8")
+        os.replace(partial, path)
+    except OSError as exc:
+        partial.unlink(missing_ok=True)
+        raise UsageError(f"cannot write Allure results to {path.parent}: "
+                         f"{exc.strerror or exc}") from None
+
+
+def _earlier_overviews(path: Path) -> dict[str, dict[str, str]]:
+    try:
+        runs = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return runs if isinstance(runs, dict) else {}
+
+
+def _overview_lines(report: Report, facts: Mapping[str, str | None]) -> dict[str, str]:
+    from harness.judge.findings import Verdict
+
     facts = {k: v for k, v in facts.items() if v}
-    lines = {**({} if report.target in facts.values() else {"target": report.target or ""}),
+    lines = {**({} if not report.target or report.target in facts.values()
+                else {"target": report.target}),
              **({"environment": report.environment} if report.environment else {}),
              **facts,
              "verdict": report.verdict.upper(),
@@ -244,10 +312,7 @@ def write_overview(directory: str | Path, report: Report, **facts: str | None) -
                                 f"{report.unit}: the counts are those of the part that ran")
     if report.scope is not None and report.scope.partial:
         lines["not judged"] = ", ".join(report.scope.left_out)
-    lines["harness.version"] = __version__
-    text = "".join(f"{k.replace(' ', '.')} = {_properties_escape(v)}\n"
-                   for k, v in lines.items())
-    (directory / "environment.properties").write_text(text, encoding="utf-8")
+    return lines
 
 
 def _properties_escape(value: str) -> str:
@@ -255,19 +320,67 @@ def _properties_escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace(":", "\\:").replace("=", "\\=")
 
 
-def findings_by_place(report: Report, *, by_rule: bool = False
-                      ) -> dict[tuple[str, ...], list[dict[str, Any]]]:
-    """The failures and warnings of each operation x binding (or rule x operation x binding),
-    as the first finding of each cause with how many share it (``count``), failures first;
-    bounded: at most 50 causes a place."""
-    found: dict[tuple[str, ...], dict[tuple[str, str], dict[str, Any]]] = {}
+def findings_by_case(report: Report) -> dict[tuple[str, str, str], list[dict[str, Any]]]:
+    """The failures and warnings of each test case (rule x operation x binding, rule x
+    endpoint x "WSDL": ``Finding.case``), as the first finding of each cause with how many
+    share it (``count``), failures first; bounded: at most 50 causes a case."""
+    from harness.judge.findings import case_of
+
+    found: dict[tuple[str, str, str], dict[tuple[str, str], dict[str, Any]]] = {}
     for data in report.kept():
-        where = (data.get("operation") or "(unclassified)", data.get("binding") or "-")
-        place = found.setdefault((data["rule"], *where) if by_rule else where, {})
+        case = ((data["rule"], data["endpoint"], "WSDL") if data.get("endpoint") is not None
+                else case_of(data["rule"], data.get("operation"), data.get("binding")))
+        causes = found.setdefault(case, {})
         key = (data["verdict"], data.get("cause", ""))
-        if key in place:
-            place[key]["count"] += 1
-        elif len(place) < 50:
-            place[key] = {**data, "count": 1}
-    return {where: sorted(causes.values(), key=lambda d: d["verdict"] != "failed")
-            for where, causes in found.items()}
+        if key in causes:
+            causes[key]["count"] += 1
+        elif len(causes) < 50:
+            causes[key] = {**data, "count": 1}
+    return {case: sorted(causes.values(), key=lambda d: d["verdict"] != "failed")
+            for case, causes in found.items()}
+
+
+def write_cases(report: Report, directory: str | Path, *,
+                facts: Mapping[str, str | None] | None = None,
+                attachments: Callable[[tuple[str, str, str]], list[Attach]] | None = None,
+                started: Mapping[tuple[str, str], float] | None = None) -> int:
+    """One Allure test per test case, as JUnit's (rule x operation x binding, rule x
+    endpoint for a WSDL; a case that judged nothing is left out), so Allure's Failed is
+    JUnit's failures and the console's failed test cases: feature = binding, story =
+    operation, tag = rule; its message the first failure's cause, expected, actual and where,
+    its details every cause with its count; a case with warnings only passes, tagged
+    ``warning``. ``attachments`` gives a case's files (default: its first failing exchange,
+    ``report.examples``); ``started`` when each (operation, binding)'s first call went out
+    (its duration is its calls'). The overview (``write_overview``) says ``facts``. Returns
+    the tests written."""
+    from harness.judge.findings import Verdict
+    from harness.reports.console import applied
+    from harness.reports.junit import describe
+
+    allure = AllureResults(directory, suite=f"harness {report.command}")
+    write_overview(directory, report, **(facts or {}))
+    found = findings_by_case(report)
+    started = started or {}
+    for case, counts in sorted(report.by_case.items()):
+        if not applied(counts):
+            continue  # judged nothing: not a test (the JSON and JUnit count it)
+        rule, op, binding = case
+        listed = found.get(case, [])
+        verdict = ("failed" if counts[Verdict.FAILED]
+                   else "warning" if counts[Verdict.WARNING] else "passed")
+        files = (attachments(case) if attachments is not None
+                 else [Attach("first failing exchange", report.examples[case])]
+                 if case in report.examples else [])
+        start = started.get((op, binding), report.started)
+        title = report.titles.get(rule, rule)
+        no_binding = binding == "-"  # diff's cross-binding check, lint's unclassified
+        allure.add(f"{op} {title}" if no_binding else f"{op} [{binding}] {title}", verdict,
+                   full_name=f"{report.command}.{rule}.{op}.{binding}",
+                   labels={"story": op, "tag": rule,
+                           **({} if no_binding else {"feature": binding})},
+                   parameters={v.value: str(counts[v]) for v in Verdict if counts[v]},
+                   message=describe(listed[0]) if listed else None,
+                   details="\n".join(f"{d['count']} x {describe(d)}" for d in listed) or None,
+                   attachments=files, start=start,
+                   stop=start + report.seconds.get((op, binding), 0.0))
+    return allure.written

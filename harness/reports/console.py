@@ -216,8 +216,7 @@ def verdict_line(report: Report) -> str:
     where = [f"environment {report.environment}"] if report.environment else []
     where += [report.target] if report.target else []
     tail = f" ({': '.join(where)})" if where else ""
-    scenarios = sum(report.meta.get("scenarios", {}).values())  # certify: Gherkin scenarios
-    within = f" in {_count(scenarios, 'scenario')}" if scenarios else ""
+    within = _tests(report)
     uncompared = report.meta.get(UNCOMPARED)
     unseen = (f", {_count(uncompared, 'redacted value')} not compared: no key" if uncompared
               else "")
@@ -226,6 +225,30 @@ def verdict_line(report: Report) -> str:
             f"{c[Verdict.PASSED]} passed, "
             f"{c[Verdict.FAILED]} failed, {_count(c[Verdict.WARNING], 'warning')}, "
             f"{c[Verdict.NOT_APPLICABLE]} not applicable{unseen}{tail}")
+
+
+def _tests(report: Report) -> str:
+    """How many tests the run's Allure and JUnit show, and how many of them failed, when some
+    did: `` in 40 test cases (8 failed)`` (a test case: a rule on an operation x binding, an
+    Allure test and a JUnit test case). Certify's Allure tests are its scenarios, its JUnit
+    test cases its rules': `` in 84 scenarios``, failing `` in 84 scenarios (12 failed) and
+    300 test cases (10 failed)``, so each figure a dashboard shows is on this line."""
+    judged, failed = case_counts(report)
+    cases = f"{_count(judged, 'test case')} ({failed} failed)"
+    scenarios = report.meta.get("scenarios", {})  # certify: Gherkin scenarios
+    if scenarios:
+        failing = scenarios.get("failed", 0)
+        return (f" in {_count(sum(scenarios.values()), 'scenario')}"
+                + (f" ({failing} failed) and {cases}" if failing or failed else ""))
+    return f" in {cases}" if failed else ""
+
+
+def case_counts(report: Report) -> tuple[int, int]:
+    """(judged, failed) test cases: rule x operation x binding (rule x endpoint) that judged
+    something, and those with a failure. JUnit's tests and failures; Allure's tests and
+    Failed (``allure_results.write_cases``)."""
+    judged = [c for c in report.by_case.values() if applied(c)]
+    return len(judged), sum(1 for c in judged if c[Verdict.FAILED])
 
 
 def _singular(unit: str) -> str:

@@ -30,6 +30,8 @@ from harness.traffic.send import check_reachable
 #: The hand-over pipe's size: room for a burst while the worker is busy (Linux).
 PIPE_BYTES = 1 << 20
 _SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
+#: Exchanges held in the proxy while the hand-over pipe is full (bytes).
+BACKLOG_BYTES = 64 << 20
 #: Seconds the proxy gives the worker, past its --timeout and stop grace, to write the
 #: reports before it stops it.
 DRAIN_MARGIN = 300.0
@@ -43,6 +45,9 @@ class ShadowRecorder(Recorder):
 
     entry = "harness.shadow.worker"
     hold = False
+    #: A worker behind (busy, or starved of CPU at its lower priority) must not stall the
+    #: clients: up to this much is held here while the pipe is full, then the proxy waits.
+    backlog = BACKLOG_BYTES
 
     def __init__(self, contract: Contract, out: Any, mirror: MirrorOptions) -> None:
         super().__init__(contract, out)

@@ -46,6 +46,9 @@ class MirrorOptions:
     live_token: str = ""
     quiet: bool = False
     stop_grace: float = STOP_GRACE
+    #: The run's secrets (-H and config header values, passwords) and credential header names
+    #: (``harness.traffic.redaction.given_secrets``): the worker shows them by pseudonyms.
+    given: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
 
 
 @dataclass

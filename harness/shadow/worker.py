@@ -60,6 +60,7 @@ from harness.shadow.choice import SKIPPED, Choice
 from harness.shadow.setup import HURRY, MirrorOptions, ShadowSetup
 from harness.shadow.tally import Tally
 from harness.traffic.exchange import HttpResponse, response_dict
+from harness.traffic.redaction import take_given_secrets
 from harness.traffic.send import as_received
 
 #: The rule of a call through the shadow that was not compared with the candidate's answer
@@ -99,13 +100,16 @@ class Shadow:
         self.contract = setup.writer.contract
         self.offset = _exchanges_in(self.path)  # an appended recording: its lines come first
         self.transcriber = Transcriber(setup.writer, Counting(io.StringIO()))
+        # one face for every secret: the run's -H values and passwords (given in the proxy's
+        # process) and what the calls carry, by their pseudonyms under the recording's key
+        take_given_secrets(options.given)
         self.choice = Choice(self.contract, options.mirror_operations, options.skip_operations)
         self.diff = Diff(self.contract, Targets(options.primary, options.candidate,
                                                 options.secondary),
                          ignore=options.ignore, ignore_values=options.ignore_values,
                          jobs=options.jobs, options=options.send,
                          role_options=options.role_send, profile=options.profile,
-                         command="shadow")
+                         command="shadow", key=setup.writer.key)
         self.diff.report.titles[COMPARED_RULE] = COMPARED_TITLE
         self.diff.report.scope = _scope(self.contract, options)
         # a dead candidate must not stop the shadow (the Sender stops a run after a few
@@ -306,7 +310,10 @@ class Shadow:
         if redactor is None:
             return response
         try:
-            return redactor.response(response, notes=notes, operation=operation)
+            # then every secret of the run wherever it shows (an answer that echoes a -H
+            # value or the request's personal values), by the recording's pseudonyms
+            return self.diff.redaction.message(
+                redactor.response(response, notes=notes, operation=operation), operation)
         except Exception as exc:  # never write what could not be redacted
             notes.append(f"redaction failed: {type(exc).__name__}")
             return HttpResponse(response.status, (), b"", response.reason,

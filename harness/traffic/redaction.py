@@ -87,6 +87,21 @@ def add_report_secrets(values: Iterable[str]) -> None:
     _given.update((v, None) for v in values if v)
 
 
+def given_secrets() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The secrets this process's run was given (``add_report_secrets``) and the names of its
+    credential headers (``add_credential_headers``): what a worker process of the run is
+    handed (``take_given_secrets``) so that its outputs show them by the same pseudonyms."""
+    return tuple(_given), tuple(sorted(_sent_names))
+
+
+def take_given_secrets(given: tuple[tuple[str, ...], tuple[str, ...]]) -> None:
+    """In a worker process: the run's secrets and credential header names (``given_secrets``
+    of the process that started it)."""
+    values, names = given
+    add_report_secrets(values)
+    add_credential_headers(names)
+
+
 def passwords(auth: Any) -> list[str]:
     """The passwords of ``harness.traffic.auth.AuthOptions``, in clear: secrets of the run."""
     held = [getattr(auth, "password", None), getattr(auth, "cert_password", None),
