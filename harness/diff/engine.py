@@ -106,6 +106,9 @@ class Answered:
     seconds: float = 0.0
     #: Why the answers were not compared (a WSDL case the primary publishes none for).
     uncompared: str | None = None
+    #: The passive findings ``Diff.take`` added for it (SEC-LEAK): the shadow's live tally
+    #: counts them as the final report does.
+    passive: list[Finding] = field(default_factory=list)
 
 
 @dataclass
@@ -331,11 +334,13 @@ class Diff:
             judged = judge_leaks(answered.responses[role])
             if judged is not None:
                 verdict, expected, actual = judged
-                self.report.add(Finding(
+                leak = Finding(
                     "SEC-LEAK", Verdict.WARNING if verdict is Verdict.FAILED else verdict,
                     *where, expected=expected, actual=f"{role}: {actual}", index=case.index,
                     source=case.source, extra={"implementation": role},
-                    cause=leak_cause(expected, actual, f"the {role}'s")))
+                    cause=leak_cause(expected, actual, f"the {role}'s"))
+                self.report.add(leak)
+                answered.passive.append(leak)
         if case.operation and case.binding and case.arguments is not None \
                 and not _markup_refused(answered):
             for role in (PRIMARY, CANDIDATE):
