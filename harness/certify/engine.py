@@ -258,7 +258,21 @@ class Service:
                 self.settings.selection)
         except ValueError as exc:
             raise UsageError(f"the feature asks for {exc}") from None
+        if odd is None:  # no other operation the run may name: nothing to send
+            rule = odd_requests.KINDS[kind]
+            return self._not_applicable(op, how, rule, f"{op.name} {how.label} with {kind}",
+                                        f"{kind} does not apply: no other operation to name")
         return self._odd_call(odd)
+
+    def _not_applicable(self, op: Operation, how: Binding, rule: str, label: str,
+                        cause: str, values: Mapping[str, Value] | None = None) -> Call:
+        """A scenario whose request does not apply to ``op``: judged not applicable by
+        ``rule``, nothing sent."""
+        found = Finding(rule, Verdict.NOT_APPLICABLE, op.name, how.label,
+                        message=f"{op.name}: {cause}", cause=cause)
+        request = build_request(self.contract, op, values if values is not None else
+                                sample_arguments(op, 0, how.value), how, self.base_url)
+        return Call(op, how, Exchange(request, None), [found], label=label)
 
     def _matrix_call(self, op: Operation, row: asmx_matrix.Row) -> Call:
         """A row of the ASMX matrix for ``op`` (with the run's values), judged against the
@@ -268,12 +282,8 @@ class Service:
                                  {k: str(v) for k, v in values.items()})
         label = f"{op.name} {row.binding.label} with {row.words}"
         if mreq is None:  # e.g. no parameter to rename: judged not applicable, nothing sent
-            found = Finding(row.rule, Verdict.NOT_APPLICABLE, op.name, row.binding.label,
-                            message=f"{row.label} does not apply to {op.name}",
-                            cause=f"{row.label} does not apply to the operation")
-            return Call(op, row.binding, Exchange(build_request(
-                self.contract, op, values, row.binding, self.base_url), None), [found],
-                label=label)
+            return self._not_applicable(op, row.binding, row.rule, label,
+                                        f"{row.label} does not apply to the operation", values)
         exchange, error = self._sent(mreq.request, op, row.binding)
         control = self._spec_call(mreq.control, op, row.binding)
         answers = asmx_matrix.Answers(
