@@ -251,7 +251,8 @@ def test_fault_where_primary_succeeds(contract: Contract, tmp_path: Path) -> Non
     assert cause["cause"] == "Receiver fault instead of a result: Object reference not set"
     assert cause["rules"] == {"DIFF-STATUS": len(status)} and cause["calls"] == len(status)
     assert ("  Receiver fault instead of a result: Object reference not set -- SendMarkNotes x "
-            f"SOAP 1.2 (1 operation x binding pair, {len(status)} calls) [DIFF-STATUS]"
+            f"SOAP 1.2 ({len(status)} checks on {len(status)} calls, 1 operation x binding pair) "
+            "[DIFF-STATUS]"
             ) in proc.stdout
     # the candidate answering SOAP 1.2 unlike its other bindings is that same cause: the
     # cross-binding check is not applicable because of it

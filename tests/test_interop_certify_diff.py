@@ -61,8 +61,8 @@ def test_stock_asmx_certifies_clean(request, tmp_path, variant):
         "ODD-VALUES": {"passed": 32}}
     # one cause, one line, with its reach; the details in the JSON and the JUnit
     assert ("  values refused while the same call with plain values succeeds (4.10): HTTP 500 "
-            "-- SendMarkNotes, SendNotificationType x HTTP GET, HTTP POST (4 operation x binding "
-            "pairs, 4 calls) [GAP-VALUES]") in done.stdout
+            "-- SendMarkNotes, SendNotificationType x HTTP GET, HTTP POST (4 checks on 4 calls, 4 "
+            "operation x binding pairs) [GAP-VALUES]") in done.stdout
     assert any("A potentially dangerous Request.Form value" in f["actual"]
                for f in data["findings"])
     assert "certify: PASSED" in done.stdout

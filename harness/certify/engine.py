@@ -262,10 +262,6 @@ class Service:
                 raise UsageError(f"the feature asks for {how.label} with {kind}: neither an "
                                  "odd request nor a row of the ASMX matrix")
             return self._matrix_call(op, row)
-        why_not = odd_requests.not_applicable(self.contract, op, kind, self.settings.selection)
-        if why_not is not None:  # nothing sent: it would name an operation left out
-            return self._not_applicable(op, how, "ODD-SOAPACTION", why_not,
-                                        f"{op.name} {how.label} with {kind}")
         try:
             odd = odd_requests.odd_request(  # with the run's values (--values), if any
                 self.contract, op, how, kind, self.base_url,
@@ -273,7 +269,23 @@ class Service:
                 self.settings.selection)
         except ValueError as exc:
             raise UsageError(f"the feature asks for {exc}") from None
+        if odd is None:  # no other operation the run may name: nothing to send
+            rule = odd_requests.KINDS[kind]
+            return self._not_applicable(op, how, rule, f"{op.name} {how.label} with {kind}",
+                                        f"{kind} does not apply: no other operation to name")
         return self._odd_call(odd)
+
+    def _not_applicable(self, op: Operation, how: Binding, rule: str, label: str,
+                        cause: str, values: Mapping[str, Value] | None = None) -> Call:
+        """A scenario whose request does not apply to ``op``: judged not applicable by
+        ``rule``, nothing sent."""
+        found = Finding(rule, Verdict.NOT_APPLICABLE, op.name, how.label,
+                        message=f"{op.name}: {cause}", cause=cause)
+        if self.report is not None:  # a check, not a call: nothing was sent
+            self.report.add(found)
+        request = build_request(self.contract, op, values if values is not None else
+                                sample_arguments(op, 0, how.value), how, self.base_url)
+        return Call(op, how, Exchange(request, None), [found], label=label)
 
     def _matrix_call(self, op: Operation, row: asmx_matrix.Row) -> Call:
         """A row of the ASMX matrix for ``op`` (with the run's values), judged against the
@@ -283,9 +295,8 @@ class Service:
                                  {k: str(v) for k, v in values.items()})
         label = f"{op.name} {row.binding.label} with {row.words}"
         if mreq is None:  # e.g. no parameter to rename: judged not applicable, nothing sent
-            return self._not_applicable(op, row.binding, row.rule,
-                                        f"{row.label} does not apply to {op.name}", label,
-                                        f"{row.label} does not apply to the operation")
+            return self._not_applicable(op, row.binding, row.rule, label,
+                                        f"{row.label} does not apply to the operation", values)
         exchange, error = self._sent(mreq.request, op, row.binding)
         control = self._spec_call(mreq.control, op, row.binding)
         answers = asmx_matrix.Answers(
@@ -297,17 +308,6 @@ class Service:
                                                       row.binding.label))
         self._record(exchange, found)
         return Call(op, row.binding, exchange, found, control, label=label)
-
-    def _not_applicable(self, op: Operation, how: Binding, rule: str, why: str, label: str,
-                        cause: str | None = None) -> Call:
-        """A case judged not applicable, nothing sent (the request shown is the plain call)."""
-        values = self.settings.values.apply(op, sample_arguments(op, 0, how.value))
-        found = Finding(rule, Verdict.NOT_APPLICABLE, op.name, how.label, message=why,
-                        cause=cause or why)
-        if self.report is not None:  # a check, not a call: nothing was sent
-            self.report.add(found)
-        return Call(op, how, Exchange(build_request(self.contract, op, values, how,
-                                                    self.base_url), None), [found], label=label)
 
     def _spec_call(self, request: HttpRequest | None, op: Operation, how: Binding
                    ) -> Exchange | None:

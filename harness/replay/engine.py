@@ -32,7 +32,7 @@ from harness.errors import (
     UsageError,
 )
 from harness.judge.causes import outcome_cause, words_of
-from harness.judge.compare import Difference, compare_responses
+from harness.judge.compare import Difference, Sides, compare_responses
 from harness.judge.compare.pseudonyms import Pseudonyms
 from harness.judge.findings import UNCOMPARED, Finding, Report, Verdict, selection_scope
 from harness.judge.profiles import Profile
@@ -327,7 +327,8 @@ def check_replayed(exchange: Exchange, response: HttpResponse, contract: Contrac
     if exchange.response is not None:
         values = Pseudonyms(key)
         diffs = compare_responses(exchange.response, response, ignore=ignore,
-                                  actual_document=document, pseudonyms=values)
+                                  actual_document=document, pseudonyms=values,
+                                  request=exchange.request, sides=SIDES)
         if tally is not None and not diffs:  # the usual case: count, build nothing
             for rule in _COMPARED:
                 tally[rule, operation, binding, Verdict.PASSED] += 1
@@ -374,6 +375,8 @@ def _failed_call(judged: Sequence[Finding]) -> Finding | None:
                 None)
 
 
+#: How replay's words name the two answers compared.
+SIDES = Sides("the recording", "the target")
 #: How a replay cause names the recorded answer ("Content-Type text/xml where the
 #: recording has ...", when the comparison gives no words of its own).
 RECORDED = "the recording has"

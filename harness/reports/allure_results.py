@@ -307,7 +307,7 @@ def _overview_lines(report: Report, facts: Mapping[str, str | None]) -> dict[str
     for verdict, name in ((Verdict.FAILED, "failures"), (Verdict.WARNING, "warnings")):
         causes = [c for c in report.ordered_causes() if c.verdict is verdict]
         count = report.counts[verdict]
-        lines[name] = str(count) + (f" ({len(causes)} cause(s): {causes[0].text}"
+        lines[name] = str(count) + (f" ({len(causes)} cause(s): {causes[0].said()}"
                                     + ("; ..." if len(causes) > 1 else "") + ")"
                                     if causes else "")
     if report.interrupted:
