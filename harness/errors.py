@@ -37,6 +37,11 @@ class NotTheService(HarnessError):
     URL, a setup error (exit 2, one line), not the product's failures."""
 
 
+class NothingJudged(HarnessError):
+    """A run that judged nothing (no usable exchange, a selection nothing matched): not a
+    pass, a setup error (exit 2, one line saying what was read and why none was judged)."""
+
+
 class RecordingError(HarnessError):
     """A recording or HAR file that cannot be read or written."""
 

@@ -362,8 +362,11 @@ def answer_is_fault(code: str | None, scenario_state: ScenarioState) -> None:
 
     A SOAP fault whose code is ``Client``, ``Server``, ``VersionMismatch`` or
     ``MustUnderstand``; SOAP 1.2's ``Sender`` and ``Receiver`` are the same blame as
-    ``Client`` and ``Server``, so one code serves both SOAP versions. Without ``with code``, any
-    SOAP fault. HTTP GET and POST answer errors with a status, not a fault: check the status.
+    ``Client`` and ``Server``, so one code serves both SOAP versions. A refinement of the code
+    is that fault too (``Client.SchemaValidationError``, a SOAP 1.2 Subcode under
+    ``Sender``), as diff, replay and probe take it; ``Client.Authentication`` asks for that
+    refinement. Without ``with code``, any SOAP fault. HTTP GET and POST answer errors with a
+    status, not a fault: check the status.
 
     Example: Then the answer is a SOAP fault with code "Client"
     """

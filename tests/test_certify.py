@@ -69,7 +69,8 @@ def test_reference_certifies(reference_run):
     # one cause, one line: the four refusals
     assert "WARNINGS: 1 cause, 4 checks\n  values refused while the same call with plain " \
            "values succeeds (4.10): HTTP 500 -- SendMarkNotes, SendNotificationType x HTTP " \
-           "GET, HTTP POST (4 operation x binding pairs, 4 calls) [GAP-VALUES]\n" in stdout
+           "GET, HTTP POST (4 checks on 4 calls, 4 operation x binding pairs) [GAP-VALUES]\n" \
+           in stdout
     gap = [f for f in data["findings"] if f["rule"] == "GAP-VALUES"]
     assert all("A potentially dangerous Request." in f["actual"] for f in gap)
     assert data["exchanges"] >= 32  # every operation x binding, plus the probes
@@ -227,7 +228,8 @@ def test_a_call_that_fails_with_plain_values_too_fails_once_with_its_cause(tmp_p
     assert bad == {("R4-STATUS", "SendMarkNotes", "HTTP GET")}  # one cause, one failure
     assert data["counts"]["failed"] == 2  # the plain call and the call with markup
     assert ("  HTTP 500: Object reference not set to an instance of an object. -- SendMarkNotes x "
-            "HTTP GET, every call (1 operation x binding pair, 2 calls) [R4-STATUS]") in stdout
+            "HTTP GET, every call (2 checks on 2 calls, 1 operation x binding pair) [R4-STATUS]"
+            ) in stdout
 
 
 def test_version_segment_in_the_deployment_path_fails(tmp_path):

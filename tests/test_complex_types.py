@@ -415,8 +415,9 @@ def test_diff_compares_complex_operations_by_structure(orders: Contract,
         code, data, out = _diff(tmp_path, primary, candidate)
         code_drift, drift, out_drift = _diff(tmp_path, primary, other, *_VALUES_OF_RESULTS)
     assert code == 0, out
-    assert data["exchanges"] == 3 * sum(len(orders.bindings_of(op)) for op in orders.operations) \
-        + len(orders.endpoints)  # and each endpoint's ?WSDL, compared as a contract
+    assert data["exchanges"] == 3 * sum(len(orders.bindings_of(op)) for op in orders.operations)
+    # and each endpoint's ?WSDL, compared as a contract: a service description, not a call
+    assert data["service_descriptions"] == {"WSDL": len(orders.endpoints)}
     assert data["rules"]["CROSS-BINDING"]["passed"] == 2 * len(orders.operations)
     assert code_drift == 1, out_drift
     failed = [f for f in drift["findings"] if f["verdict"] == "failed"]

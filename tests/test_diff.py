@@ -175,8 +175,8 @@ def test_same_implementation_matches(contract: Contract, tmp_path: Path) -> None
         proc, report = diff(tmp_path, "--primary", primary, "--candidate", candidate)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert report["verdict"] == "passed"
-    # every operation x binding, 3 value sets; each endpoint's WSDL
-    assert report["exchanges"] == 8 * 4 * 3 + 7
+    # every operation x binding, 3 value sets: the calls; each endpoint's WSDL, apart
+    assert report["exchanges"] == 8 * 4 * 3 and report["service_descriptions"] == {"WSDL": 7}
     assert report["rules"]["DIFF-BODY"] == {"passed": 96 + 7}
     assert report["findings"] == [] and report["examples"] == []
 
@@ -189,7 +189,8 @@ def test_erroneous_requests_are_compared_with_errors(contract: Contract,
     with serving(contract, None, harmless) as (primary, candidate):
         proc, report = diff(tmp_path, "--primary", primary, "--candidate", primary, "--errors")
         assert proc.returncode == 0, proc.stdout + proc.stderr
-        assert report["exchanges"] == 8 * 4 * 3 + 7 + 120 + 8 * 8 + 7 + 382  # + the ASMX matrix
+        # the 7 WSDLs apart (service descriptions), + the ASMX matrix
+        assert report["exchanges"] == 8 * 4 * 3 + 120 + 8 * 8 + 7 + 382
         assert report["rules"]["DIFF-STATUS"] == {"passed": 294 + 382}
         proc, report = diff(tmp_path, "--primary", primary, "--candidate", candidate,
                             "--errors")
@@ -250,7 +251,8 @@ def test_fault_where_primary_succeeds(contract: Contract, tmp_path: Path) -> Non
     assert cause["cause"] == "Receiver fault instead of a result: Object reference not set"
     assert cause["rules"] == {"DIFF-STATUS": len(status)} and cause["calls"] == len(status)
     assert ("  Receiver fault instead of a result: Object reference not set -- SendMarkNotes x "
-            f"SOAP 1.2 (1 operation x binding pair, {len(status)} calls) [DIFF-STATUS]"
+            f"SOAP 1.2 ({len(status)} checks on {len(status)} calls, 1 operation x binding pair) "
+            "[DIFF-STATUS]"
             ) in proc.stdout
     # the candidate answering SOAP 1.2 unlike its other bindings is that same cause: the
     # cross-binding check is not applicable because of it
@@ -400,7 +402,7 @@ def test_recording_is_replayed_to_both(contract: Contract, tmp_path: Path) -> No
         proc, report = diff(tmp_path, "--primary", primary + "/", "--candidate", candidate,
                             str(recording))
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert report["exchanges"] == 18
+    assert report["exchanges"] == 17 and report["service_descriptions"] == {"WSDL": 1}
     assert report["rules"]["DIFF-BODY"]["passed"] == 16  # WSDL and help page included
     body = failures(report, "DIFF-BODY")
     assert places(body) == {("GetTokenDevice", "SOAP 1.1"), ("GetTokenDevice", "HTTP GET")}

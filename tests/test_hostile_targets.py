@@ -195,7 +195,7 @@ def test_selection_values_rule_and_maxfail(tmp_path, recording):
         assert "PASSED for rule R1-SOAPACTION; the " in ruled.stdout
         replayed, data = run("replay", url, tmp_path, recording, "--binding", "soap12")
         assert replayed.returncode == 0
-        assert data["exchanges"] == 3 and data["not_selected"] == 9  # 3 operations x 4
+        assert data["exchanges"] == 3 and data["not_sent"] == {"not_selected": 9}  # 3 ops x 4
         assert {f.get("binding") for f in data["findings"]} <= {"SOAP 1.2"}
         assert "replay: PASSED for SOAP 1.2; SOAP 1.1, HTTP GET, HTTP POST not judged" \
             in replayed.stdout

@@ -98,14 +98,23 @@ def test_another_stack_warns_where_only_asmx_speaks_and_fails_where_the_spec_doe
         failed = [f for f in data["findings"] if f["verdict"] == "failed"]
         # the same rule 7 on the ASMX matrix's row of non-ASCII values without charset
         assert {f["rule"] for f in failed} == {"ODD-CHARSET", "ODD-ENCODING"}, out
-        assert "not text/xml; charset=utf-8 (4.1 rule 7)" in failed[0]["actual"]
+        charset = next(f for f in failed if f["rule"] == "ODD-CHARSET")
+        # expected and actual name what differs (issue 31: they read the same before)
+        assert (charset["expected"], charset["actual"]) == (
+            "Content-Type text/xml; charset=utf-8", "Content-Type text/xml")
+        assert charset["cause"] == ("text/xml without charset over SOAP 1.1: answered with "
+                                    "Content-Type text/xml, not text/xml; charset=utf-8 (4.1 "
+                                    "rule 7)")
         routed = next(f for f in data["findings"] if f["rule"] == "ODD-SOAPACTION"
                       and f["verdict"] == "warning" and "SendNotificationType" in f["expected"]
                       and f["operation"] == "SendMarkNotes")
-        assert routed["actual"] == "answered SendMarkNotesResponse"
+        assert routed["actual"] == "SendMarkNotesResponse"
+        assert routed["cause"] == ("another operation's SOAPAction over SOAP 1.1: answered with "
+                                   "<operation>Response where ASMX answers with "
+                                   "SendNotificationTypeResponse")
         bare = next(f for f in data["findings"] if f["rule"] == "ODD-BARE-GET")
         assert bare["operation"] == "/NotificationNotes.asmx"  # named by its endpoint
-        assert bare["actual"] == "HTTP 200, empty body"
+        assert bare["actual"] == "an empty body (HTTP 200)"
 
         # diff --errors sends the same requests: compared by what each answer is
         diffed = tmp_path / "diff.json"
@@ -115,12 +124,13 @@ def test_another_stack_warns_where_only_asmx_speaks_and_fails_where_the_spec_doe
                            "--allure-dir", "", cwd=tmp_path)
     data = json.loads(diffed.read_text())
     causes = {(c["verdict"], c["cause"]) for c in data["causes"]}
-    assert ("failed", "text/xml without charset: the answer of the candidate is Content-Type "
+    assert ("failed", "text/xml without charset: the candidate answers with Content-Type "
             "text/xml, not text/xml; charset=utf-8 (4.1 rule 7)") in causes, done.stdout
-    assert ("warning", "a wrong SOAPAction: answered <operation>Response where the primary "
-            "gives a Client fault (the spec is silent)") in causes
-    assert ("warning", "a bare GET of the endpoint: HTTP 200, empty body where the primary "
-            "gives a help page (200, text/html) (the spec is silent)") in causes
+    assert ("warning", "a wrong SOAPAction: the candidate answers with <operation>Response "
+            "where the primary answers with a Client fault (the spec is silent)") in causes
+    assert ("warning", "a bare GET of the endpoint: the candidate answers with an empty body "
+            "(HTTP 200) where the primary answers with a help page (200, text/html) (the spec "
+            "is silent)") in causes
 
 
 def test_a_fault_that_is_no_fault_of_the_request_version_fails() -> None:
@@ -137,7 +147,10 @@ def test_a_fault_that_is_no_fault_of_the_request_version_fails() -> None:
     found = odd_requests.judge(odd, HttpResponse(500, (("Content-Type",
                                                         "text/xml; charset=utf-8"),), body))
     assert found.verdict is Verdict.FAILED
-    assert "not a SOAP 1.1 fault (4.1 rule 5)" in found.actual
+    assert (found.expected, found.actual) == ("a SOAP 1.1 fault (with its faultcode)",
+                                              "a fault without faultcode")
+    assert found.cause.endswith("answered with a fault without faultcode: no SOAP 1.1 fault "
+                                "(4.1 rule 5)")
     client = body.replace(b"SOAP-ENV:Server", b"soap:Client")
     asmx = (b'<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas'
             b'.xmlsoap.org/soap/envelope/"><soap:Body><soap:Fault><faultcode>soap:Client'
@@ -177,3 +190,26 @@ def test_wsdl_types_compares_occurrence_and_nillable(tmp_path: Path) -> None:
     warned = next(f for f in data["findings"] if f["rule"] == "WSDL-TYPES")
     assert warned["expected"] == "id_row_central: int, minOccurs 1, maxOccurs 1"
     assert warned["actual"] == "id_row_central: int, minOccurs 0, maxOccurs 1, nillable"
+
+
+def test_another_operation_s_action_does_not_apply_when_no_other_operation_may_be_named(
+        ) -> None:
+    """A service of one endpoint with the other operations left out (certify --operation):
+    its own action would be the spec call, which ASMX answers, a false warning on the real
+    runtime (issue 31). Nothing is sent; certify judges the scenario not applicable."""
+    from harness.contract.model import Operation, Parameter
+    from harness.contract.selection import Selection
+    from harness.contract.types import ParamType
+
+    ops = tuple(Operation(name, "/One.asmx", (Parameter("id", ParamType.INT),))
+                for name in ("Register", "Echo"))
+    contract = Contract(ops, "http://example.org/one/", "One")
+    alone = Selection(frozenset({"Register"}))
+    kind = "another operation's SOAPAction"
+    for binding in (Binding.SOAP11, Binding.SOAP12):
+        assert odd_requests.odd_request(contract, ops[0], binding, kind, "http://h",
+                                        chosen=alone) is None
+        named = odd_requests.odd_request(contract, ops[0], binding, kind, "http://h")
+        assert named is not None and named.expected == "EchoResponse"
+    assert kind not in {odd.kind for odd in odd_requests.requests_for(
+        contract, ops[0], "http://h", alone)}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -44,7 +45,8 @@ def test_certify_without_node_skips_only_the_html_report(tmp_path):
     skipped = [line for line in done.stdout.splitlines() if "no HTML report" in line]
     assert len(skipped) == 1 and "Node.js is not installed" in skipped[0]
     assert "npm install -g allure" in skipped[0]
-    assert done.stderr == ""
+    progress = re.compile(r"certify: \d+/\d+ scenarios, .*")  # a slow machine's progress lines
+    assert [line for line in done.stderr.splitlines() if not progress.fullmatch(line)] == []
     assert not (tmp_path / "reports" / "allure-report").exists()
 
 

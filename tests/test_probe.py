@@ -210,7 +210,7 @@ def test_accepting_a_non_integer_id_fails_rob_reject_and_replays(tmp_path: Path)
         assert lines and all(e.meta["probe"]["failed"] == ["ROB-REJECT"] for e in lines)
         # shrunk by Hypothesis to the smallest failing input: one past Int32's upper bound
         assert {e.meta["probe"]["what"] for e in lines} == {
-            "id_row_central (int) value '2147483648'"}
+            "id_row_central (int) = 2147483648"}
         # sent again: still failing against the faulty target...
         again, replayed, _ = run_probe(tmp_path / "again", "--target", url, "--replay",
                                        str(saved))

@@ -202,3 +202,22 @@ def test_a_markup_refusal_is_a_warning_in_replay_either_way(contract: Contract,
             if target == reference_url:  # the new refusal is judged too: GAP-VALUES, not R4
                 assert "GAP-VALUES" in warned
                 assert data["rules"]["R4-STATUS"] == {"not applicable": 1}
+
+
+def test_a_recording_answered_in_the_other_soap_version_is_said_to_be_the_recording_s(
+        contract: Contract, reference_url: str, tmp_path: Path) -> None:
+    """Node's soap answers SOAP 1.2 in a SOAP 1.1 envelope; replayed against a target that
+    answers in the request's version (the real ASMX, the reference), the words blame the
+    recording, not the target: no "SOAP 1.1 answered with a SOAP 1.2 envelope" (issue 31)."""
+    from faulty import FAULTS
+
+    soap11_answers = FAULTS["soap12-answered-in-soap11"].respond
+    exchanges = [Exchange(ex.request, soap11_answers(contract, ex.request))
+                 for ex in clean_exchanges(contract)]
+    recorded = write_recording(tmp_path / "node.jsonl", exchanges)
+    done = run_replay(recorded, "--target", reference_url, "--json", tmp_path / "r.json")
+    data = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    causes = [c["cause"] for c in data["causes"]]
+    assert causes == ["the recording has a SOAP 1.1 envelope to a SOAP 1.2 request, the "
+                      "target answers in SOAP 1.2"], done.stdout
+    assert "answered with a SOAP 1.2 envelope" not in done.stdout

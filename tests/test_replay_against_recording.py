@@ -143,7 +143,8 @@ def test_replay_command_recorded_errors_and_descriptions_exit_0(
         in done.stdout
     data = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
     assert data["service_descriptions"] == {"WSDL": 1, "disco": 1, "help page": 1}
-    assert data["exchanges"] == 3 + 2 + 32
+    assert data["exchanges"] == 2 + 32  # calls sent; the 3 descriptions apart, not sent
+    assert data["not_sent"] == {"service_descriptions": 3}
 
 
 def test_descriptions_are_not_sent(contract: Contract, tmp_path: Path) -> None:
@@ -166,7 +167,8 @@ def test_descriptions_are_not_sent(contract: Contract, tmp_path: Path) -> None:
         report = replay([path], contract, target, concurrency=1)
     assert [h for h in hits if "asmx" in h.lower()] == []
     assert report.passed and dict(report.descriptions) == {"WSDL": 2}
-    assert report.counts[Verdict.FAILED] == 0 and report.exchanges == 2
+    assert report.counts[Verdict.FAILED] == 0 and report.exchanges == 0  # no call sent
+    assert report.not_sent == {"service_descriptions": 2}
 
 
 def test_transport_failure_is_attributed(contract: Contract) -> None:

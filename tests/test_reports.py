@@ -58,8 +58,8 @@ def test_one_cause_over_many_calls_is_one_line_naming_its_reach() -> None:
                     for b in ("HTTP GET", "HTTP POST")})
     text = _console(report)
     assert _cause_lines(text) == [
-        "  HTTP GET and HTTP POST not served: 404 on every call (6 operation x binding pairs, "
-        "18 calls) [R4-STATUS]"]
+        "  HTTP GET and HTTP POST not served: 404 on every call (18 checks on 18 calls, 6 "
+        "operation x binding pairs) [R4-STATUS]"]
     assert "FAILURES: 1 cause, 18 checks" in text
     # and how many of the test cases JUnit and Allure show failed (6 pairs x R4-STATUS)
     assert "certify: FAILED - 54 checks over 36 calls in 12 test cases (6 failed): 18 " \
@@ -74,7 +74,7 @@ def test_a_cause_on_some_calls_says_where_and_not_every_call() -> None:
                                                                          "HTTP POST")})
     (line,) = _cause_lines(_console(report))
     assert line == ("  HTTP 404: the call is not served -- AuthCode x HTTP GET, HTTP POST, every "
-                    "call (2 operation x binding pairs, 6 calls) [R4-STATUS]")
+                    "call (6 checks on 6 calls, 2 operation x binding pairs) [R4-STATUS]")
 
 
 def test_every_cause_is_listed_failures_then_differences_then_warnings_by_reach() -> None:
@@ -114,8 +114,8 @@ def test_a_multi_line_cause_is_one_line_and_values_do_not_split_a_cause() -> Non
                            "id_row_central: an int", value, index=i, source="day.jsonl"))
     (line,) = _cause_lines(_console(report))
     assert line == ("  expected id_row_central: an int, actual '…' -- LogoutFromSchool x HTTP "
-                    "GET e.g. #0 in day.jsonl (1 operation x binding pair, 3 exchanges) "
-                    "[R9-INT]")
+                    "GET e.g. #0 in day.jsonl (3 checks on 3 exchanges, 1 operation x binding "
+                    "pair) [R9-INT]")
 
 
 def test_grouping_stays_bounded() -> None:

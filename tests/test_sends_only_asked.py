@@ -12,6 +12,8 @@ recording leaves nothing unmatched there (the mock exits 0).
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -24,7 +26,7 @@ from test_mock import Served
 from traffic import clean_exchanges, exchange, write_recording
 
 from harness.cli import main
-from harness.contract.model import Contract
+from harness.contract.model import Contract, school_mobile
 from harness.traffic.exchange import HttpRequest
 
 HARNESS = [sys.executable, "-m", "harness"]
@@ -51,9 +53,22 @@ def recording(contract: Contract, tmp_path_factory: pytest.TempPathFactory) -> P
     return write_recording(path, [*wsdl, *clean_exchanges(contract)])
 
 
+def _named(request: HttpRequest, contract: Contract) -> set[str]:
+    """The contract's operations a request names anywhere: its SOAPAction, the Content-Type's
+    action, its path, its body (a stack that routes by the SOAPAction alone runs the operation
+    it names, wherever it is sent)."""
+    where = " ".join([request.target, *(v for _, v in request.headers),
+                      request.body.decode("utf-8", "replace")])
+    return {o.name for o in contract.operations if re.search(rf"\b{o.name}\b", where)}
+
+
 def _only_token_device(server: Counting, checks: int = 1) -> None:
     counts = server.counts
     assert counts.operations() == {"GetTokenDevice"}, (counts.calls, counts.invoked)
+    contract = school_mobile()
+    naming = [(r.method, r.target, r.headers) for r in counts.requests
+              if _named(r, contract) - {"GetTokenDevice"}]
+    assert not naming, naming  # before: a SOAPAction naming AuthCode, at GetTokenDevice's endpoint
     assert counts.descriptions[CHECK] >= checks, counts.descriptions
     assert not {d for d in counts.descriptions if "PushNotificationMobile" not in d}, \
         counts.descriptions
@@ -134,18 +149,25 @@ def test_a_replay_against_its_own_mock_leaves_nothing_unmatched(recording: Path,
     assert "unmatched" not in out, out
 
 
-def test_another_operations_action_names_one_that_cannot_run_when_its_sibling_is_left_out(
+def test_another_operations_action_is_not_sent_when_every_other_operation_is_left_out(
         server: Counting, tmp_path: Path) -> None:
     """SendMarkNotes shares NotificationNotes.asmx with SendNotificationType, and ASMX runs the
-    operation a SOAPAction names on the endpoint: with SendNotificationType left out, the odd
-    request of certify and diff --errors names an operation of another endpoint (a Client
-    fault), as it does for an operation alone on its endpoint."""
+    operation a SOAPAction names on the endpoint; a stack that routes by SOAPAction alone runs
+    it wherever it is sent. With every other operation left out, certify and diff --errors send
+    no SOAPAction naming one (before: AuthCode's, at the operation's own endpoint): certify
+    judges the case not applicable."""
     server.counts.clear()
+    report = tmp_path / "certify.json"
     done = subprocess.run([*HARNESS, "certify", "--target", server.url, "--operation",
                            "SendMarkNotes", "--rule", "ODD-SOAPACTION", "--quiet", "--no-html",
-                           "--report-dir", str(tmp_path)], capture_output=True, text=True,
-                          timeout=300, check=False)
+                           "--report-dir", str(tmp_path), "--json", str(report)],
+                          capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert main(["diff", "--primary", server.url, "--candidate", server.url, "--errors",
                  "--operation", "SendMarkNotes", "--allure-dir", "", "--quiet"]) == 0
     assert server.counts.operations() == {"SendMarkNotes"}, server.counts.invoked
+    contract = school_mobile()
+    assert not [(r.target, r.headers) for r in server.counts.requests
+                if _named(r, contract) - {"SendMarkNotes"}]
+    data = json.loads(report.read_text(encoding="utf-8"))
+    assert data["rules"]["ODD-SOAPACTION"]["not applicable"] == 2  # over SOAP 1.1 and 1.2

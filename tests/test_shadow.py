@@ -451,3 +451,39 @@ def test_a_worker_that_falls_behind_does_not_stall_the_clients(contract, referen
     assert len(statuses) == 16 and all(s < 502 for s in statuses), statuses  # the primary's
     assert code in (0, 1), stderr[-2000:]
     assert len(list(read_exchanges([out]))) == 16
+
+
+class Leaking:
+    """An ASGI layer: a request with ``leak`` in its query gets a 500 with a stack trace (as
+    ASP.NET's error page gives one); the rest goes to the reference."""
+
+    TRACE = (b"System.NullReferenceException: Object reference not set to an instance of an "
+             b"object.\r\n   at School.Mobile.CenterlogOut.LogoutFromSchool() in "
+             b"C:\\src\\CenterlogOut.asmx.cs:line 42")
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http" or b"leak" not in scope["query_string"]:
+            return await self.app(scope, receive, send)
+        await send({"type": "http.response.start", "status": 500,
+                    "headers": [(b"content-type", b"text/plain; charset=utf-8")]})
+        await send({"type": "http.response.body", "body": self.TRACE})
+
+
+def test_the_live_view_counts_a_leaking_answer_as_the_report_does(contract, reference_url,
+                                                                   tmp_path):
+    """SEC-LEAK, diff's passive check of error answers, is a warning in the final report: the
+    live view names it too, as the calls come (it only appeared once shadow stopped)."""
+    with running(contract, app=Leaking(create_app(contract))) as primary, ShadowProcess(
+            primary, reference_url, tmp_path / "leak.jsonl", "--quiet", "--allure-dir", "",
+            "--json", str(tmp_path / "leak.json")) as shadow, \
+            httpx.Client(trust_env=False, timeout=30) as http:
+        http.get(f"{shadow.url}/CenterlogOut.asmx/LogoutFromSchool?leak=1")
+        data = live(http, shadow.live_url, seen=1)["data"]
+        shadow.stop()
+    report = json.loads((tmp_path / "leak.json").read_text(encoding="utf-8"))
+    final = {(c["verdict"], c["cause"]) for c in report["causes"] if "SEC-LEAK" in c["rules"]}
+    seen = {(c["verdict"], c["cause"]) for c in data["causes"] if "SEC-LEAK" in c["rules"]}
+    assert final and seen == final, (seen, final)

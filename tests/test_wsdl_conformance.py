@@ -91,9 +91,10 @@ def test_diff_classifies_and_judges_by_the_contract(inventory: Contract, tmp_pat
                        str(SAVED), "--json", str(out), "--allure-dir", "")
     assert done.returncode == 0, done.stdout + done.stderr
     offered = sum(len(inventory.bindings_of(op)) for op in inventory.operations)
-    # and each endpoint's WSDL, compared as a contract
-    assert json.loads(out.read_text())["exchanges"] == 3 * offered + len(inventory.endpoints) \
-        == 3 * 26 + 2
+    # and each endpoint's WSDL, compared as a contract: a service description, not a call
+    data = json.loads(out.read_text())
+    assert data["exchanges"] == 3 * offered == 3 * 26
+    assert data["service_descriptions"] == {"WSDL": len(inventory.endpoints)} == {"WSDL": 2}
     assert "WARNINGS" not in done.stdout
 
 

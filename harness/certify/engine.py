@@ -22,7 +22,7 @@ import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
@@ -53,7 +53,7 @@ from harness.progress import Progress
 from harness.reference.server import target_or_reference
 from harness.reports.allure_bridge import WARNING_LABEL
 from harness.reports.allure_results import redact_results, tidy, write_overview
-from harness.reports.console import print_report
+from harness.reports.console import print_report, require_judged
 from harness.reports.json_report import write_json
 from harness.reports.junit import write_junit
 from harness.scenarios.outcome import SCENARIO, ScenarioRun, scenario_finding
@@ -127,6 +127,17 @@ class Settings:
 
 #: The run's Settings while pytest runs (a plain ``pytest`` run uses the defaults).
 SETTINGS_KEY = pytest.StashKey[Settings]()
+#: The words of a scenario skipped because ``--operation``/``--binding`` leave out what it
+#: sends: counted apart from the scenarios run (``scenarios["left out"]``).
+LEFT_OUT = "left out by --operation/--binding"
+
+
+def left_out(what: str) -> NoReturn:
+    """Skip the scenario: ``what`` (an operation x binding, a binding, an endpoint's
+    operations) is not selected."""
+    pytest.skip(f"{what}: {LEFT_OUT}")
+
+
 _SCENARIO_RUN = pytest.StashKey[ScenarioRun]()
 
 
@@ -163,7 +174,7 @@ class Service:
         if variant is None:
             raise UsageError(f"unknown value set {values!r} (use {', '.join(VALUE_SETS)})")
         if not self.settings.selection.allows(op.name, how.label):
-            pytest.skip(f"{op.name} x {how.label} is not selected (--operation/--binding)")
+            left_out(f"{op.name} x {how.label}")
         exchange = self._send(op, how, variant, arguments, headers)
         if isinstance(exchange, Call):  # no usable answer: its finding says why
             return exchange
@@ -244,7 +255,7 @@ class Service:
         if how.value not in self.contract.bindings_of(op):
             pytest.skip(f"{op.name} is not offered over {how.label}")
         if not self.settings.selection.allows(op.name, how.label):
-            pytest.skip(f"{op.name} x {how.label} is not selected (--operation/--binding)")
+            left_out(f"{op.name} x {how.label}")
         if kind not in odd_requests.KINDS:
             row = asmx_matrix.matrix().row(how, kind)
             if row is None:
@@ -258,7 +269,23 @@ class Service:
                 self.settings.selection)
         except ValueError as exc:
             raise UsageError(f"the feature asks for {exc}") from None
+        if odd is None:  # no other operation the run may name: nothing to send
+            rule = odd_requests.KINDS[kind]
+            return self._not_applicable(op, how, rule, f"{op.name} {how.label} with {kind}",
+                                        f"{kind} does not apply: no other operation to name")
         return self._odd_call(odd)
+
+    def _not_applicable(self, op: Operation, how: Binding, rule: str, label: str,
+                        cause: str, values: Mapping[str, Value] | None = None) -> Call:
+        """A scenario whose request does not apply to ``op``: judged not applicable by
+        ``rule``, nothing sent."""
+        found = Finding(rule, Verdict.NOT_APPLICABLE, op.name, how.label,
+                        message=f"{op.name}: {cause}", cause=cause)
+        if self.report is not None:  # a check, not a call: nothing was sent
+            self.report.add(found)
+        request = build_request(self.contract, op, values if values is not None else
+                                sample_arguments(op, 0, how.value), how, self.base_url)
+        return Call(op, how, Exchange(request, None), [found], label=label)
 
     def _matrix_call(self, op: Operation, row: asmx_matrix.Row) -> Call:
         """A row of the ASMX matrix for ``op`` (with the run's values), judged against the
@@ -268,12 +295,8 @@ class Service:
                                  {k: str(v) for k, v in values.items()})
         label = f"{op.name} {row.binding.label} with {row.words}"
         if mreq is None:  # e.g. no parameter to rename: judged not applicable, nothing sent
-            found = Finding(row.rule, Verdict.NOT_APPLICABLE, op.name, row.binding.label,
-                            message=f"{row.label} does not apply to {op.name}",
-                            cause=f"{row.label} does not apply to the operation")
-            return Call(op, row.binding, Exchange(build_request(
-                self.contract, op, values, row.binding, self.base_url), None), [found],
-                label=label)
+            return self._not_applicable(op, row.binding, row.rule, label,
+                                        f"{row.label} does not apply to the operation", values)
         exchange, error = self._sent(mreq.request, op, row.binding)
         control = self._spec_call(mreq.control, op, row.binding)
         answers = asmx_matrix.Answers(
@@ -300,7 +323,7 @@ class Service:
         """GET ``endpoint`` without an operation in its path, judged as ASMX answers it."""
         path, _ = self._endpoint(endpoint)
         if not self.settings.selection.allows(None, Binding.HTTP_GET.label):
-            pytest.skip("HTTP GET is not selected (--binding)")
+            left_out("HTTP GET")
         return self._odd_call(odd_requests.bare_get(self.contract, path, self.base_url))
 
     def _odd_call(self, odd: odd_requests.OddRequest) -> Call:
@@ -323,7 +346,7 @@ class Service:
                              f"{self.contract.name} contract")
         ops = self.contract.endpoints[path]
         if not any(self.settings.selection.allows(op.name, None) for op in ops):
-            pytest.skip(f"no operation of {path} is selected (--operation)")
+            left_out(f"every operation of {path}")
         return path, ops
 
     def _get(self, url: str) -> tuple[Exchange, str]:
@@ -452,7 +475,9 @@ class CertifyPlugin:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "call" or report.outcome != "passed":
-            self.scenarios[report.outcome] = self.scenarios.get(report.outcome, 0) + 1
+            outcome = "left out" if report.skipped and LEFT_OUT in str(report.longrepr) \
+                else report.outcome
+            self.scenarios[outcome] = self.scenarios.get(outcome, 0) + 1
         if self.progress is not None and report.when == "teardown":
             self.progress.update()
         if self.progress is not None and report.failed:
@@ -630,6 +655,8 @@ def certify(target: str | None, contract: Contract | str | None, outputs: Output
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
         raise HarnessError(f"the conformance features did not run (pytest exit {int(code)})")
     report.meta["scenarios"] = {k: n for k, n in plugin.scenarios.items() if n}
+    if not plugin.scenarios.get("failed"):
+        require_judged(report)
     tidy(outputs.allure_results, warning_label=WARNING_LABEL)
     redact_results(outputs.allure_results, redaction.text)  # a step's message too
     write_overview(outputs.allure_results, report, namespace=contract.namespace)

@@ -119,7 +119,7 @@ def _with_table(template: str, column: str, rows: list[str],
 def _typed_steps(text: str, ops: list[Operation]) -> str:
     """The R9-INT tag and step replaced by one per parameter type of ``ops`` (kept as they
     are when int is the only one)."""
-    kinds = [k for k in ParamType if k is not ParamType.STRING
+    kinds = [k for k in ParamType if not k.any_text
              and any(p.type is k for op in ops for p in op.parameters)]
     if not kinds:
         kinds = [ParamType.INT]  # judged not applicable: the step still says so

@@ -85,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
         write_allure,
     )
     from harness.diff.engine import TITLES
+    from harness.reports.console import require_judged
     from harness.traffic.send import check_reachable
 
     require(args, "primary", "candidate")
@@ -112,11 +113,14 @@ def run(args: argparse.Namespace) -> int:
                 options=options, selection=chosen, profile=profile_of(args, TITLES),
                 key=_recordings_key(args.recordings),
                 role_options={role: own for role, (_, own) in roles.items() if own})
+    if args.recordings:  # what a run that judged nothing names
+        diff.report.meta["recordings"] = [str(p) for p in args.recordings]
     from harness.progress import Progress
 
     total = len(cases) if isinstance(cases, (list, tuple)) else None
     with Progress("diff", total=total, unit="cases", quiet=args.quiet) as progress:
         result = diff.run(cases, progress)
+    require_judged(result.report)
     print_places(result, sys.stdout)
     print_report(result.report, sys.stdout)
     for line in result.report.meta.get("wrong_target", []):

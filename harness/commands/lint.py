@@ -13,10 +13,9 @@ from harness.commands.options import (
     contract_from,
     positive,
 )
-from harness.errors import RecordingError
 from harness.judge.findings import Report
 from harness.reports.allure_results import DEFAULT_DIR, write_cases
-from harness.reports.console import print_report
+from harness.reports.console import print_report, require_judged
 from harness.reports.json_report import write_json
 from harness.reports.junit import write_junit
 
@@ -58,14 +57,12 @@ def broken_line_printer(command: str):
 def write_outputs(report: Report, args: argparse.Namespace) -> int:
     """Console summary, then the files asked for; the exit status (0 passed, 1 failed).
 
-    A run that read no exchange at all (an empty or truncated recording) is an error, not a
-    pass: RecordingError (one line, exit 2). An interrupted run writes what it judged and
-    exits 130 (SIGINT) or 143 (SIGTERM)."""
+    A run that judged nothing (an empty or truncated recording, one of service descriptions
+    only, one that --operation/--binding leave nothing of) is an error, not a pass:
+    NothingJudged (one line, exit 2). An interrupted run writes what it judged and exits 130
+    (SIGINT) or 143 (SIGTERM)."""
+    require_judged(report)
     broken = report.meta.get("broken_lines", 0)
-    if not report.exchanges and not report.interrupted:
-        files = ", ".join(report.meta.get("recordings", [])) or "the input"
-        raise RecordingError(f"no exchange to judge in {files}"
-                             + (f" ({broken} broken line(s) skipped)" if broken else ""))
     print_report(report, sys.stdout)
     if broken:
         print(f"harness {report.command}: {broken} broken line(s) skipped", file=sys.stderr)

@@ -354,9 +354,25 @@ def role_target(args: argparse.Namespace, flag: str) -> tuple[str | None, SendOp
 
 def selection(args: argparse.Namespace, contract: Contract) -> Selection:
     """--operation/--binding checked against ``contract`` (a command without them, such as
-    shadow, selects everything)."""
-    return Selection.parse(contract, getattr(args, "operation", ()),
-                           getattr(args, "binding", ()))
+    shadow, selects everything); UsageError when together they select no operation x binding
+    the contract offers (a run of nothing is no pass)."""
+    from harness.contract.bindings import Binding
+
+    chosen = Selection.parse(contract, getattr(args, "operation", ()),
+                             getattr(args, "binding", ()))
+    if chosen and not chosen.pairs(contract):
+        raise UsageError(f"{_flags(args)} select nothing: "
+                         + "; ".join(f"{op.name} is offered over "
+                                     + ", ".join(Binding(b).label
+                                                 for b in contract.bindings_of(op))
+                                     for op in contract.operations
+                                     if chosen.allows(op.name, None)))
+    return chosen
+
+
+def _flags(args: argparse.Namespace) -> str:
+    return " ".join([*(f"--operation {o}" for o in args.operation),
+                     *(f"--binding {b}" for b in args.binding)])
 
 
 def contract_for_target(args: argparse.Namespace, url: str | None, options: SendOptions,

@@ -8,6 +8,7 @@ raises ClassificationError with the precise reason. ``build_response``/``build_f
 
 from __future__ import annotations
 
+import base64
 import codecs
 import difflib
 import re
@@ -23,7 +24,7 @@ from harness.contract.model import Contract, Operation, ParamType
 from harness.contract.xmlsafe import element_children, local_name, namespace, parse_xml
 from harness.errors import ClassificationError, ServiceDescription, UsageError, XMLRejected
 from harness.frozen import frozen
-from harness.http_messages import HttpRequest, HttpResponse, media_type
+from harness.http_messages import HttpRequest, HttpResponse, content_type_params, media_type
 
 SOAP11_NS = "http://schemas.xmlsoap.org/soap/envelope/"
 SOAP12_NS = "http://www.w3.org/2003/05/soap-envelope"
@@ -525,7 +526,10 @@ def build_response(contract: Contract, op: Operation, binding: Binding,
     if op.result is None:
         return HttpResponse(200, (("Content-Length", "0"),), b"", "OK")
     if not complex_result:
-        document = _element(contract, op.result, text=_result_text(result))
+        text = _result_text(result)
+        if op.result_type is ParamType.HEX_BINARY:  # a byte[]: base64 in GET/POST's document
+            text = _hex_as_base64(text)
+        document = _element(contract, op.result_root or op.result, text=text)
         return _xml_response(200, XML_CONTENT_TYPE,
                              XML_DECLARATION + b"\n" + etree.tostring(document, encoding="utf-8"))
     # XmlSerializer's document: xsd and xsi declared on the root, indented two spaces
@@ -538,6 +542,13 @@ def build_response(contract: Contract, op: Operation, binding: Binding,
 
 def _result_text(result: structure.Value) -> str:
     return result if isinstance(result, str) else ""
+
+
+def _hex_as_base64(text: str) -> str:
+    try:
+        return base64.b64encode(bytes.fromhex("".join(text.split()))).decode("ascii")
+    except ValueError:  # no hex: as it is
+        return text
 
 
 class FaultCode(StrEnum):
@@ -557,6 +568,63 @@ class FaultCode(StrEnum):
 
 
 _SOAP12_CODES = {FaultCode.CLIENT: "Sender", FaultCode.SERVER: "Receiver"}
+#: SOAP 1.2's words for a blame, read as SOAP 1.1's.
+_SOAP11_WORDS = {"Sender": FaultCode.CLIENT.value, "Receiver": FaultCode.SERVER.value}
+
+
+def fault_words(code: str) -> tuple[str, ...]:
+    """A fault code as the words that say what it is, most general first: its parts (a SOAP
+    1.2 Value and its Subcodes, joined by "/") and their dotted refinements (SOAP 1.1 4.4.1:
+    "Client.Authentication"), each without its prefix; SOAP 1.2's Sender and Receiver read
+    as Client and Server. ``"soap:Client.SchemaValidationError"`` -> ``("Client",
+    "SchemaValidationError")``; ``"soap:Sender/x:Busy"`` -> ``("Client", "Busy")``."""
+    words = list(code_words(code))
+    if words:
+        words[0] = _SOAP11_WORDS.get(words[0], words[0])
+    return tuple(words)
+
+
+def code_words(code: str) -> tuple[str, ...]:
+    """A fault code's words as written (``fault_words`` before SOAP 1.2's are read as 1.1's):
+    ``"soap:Client.Busy"`` -> ``("Client", "Busy")``, ``"Sender/x:Busy"`` -> ``("Sender",
+    "Busy")``."""
+    return tuple(word for part in code.split("/") for word in
+                 part.strip().rpartition(":")[2].split(".") if word)
+
+
+def fault_class(code: str | None) -> str | None:
+    """The blame a fault code carries, in SOAP 1.1's word ("Client" for
+    ``Client.SchemaValidationError``, ``soap:Sender`` and ``Sender/x:Busy``); None for none."""
+    if code is None:
+        return None
+    words = fault_words(code)
+    return words[0] if words else ""
+
+
+def in_its_version(request: Binding, answered: Binding | None, code: str | None) -> bool:
+    """Whether an answer's SOAP envelope is of the version it should be, for a request of
+    ``request``'s: the same version, or a VersionMismatch fault in either (SOAP 1.2 part 1,
+    5.4.7 and appendix A: the one answer that may take the other version; ASMX gives every
+    VersionMismatch in SOAP 1.1). The one answer of R5-ENVELOPE, probe's ROB-FAULT-SHAPE and
+    the odd requests."""
+    return answered is request or (answered is not None and code is not None
+                                   and fault_class(code) == FaultCode.VERSION_MISMATCH.value)
+
+
+def is_success(status: int, fault: bool) -> bool:
+    """A call that succeeded: HTTP 2xx and no SOAP fault. The one answer of the scenario
+    steps (``the call succeeds``), the comparison (a result vs an error) and diff's check of
+    one result over every binding."""
+    return 200 <= status < 300 and not fault
+
+
+def same_fault(expected: str, actual: str) -> bool:
+    """Whether a fault of code ``actual`` is the fault ``expected`` names: the same code in
+    either SOAP version's words, or a refinement of it ("Client.SchemaValidationError" and
+    "Sender/x:Busy" are "Client" faults; a "Client.Busy" is no "Client.Timeout"). The one
+    answer of every command and step (scenario steps, diff, replay, probe, odd requests)."""
+    want, got = fault_words(expected), fault_words(actual)
+    return bool(want) and got[:len(want)] == want
 
 
 def build_fault(binding: Binding, code: FaultCode, message: str) -> HttpResponse:
@@ -638,6 +706,22 @@ def read_response(op: Operation, binding: Binding, response: HttpResponse) -> Re
         node = found[0] if found else None
         result = (node.text or "") if node is not None else None
     return ResponseReading(document, envelope_binding, payload, result=result, result_node=node)
+
+
+def plain_result(op: Operation, binding: Binding, response: HttpResponse) -> str | None:
+    """The value of a text/plain GET/POST answer to an operation with a simple result (a
+    stack without ASMX's ``<string>`` document: spyne's ``token-for-7``), in its charset, one
+    line end dropped: the result read by value, the same in the scenario steps and diff's
+    check of one result over every binding (its form is OP-RESULT's to judge)."""
+    if (binding.is_soap or not op.result_element or op.result_type is ParamType.COMPLEX
+            or media_type(response.content_type) != "text/plain"):
+        return None
+    charset = content_type_params(response.content_type).get("charset") or "utf-8"
+    try:
+        text = response.body.decode(charset)
+    except (LookupError, UnicodeDecodeError):
+        return None
+    return text.removesuffix("\n").removesuffix("\r")
 
 
 def _fault_fields(fault: etree._Element) -> tuple[str | None, str | None]:

@@ -52,13 +52,16 @@ class Parameter:
         reference type (string, base64Binary, an array or class) minOccurs 0; none nillable."""
         if self.occurs is not None:
             return self.occurs
-        optional = self.type in (ParamType.STRING, ParamType.BASE64, ParamType.COMPLEX)
-        return (0 if optional else 1), 1, False
+        return (1 if self.type.is_value_type else 0), 1, False
 
     def accepts(self, text: str, *, http: bool = False) -> bool:
         """Whether ASMX reads ``text`` as a value of this parameter (``http``: a GET/POST
         field)."""
         return self.type.accepts(text, self.values, http=http)
+
+    def lexical(self, text: str, *, http: bool = False) -> bool:
+        """Whether ``text`` is of this parameter's XSD type (``ParamType.lexical``)."""
+        return self.type.lexical(text, self.values, http=http)
 
 
 @dataclass(frozen=True)
@@ -84,7 +87,11 @@ class Operation:
     @property
     def result_root(self) -> str | None:
         """Root element of a GET/POST result document: the result type's name (a complex
-        type's name without its structure)."""
+        type's name without its structure), ASMX's for an XSD built-in .NET has no type of
+        its own for (``<string>`` for an xs:integer: ``ParamType.http_result``)."""
+        kind = self.result_type
+        if kind is not None and kind.is_simple and kind is not ParamType.ENUM:
+            return kind.http_result.value
         return self.result.split("{", 1)[0] if self.result else None
 
     @property
@@ -295,11 +302,22 @@ def _operation_dict(op: Operation) -> dict[str, Any]:
         out["clause"] = op.clause
     out["parameters"] = [_drop_defaults({"name": p.name, "type": p.type.value,
                                          "type_name": p.type_name, "values": list(p.values),
-                                         "sensitive": p.sensitive}) for p in op.parameters]
+                                         "sensitive": p.sensitive}) | _occurs_dict(p)
+                         for p in op.parameters]
     out["result"] = op.result
     return out | _drop_defaults({"result_values": list(op.result_values),
                                  "result_sensitive": op.result_sensitive,
                                  "bindings": list(op.bindings)})
+
+
+def _occurs_dict(p: Parameter) -> dict[str, Any]:
+    """A parameter's occurrence as its WSDL publishes it, where that is not how ASMX
+    publishes its type (a struct such as TimeSpan: minOccurs 1)."""
+    if p.occurs is None or p.occurs == replace(p, occurs=None).occurrence:
+        return {}
+    low, high, nillable = p.occurs
+    return {"min_occurs": low, "max_occurs": "unbounded" if high is None else high} | (
+        {"nillable": True} if nillable else {})
 
 
 def _drop_defaults(fields: dict[str, Any]) -> dict[str, Any]:
@@ -332,10 +350,18 @@ def from_dict(data: Any, source: str = "contract") -> Contract:
 def _operation(o: dict[str, Any]) -> Operation:
     params = tuple(Parameter(p["name"], ParamType(p.get("type", "string")),
                              bool(p.get("sensitive", False)), p.get("type_name"),
-                             tuple(p.get("values", ()))) for p in o["parameters"])
+                             tuple(p.get("values", ())), _occurs(p)) for p in o["parameters"])
     return Operation(o["name"], o["endpoint"], params, o.get("clause", ""), o.get("result"),
                      bool(o.get("result_sensitive", False)), tuple(o.get("result_values", ())),
                      tuple(o.get("bindings", ())))
+
+
+def _occurs(p: dict[str, Any]) -> tuple[int, int | None, bool] | None:
+    if "min_occurs" not in p:
+        return None
+    high = p.get("max_occurs", 1)
+    return int(p["min_occurs"]), None if high == "unbounded" else int(high), bool(
+        p.get("nillable", False))
 
 
 def _roots(ops: tuple[Operation, ...]):

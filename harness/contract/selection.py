@@ -68,6 +68,12 @@ class Selection:
     def __bool__(self) -> bool:
         return bool(self.operations or self.bindings)
 
+    def pairs(self, contract: Contract) -> list[tuple[Operation, Binding]]:
+        """Every operation x binding of ``contract`` this selects (offered by the contract)."""
+        return [(op, b) for op in contract.operations
+                for b in map(Binding.parse, contract.bindings_of(op))
+                if self.allows(op.name, b.label)]
+
 
 @dataclass(frozen=True)
 class Values:

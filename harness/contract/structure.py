@@ -413,7 +413,7 @@ def _check(schema: Schema, type_ref: str, element: etree._Element, ns: str, path
         text = element.text or ""
         if children:
             problems.append(f"{path}: a {type_ref} value, not child elements")
-        elif not simple[0].accepts(text, simple[1]):
+        elif not simple[0].lexical(text, simple[1]):
             problems.append(f"{path}: {text[:40]!r} is not a {type_ref} ({simple[0].rule_id})")
         return
     named = schema[type_ref]

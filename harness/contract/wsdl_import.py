@@ -130,6 +130,22 @@ def describe(source: str, document: bytes, location: str | None = None) -> Descr
                        named)
 
 
+def _with_xsd11_types() -> None:
+    """Teach zeep XSD 1.1's four built-ins (dateTimeStamp, yearMonthDuration,
+    dayTimeDuration, anyAtomicType: the XSD namespace, so a WSDL may use them); it knows
+    XSD 1.0's. Read as their 1.0 parents: the contract holds their lexical rules."""
+    from zeep.xsd.const import xsd_ns
+    from zeep.xsd.types import builtins
+
+    known = {cls._default_qname for cls in builtins._types}
+    for name, parent in (("dateTimeStamp", builtins.DateTime),
+                         ("yearMonthDuration", builtins.Duration),
+                         ("dayTimeDuration", builtins.Duration),
+                         ("anyAtomicType", builtins.AnySimpleType)):
+        if xsd_ns(name) not in known:
+            builtins._types.append(type(name, (parent,), {"_default_qname": xsd_ns(name)}))
+
+
 def _zeep_document(location: str, data: bytes):
     from zeep.exceptions import Error as ZeepError
     from zeep.exceptions import ExternalReferenceForbidden
@@ -153,6 +169,7 @@ def _zeep_document(location: str, data: bytes):
     # before asking the transport; the transport above is the gate.
     settings = Settings(strict=False, forbid_dtd=True, forbid_entities=True,
                         forbid_external=False)
+    _with_xsd11_types()
     try:
         return Document(location, OnlyThis(), settings=settings)
     except HarnessError:
@@ -247,6 +264,8 @@ class _Types:
         ns, local = (qname.namespace, qname.localname) if qname is not None else ("", "")
         if ns == XS and local in _XS_TYPES:
             return Parameter(name, ParamType(local))
+        if qname is None and type(xsd_type).__name__ == "AnyType":
+            return Parameter(name, ParamType.ANY_TYPE)  # an element of no type: xs:anyType
         if ns == MS_TYPES_NS and local in _MS_TYPES:
             return Parameter(name, _MS_TYPES[local])
         if (ns, local) in self.enums:

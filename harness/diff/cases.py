@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -49,6 +49,9 @@ class Case:
     #: A request the spec does not describe (``--errors``): the answers are compared by what
     #: they are (``odd_requests.compare``), not body by body.
     odd: OddRequest | None = None
+    #: Read from a recording (not generated): one left out by the selection is counted as a
+    #: recorded exchange not sent.
+    recorded: bool = False
     #: A row of the ASMX matrix (``--errors``), compared by shape (``asmx_matrix.compare``).
     matrix: MatrixRequest | None = None
 
@@ -193,7 +196,8 @@ def recorded_cases(contract: Contract, paths: Iterable[str | Path],
                    on_broken: Callable[[Path, int, str], None] | None = None) -> Iterator[Case]:
     """The requests of recordings (native or HAR), classified where they can be."""
     for exchange in read_exchanges(paths, on_broken=on_broken):
-        yield case_of(contract, exchange.request, exchange.index or 0, exchange.source or None)
+        yield replace(case_of(contract, exchange.request, exchange.index or 0,
+                              exchange.source or None), recorded=True)
 
 
 def case_of(contract: Contract, request: HttpRequest, index: int,

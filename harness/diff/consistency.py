@@ -13,13 +13,13 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from harness.contract.bindings import Binding, read_response
+from harness.contract.bindings import Binding, is_success, plain_result, read_response
 from harness.contract.model import Operation, ParamType
 from harness.contract.structure import canonical
 from harness.contract.structure import read as read_structure
 from harness.contract.xmlsafe import element_children, local_name
 from harness.judge.findings import Finding, Verdict
-from harness.traffic.exchange import HttpResponse, content_type_params, media_type
+from harness.traffic.exchange import HttpResponse
 
 RULE = "CROSS-BINDING"
 #: (implementation, operation, arguments) groups kept; beyond them new argument sets are not
@@ -40,11 +40,11 @@ class Outcome:
 
 def outcome(op: Operation, binding: Binding, response: HttpResponse) -> Outcome:
     reading = read_response(op, binding, response)
-    if response.status >= 300 or reading.fault_code:
+    if not is_success(response.status, reading.fault_code is not None):
         code = f", fault {reading.fault_code}" if reading.fault_code else ""
         return Outcome("error", f"error (HTTP {response.status}{code})")
     if reading.problem:
-        if (text := _plain_value(op, binding, response)) is not None:
+        if (text := plain_result(op, binding, response)) is not None:
             return Outcome(f"result {text}", f"{text!r} (text/plain)")
         return Outcome(f"unreadable: {reading.problem}", f"unreadable body ({reading.problem})")
     if op.result_element:
@@ -66,20 +66,6 @@ def outcome(op: Operation, binding: Binding, response: HttpResponse) -> Outcome:
     base = f"/Envelope/Body/{local_name(payload)}"
     content = tuple(f"{base}/{local_name(child)}" for child in children)
     return Outcome("not empty", f"successful, holds {', '.join(content)}", content)
-
-
-def _plain_value(op: Operation, binding: Binding, response: HttpResponse) -> str | None:
-    """The value of a text/plain GET/POST answer to an operation with a simple result (a
-    stack without ASMX's ``<string>`` document): a readable result, compared by value."""
-    if (binding.is_soap or not op.result_element or op.result_type is ParamType.COMPLEX
-            or media_type(response.content_type) != "text/plain"):
-        return None
-    charset = content_type_params(response.content_type).get("charset") or "utf-8"
-    try:
-        text = response.body.decode(charset)
-    except (LookupError, UnicodeDecodeError):
-        return None
-    return text.removesuffix("\n").removesuffix("\r")
 
 
 def _structured(op: Operation, node) -> Outcome:

@@ -29,9 +29,9 @@ from harness.diff.consistency import Consistency, outcome
 from harness.diff.noise import Noise, noise_key
 from harness.errors import ResponseTooLarge, TargetUnreachable
 from harness.judge import asmx_matrix, odd_requests
-from harness.judge.causes import leak_cause, outcome_cause, words_of
-from harness.judge.compare import WSDL_NS, Difference, compare_responses, ignored_path
-from harness.judge.findings import Finding, Report, Verdict, selection_scope
+from harness.judge.causes import leak_cause, outcome_cause, whatever_sent, words_of
+from harness.judge.compare import WSDL_NS, Difference, Sides, compare_responses, ignored_path
+from harness.judge.findings import DETAILS, Finding, Report, Verdict, selection_scope
 from harness.judge.profiles import Profile
 from harness.judge.request_validation import EXPLANATION, markup_refused, not_served
 from harness.judge.security import judge_leaks
@@ -106,6 +106,9 @@ class Answered:
     seconds: float = 0.0
     #: Why the answers were not compared (a WSDL case the primary publishes none for).
     uncompared: str | None = None
+    #: The passive findings ``Diff.take`` added for it (SEC-LEAK): the shadow's live tally
+    #: counts them as the final report does.
+    passive: list[Finding] = field(default_factory=list)
 
 
 @dataclass
@@ -157,6 +160,7 @@ class Diff:
                              profile=profile, environment=self.options.environment,
                              **self._meta())
         self.report.scope = selection_scope(contract, self.selection)
+        self.report.descriptions_note = "sent to each, compared as contracts"
         #: Every output shows a secret by its pseudonym under a key of this run, never
         #: written (--key-file's when given: a recording's pseudonyms).
         self.redaction = ReportRedaction(contract, key or secrets.token_bytes(KEY_BYTES))
@@ -174,11 +178,24 @@ class Diff:
 
     def _selected(self, case: Case) -> bool:
         """Whether ``--operation``/``--binding`` keep ``case``: a bare GET of an endpoint
-        when one of its operations is kept."""
+        when one of its operations is kept; its WSDL when one of its operations is (over any
+        binding: the WSDL describes every one, as certify's WSDL checks)."""
         if case.odd is not None and case.odd.endpoint is not None:
             return any(self.selection.allows(op.name, case.binding_label)
                        for op in self.contract.endpoints.get(case.odd.endpoint, ()))
+        if case.described:
+            return any(self.selection.allows(op.name, None)
+                       for op in self.contract.endpoints.get(case.described, ()))
         return self.selection.allows(case.operation_name, case.binding_label)
+
+    def _chosen(self, cases: Iterable[Case]) -> Iterator[Case]:
+        """The cases ``--operation``/``--binding`` keep; a recorded one left out is counted
+        (``Report.not_sent``)."""
+        for case in cases:
+            if self._selected(case):
+                yield case
+            elif case.recorded:
+                self.report.not_sent["not_selected"] += 1
 
     def _meta(self) -> dict[str, Any]:
         meta = {"primary": self.roles[PRIMARY], "secondary": self.roles.get(SECONDARY),
@@ -204,7 +221,7 @@ class Diff:
         """Send every case to every target and compare; ``progress`` hears of each case."""
         for role, url in self.roles.items():
             check_reachable(url, options=self.options_of(role))
-        cases = (c for c in cases if self._selected(c))
+        cases = self._chosen(cases)
         with contextlib.ExitStack() as stack, stopping.cooperative():
             # a signal: the cases in flight finish, no more start
             sender = self.senders(stack)
@@ -280,13 +297,16 @@ class Diff:
                      if not (d.path and ignored_path(d.path, (*self.ignore,
                                                               *self.ignore_values)))]
             return Answered(case, requests, responses, found, [], [], started, seconds)
-        differences = self._compare(own[PRIMARY], own[CANDIDATE])
-        noise = self._compare(own[PRIMARY], own[SECONDARY]) if SECONDARY in own else []
+        differences = self._compare(own[PRIMARY], own[CANDIDATE], case.request, CANDIDATE)
+        noise = (self._compare(own[PRIMARY], own[SECONDARY], case.request, SECONDARY)
+                 if SECONDARY in own else [])
         return Answered(case, requests, responses, differences, noise, [], started, seconds)
 
-    def _compare(self, expected: HttpResponse, actual: HttpResponse) -> list[Difference]:
+    def _compare(self, expected: HttpResponse, actual: HttpResponse, request: HttpRequest,
+                 role: str) -> list[Difference]:
         # Both sides are live: a pseudonym in an answer is a value like any other.
-        found = compare_responses(expected, actual, ignore=self.ignore)
+        found = compare_responses(expected, actual, ignore=self.ignore, request=request,
+                                  sides=Sides(f"the {PRIMARY}", f"the {role}"))
         if not self.ignore_values:
             return found
         return [d for d in found if not (_value_difference(d)
@@ -301,7 +321,10 @@ class Diff:
         where = (case.operation_name, case.binding_label)
         for role, response in answered.responses.items():  # its secrets, before any finding
             self.redaction.observe(answered.requests.get(role), response, case.operation_name)
-        self.report.exchanges += 1
+        if case.described:  # a WSDL compared: a service description, not a call
+            self.report.descriptions["WSDL"] += 1
+        else:
+            self.report.exchanges += 1
         self.report.add_seconds({where: answered.seconds})
         for role, response in answered.responses.items():
             self._answered[role] += 1
@@ -328,11 +351,13 @@ class Diff:
             judged = judge_leaks(answered.responses[role])
             if judged is not None:
                 verdict, expected, actual = judged
-                self.report.add(Finding(
+                leak = Finding(
                     "SEC-LEAK", Verdict.WARNING if verdict is Verdict.FAILED else verdict,
                     *where, expected=expected, actual=f"{role}: {actual}", index=case.index,
                     source=case.source, extra={"implementation": role},
-                    cause=leak_cause(expected, actual, f"the {role}'s")))
+                    cause=leak_cause(expected, actual, f"the {role}'s"))
+                self.report.add(leak)
+                answered.passive.append(leak)
         if case.operation and case.binding and case.arguments is not None \
                 and not _markup_refused(answered):
             for role in (PRIMARY, CANDIDATE):
@@ -423,15 +448,18 @@ class Diff:
         permitted = record.get("permitted")  # differences the spec leaves open: warnings
         outcome = next((d for d in kept if d.kind == "outcome"), None)
         sent = str(record["source"] or "")
-        what = f"{sent.removeprefix('error: ')}: " if sent.startswith("error: ") else ""
+        kind, value = _error_kind(sent)
+        what = f"{kind}: " if kind else ""
         if outcome is not None:  # compared with an error, nothing else means anything
             kept = [outcome]
         def cause_of(difference: Difference) -> str:  # each difference its own cause
+            if permitted == BOTH_REFUSE:  # no behaviour differs: the words do
+                return f"{what}{words_of(difference, PRIMARY_ANSWERS)} ({BOTH_REFUSE})"
             if permitted:
                 return EXPLANATION
-            return what + (outcome_cause(difference)
-                           if difference is outcome and not difference.warning
-                           else words_of(difference, PRIMARY_ANSWERS))
+            said = (outcome_cause(difference) if difference is outcome
+                    and not difference.warning else words_of(difference, PRIMARY_ANSWERS))
+            return said if whatever_sent(said) else what + said
 
         findings: list[Finding] = []
         failed: set[str] = set()
@@ -439,14 +467,16 @@ class Diff:
             rule = rule_of(difference)
             failed.add(rule)
             shown_expected, shown_actual = difference.shown()
+            cause = cause_of(difference)  # a value sent is its detail where its kind is said
             findings.append(Finding(
                 rule, Verdict.WARNING if difference.warning or permitted else Verdict.FAILED,
                 *where, expected=shown_expected, actual=shown_actual,
+                detail=value if cause.startswith(what) and what else None,
                 message=permitted or difference.summary,
                 extra={"primary": difference.expected, "candidate": difference.actual,
                        "path": difference.path, "kind": difference.kind,
                        "summary": difference.summary, "request": record["request"]},
-                cause=cause_of(difference), **at))
+                cause=cause, **at))
         for rule in CASE_RULES:
             if rule in failed:
                 continue
@@ -488,6 +518,20 @@ class Diff:
         return examples
 
 
+_VALUED = re.compile(r"^error: (?P<kind>.+?) \((?P<value>[^()]+)\)$")
+
+
+def _error_kind(source: str) -> tuple[str, str | None]:
+    """An erroneous case's kind and the value it sent, from its source ("error: non-integer
+    int parameter (x)" -> "non-integer int parameter (<details>)", "x"): the cases of one
+    kind share a cause, their values its details."""
+    if not source.startswith("error: "):
+        return "", None
+    if (found := _VALUED.match(source)) is not None:
+        return f"{found['kind']} ({DETAILS})", found["value"]
+    return source.removeprefix("error: "), None
+
+
 def _markup_refused(answered: Answered) -> bool:
     """Whether a side refused markup in a GET/POST value (ASP.NET's request validation): a
     recorded call with such values is left out of the cross-binding check, as a generated one
@@ -502,10 +546,15 @@ def _permitted(answered: Answered) -> str | None:
     (4.10): the same verdict as certify's, lint's and replay's."""
     if any(not_served(answered.responses[role]) for role in (PRIMARY, CANDIDATE)):
         return None  # a side that does not serve the call did not refuse values: not 4.10
-    refused = next((found for role in (PRIMARY, CANDIDATE)
-                    if (found := markup_refused(answered.requests[role],
-                                                answered.responses[role]))), None)
-    return f"{EXPLANATION}: {refused}" if refused else None
+    refused = [found for role in (PRIMARY, CANDIDATE)
+               if (found := markup_refused(answered.requests[role], answered.responses[role]))]
+    if len(refused) == 2:  # the same behaviour: what differs is how each says it
+        return BOTH_REFUSE
+    return f"{EXPLANATION}: {refused[0]}" if refused else None
+
+
+#: Why the differences of two refusals of markup are warnings: both sides did the same.
+BOTH_REFUSE = "both refuse the markup: ASP.NET's request validation, 4.10"
 
 
 def _no_wsdl(response: HttpResponse) -> str | None:

@@ -39,11 +39,19 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
-from harness.contract.bindings import Binding, build_request, read_response, soap_payload
+from harness.contract.bindings import (
+    Binding,
+    build_request,
+    code_words,
+    read_response,
+    soap_payload,
+)
 from harness.contract.model import Contract, Operation, ParamType, sample_arguments
 from harness.contract.xmlsafe import local_name, namespace
-from harness.judge.compare.difference import Difference
+from harness.judge.compare.difference import NO_CONTENT_TYPE, Difference
 from harness.judge.findings import Finding, Verdict
+from harness.judge.odd_requests import SpecProblem, answer_problem
+from harness.judge.words import shown_value
 from harness.traffic.exchange import (
     HttpRequest,
     HttpResponse,
@@ -477,9 +485,14 @@ def _names_case(ctx: Context) -> Built:
             ctx.generated)
 
 
+#: .NET's byte[] types: ASMX's GET/POST read a repeated field of one as its bytes, one each.
+_BYTE_ARRAYS = frozenset((ParamType.BASE64, ParamType.HEX_BINARY))
+
+
 def _duplicated_fields(ctx: Context) -> Built:
-    if not ctx.operation.parameters:
-        return None
+    if not ctx.operation.parameters or any(p.type in _BYTE_ARRAYS
+                                           for p in ctx.operation.parameters):
+        return None  # ?value=1&value=2 is the byte array [1, 2], not the text "1,2"
     second = _second(ctx)
     pairs = [pair for n, v in ctx.plain.items() for pair in ((n, v), (n, second[n]))]
     return _fields(ctx, pairs), {n: f"{v},{second[n]}" for n, v in ctx.plain.items()}
@@ -535,8 +548,11 @@ def _fields_in_query(ctx: Context) -> Built:
 def _second(ctx: Context) -> dict[str, str]:
     """A second value for each parameter, unlike the first (an int one more)."""
     plain = ctx.plain
-    return {p.name: str(int(v) + 1) if p.type is not ParamType.STRING and v.lstrip("-").isdigit()
+    return {p.name: str(int(v) + 1) if p.type is not ParamType.STRING and _INTEGER.fullmatch(v)
             else f"{v}b" for p in ctx.operation.parameters if (v := plain[p.name]) is not None}
+
+
+_INTEGER = re.compile(r"-?[0-9]+")
 
 
 def _escape(text: str) -> str:
@@ -648,7 +664,7 @@ class Shape:
     value: str | None = None
 
     def words(self) -> str:
-        """Everything: "HTTP 200 text/xml, answered GetTokenDeviceResponse in a SOAP 1.1
+        """Everything: "HTTP 200 text/xml, GetTokenDeviceResponse in a SOAP 1.1
         envelope 'token-for-7'"."""
         kind = f" {self.media}" if self.media else ""
         shown = f" {self.value!r}" if self.value is not None else ""
@@ -665,10 +681,11 @@ class Shape:
     def _form(self) -> str:
         if self.form.startswith("fault "):
             return f"a {self.version + ' ' if self.version else ''}{self.form[6:]} fault"
-        if self.version and self.form.startswith("answered "):
-            return f"{self.form} in a {self.version} envelope"
-        return {"empty": "empty body", "page": "an HTML page", "text": "a text body"}.get(
-            self.form, self.form)
+        answered = self.form.removeprefix("answered ")  # "answered with" says it already
+        if self.version and answered != self.form:
+            return f"{answered} in a {self.version} envelope"
+        return {"empty": "an empty body", "page": "an HTML page", "text": "a text body"}.get(
+            self.form, answered)
 
     def without_value(self) -> Shape:
         return replace(self, value=None)
@@ -714,38 +731,29 @@ def shape(op: Operation, binding: Binding, response: HttpResponse) -> Shape:
 
 
 def _code_class(code: str) -> str:
-    """A fault code's class: its first part ("Client.Schema" -> "Client", "Sender/x" ->
-    "Sender"): a refined code is the same fault (SOAP 1.1 4.4.1 refines with dots)."""
-    return code.split("/")[0].split(".")[0] or "uncoded"
+    """A fault code's class: its first word as written ("Client.Schema" -> "Client",
+    "Sender/x" -> "Sender"): a refined code is the same fault (``bindings.code_words``)."""
+    return (code_words(code) or ("uncoded",))[0]
 
 
-def spec_problem(mreq: MatrixRequest, response: HttpResponse) -> str | None:
+def spec_problem(mreq: MatrixRequest, response: HttpResponse) -> SpecProblem | None:
     """What the answer breaks of the spec, if anything, on a row whose ASMX answer is a SOAP
     one (a result, or a fault): over SOAP any XML body or any 200 is an envelope of the
-    request's version typed as rule 7 says; a GET/POST result is typed as 4.7 says. A row
-    that ASMX refuses at the HTTP level (415, 405, 400) was never a spec call: the spec says
-    nothing of its answer."""
+    request's version typed as rule 7 says (``odd_requests.answer_problem``, the odd
+    requests' own check); a GET/POST result is typed as 4.7 says. A row that ASMX refuses at
+    the HTTP level (415, 405, 400) was never a spec call: the spec says nothing of its
+    answer."""
     row = mreq.row
     if row.expected.same_as is None and not (row.expected.form or "").startswith("fault"):
         return None
-    binding = row.binding
-    if binding.is_soap:
-        got = shape(mreq.operation, binding, response)
-        xml = got.form.startswith(("answered", "fault", "xml"))
-        if response.status != 200 and not xml:
-            return None
-        if got.version is None:
-            return "not a SOAP envelope (4.1 rule 5)"
-        if got.version != binding.label:
-            return f"{binding.label} answered with a {got.version} envelope (4.1 rule 5)"
-        want = normalise_content_type(binding.soap_content_type)
-        if normalise_content_type(response.content_type) != want:
-            return f"Content-Type {response.content_type or 'none'}, not {want} (4.1 rule 7)"
-        return None
+    if row.binding.is_soap:
+        return answer_problem(row.binding, response)
     if response.status == 200 and mreq.operation.result is not None:
         want = normalise_content_type("text/xml; charset=utf-8")
         if normalise_content_type(response.content_type) != want:
-            return f"Content-Type {response.content_type or 'none'}, not {want} (4.7)"
+            shown = response.content_type or NO_CONTENT_TYPE
+            return SpecProblem("content-type", f"Content-Type {want}", f"Content-Type {shown}",
+                               f"Content-Type {shown}, not {want} (4.7)")
     return None
 
 
@@ -755,6 +763,8 @@ class Judged:
     expected: str
     actual: str
     cause: str = ""
+    #: Which values, where a value comes back changed (``Finding.detail``).
+    detail: str | None = None
 
 
 @dataclass(frozen=True)
@@ -786,20 +796,22 @@ def verdict(mreq: MatrixRequest, answers: Answers) -> Judged:
     problem = spec_problem(mreq, answers.response)
     if problem is not None and problem not in (spec_problem(mreq, plain), answers.control
                                                and spec_problem(mreq, answers.control)):
-        versions = " answered with a " in problem
-        cause = (problem.removesuffix(" (4.1 rule 5)") if versions
-                 else f"{row.label}: answered with {problem}")
+        cause = problem.words if problem.version else f"{row.label}: answered with " \
+                                                      f"{problem.words}"
+        detail = None
         if answers.control is not None and row.other_value is Verdict.FAILED:  # and a value
-            # changed too: said too
+            # changed too: said too, the values as its detail
             want = shape(op, row.binding, answers.control)
             if got.status == want.status == 200 and got.value != want.value:
-                cause += f"; the value changed too ({got.value!r} for {want.value!r})"
-        return Judged(Verdict.FAILED, expected, f"{got.words()}: {problem}", cause)
+                cause += "; the value changed too"
+                detail = _changed(got, want)
+        return Judged(Verdict.FAILED, problem.expected, problem.actual, cause, detail)
     if row.expected.same_as is None:
         if row.expected.holds(got):
             return Judged(Verdict.PASSED, expected, got.words())
         return Judged(Verdict.WARNING, expected, got.words(),
-                      f"{row.label}: {got.brief()} where ASMX gives {row.expected.brief()}")
+                      f"{row.label}: answered with {got.brief()} where ASMX answers with "
+                      f"{row.expected.brief()}")
     if answers.control is None:
         return Judged(Verdict.NOT_APPLICABLE, expected, got.words(),
                       "the spec call to compare with got no answer")
@@ -810,12 +822,18 @@ def verdict(mreq: MatrixRequest, answers: Answers) -> Judged:
     if got.alike(want) and got.status == 200:
         lost = row.other_value is Verdict.FAILED
         return Judged(row.other_value, f"{want.value!r}, as {spec_call}", repr(got.value),
-                      f"{row.label}: {got.value!r} comes back where {spec_call} gives "
-                      f"{want.value!r}" + (" (a value lost or changed)" if lost else
-                                           " (ASMX loses it too; the spec is silent)"))
+                      f"{row.label}: another value comes back than {spec_call} gives"
+                      + (" (a value lost or changed)" if lost else
+                         " (ASMX loses it too; the spec is silent)"), _changed(got, want))
     return Judged(Verdict.WARNING, f"as {spec_call}: {want.words()}", got.words(),
-                  f"{row.label}: {got.brief()} where ASMX answers as {spec_call}: "
-                  f"{want.brief()}")
+                  f"{row.label}: answered with {got.brief()}, {spec_call} with "
+                  f"{want.brief()} (ASMX answers both alike)")  # both the target's answers
+
+
+def _changed(got: Shape, want: Shape) -> str:
+    """Which values, as a detail: ``token-for- for token-for-A10`` (what came back, for
+    what the spec call gives)."""
+    return f"{shown_value(got.value or '')} for {shown_value(want.value or '')}"
 
 
 def judge(mreq: MatrixRequest, answers: Answers, *, index: int | None = None,
@@ -827,7 +845,7 @@ def judge(mreq: MatrixRequest, answers: Answers, *, index: int | None = None,
     return Finding(mreq.row.rule, judged.verdict, mreq.operation.name, mreq.binding.label,
                    expected=judged.expected, actual=judged.actual, message=message,
                    index=index, source=source, extra={"matrix": mreq.row.id},
-                   cause=judged.cause)
+                   cause=judged.cause, detail=judged.detail)
 
 
 def compare(mreq: MatrixRequest, primary: HttpResponse, candidate: HttpResponse
@@ -839,16 +857,15 @@ def compare(mreq: MatrixRequest, primary: HttpResponse, candidate: HttpResponse
     want, got = shape(op, row.binding, primary), shape(op, row.binding, candidate)
     problem = spec_problem(mreq, candidate)
     if problem is not None and spec_problem(mreq, primary) is None:
-        if "(4.1 rule 7)" in problem or "(4.7)" in problem:  # in the words plain calls'
-            # differences use: one line with them when the stack types every answer so
+        if problem.aspect == "content-type":  # in the words plain calls' differences use:
+            # one line with them when the stack types every answer so
             return [Difference("content-type", "", primary.content_type,
                                candidate.content_type, summary=f"Content-Type "
                                f"{primary.content_type} expected, "
-                               f"{candidate.content_type or 'none'} given")]
-        versions = " answered with a " in problem
-        return [Difference("body", "", want.words(), f"{got.words()}: {problem}",
-                           summary=problem.removesuffix(" (4.1 rule 5)") if versions
-                           else f"{row.label}: the candidate answered with {problem}")]
+                               f"{candidate.content_type or NO_CONTENT_TYPE} given")]
+        return [Difference("body", "", problem.expected, problem.actual,
+                           summary=problem.words if problem.version
+                           else f"{row.label}: the candidate answers with {problem.words}")]
     if got == want or (got.alike(want) and got.value == want.value) or (
             row.expected.same_as is None and row.expected.holds(got)
             and row.expected.holds(want)):
@@ -857,12 +874,13 @@ def compare(mreq: MatrixRequest, primary: HttpResponse, candidate: HttpResponse
         return [Difference("text", _result_path(op, got), want.value, got.value,
                            row.other_value is not Verdict.FAILED,
                            f"{row.label}: another value comes back than the primary's")]
-    if got.status == 404 and want.status != 404:  # not served: one line for every row
-        return [Difference("outcome", "", want.words(), got.words(), True,
-                           "HTTP 404 where the primary answers (the call is not served)")]
+    if got.status == 404 and want.status != 404:  # not served (spec 4.1: four bindings):
+        # a failure, one line with every other call of the binding diff finds not served
+        return [Difference("outcome", "", want.words(), got.words(), False,
+                           "HTTP 404: the call is not served")]
     return [Difference("outcome", "", want.words(), got.words(), True,
-                       f"{row.label}: {got.brief()} where the primary gives {want.brief()} "
-                       "(the spec is silent)")]
+                       f"{row.label}: the candidate answers with {got.brief()} where the "
+                       f"primary answers with {want.brief()} (the spec is silent)")]
 
 
 def _result_path(op: Operation, got: Shape) -> str:

@@ -5,7 +5,10 @@ A result on one side and an error on the other is the one cause of a call
 (``outcome_cause``), and what else differs in that call is not applicable because of it;
 otherwise each difference is a cause in its own words (``words_of``: the comparison's
 ``Difference.summary``, "SOAP 1.2 answered with a SOAP 1.1 envelope"), shared by every call
-it is found on.
+it is found on. A cause that holds whatever the request was (``whatever_sent``) is said
+without it, so that it stays one line over every kind of request. What varies between the
+findings of one cause (a value, a parameter) is their ``Finding.detail``, listed beside it;
+the words themselves come from ``harness.judge.words``.
 """
 
 from __future__ import annotations
@@ -25,6 +28,17 @@ def failed_call_cause(status: int, line: str) -> str:
     path it did not find), so that every call of a binding a target does not serve is one
     cause, in the words diff and replay use too."""
     return f"HTTP {status}: the call is not served" if status in NOT_SERVED else line
+
+
+_SENT_ALIKE = re.compile(r"HTTP \d{3}: the call is not served$|"
+                         r"SOAP 1\.[12] answered with a SOAP 1\.[12] envelope$")
+
+
+def whatever_sent(cause: str) -> bool:
+    """Whether ``cause`` holds whatever the request was (a call not served, an answer in the
+    other SOAP version): said without the kind of request sent (``diff --errors``'s "missing
+    parameters: ..."), it is one cause, one line, over every kind."""
+    return _SENT_ALIKE.match(cause) is not None
 
 
 def outcome_cause(outcome: Difference) -> str:

@@ -41,6 +41,11 @@ if TYPE_CHECKING:
 #: page) reach a Report, which counts them by kind (the finding's ``actual``; in a tally key,
 #: the operation slot) apart from the findings.
 DESCRIPTION = "SERVICE-DESCRIPTION"
+#: Why a recorded exchange was not sent (``Report.not_sent``'s keys), in the words every
+#: output uses: a service description (replay and load do not send them), or an exchange of
+#: an operation x binding that ``--operation``/``--binding`` leave out.
+NOT_SENT = {"service_descriptions": "service description",
+            "not_selected": "left out by --operation/--binding"}
 #: The ``extra`` of a finding counting recorded values it could not compare (pseudonyms
 #: without the recording's key): a Report sums them into ``meta["uncompared"]``, which every
 #: verdict line says.
@@ -50,6 +55,22 @@ UNCOMPARED = "uncompared"
 MAX_CAUSES = 1000
 #: Characters of a cause's text.
 CAUSE_CHARS = 200
+#: Distinct details a Cause keeps (``Finding.detail``); beyond them, only how many more.
+MAX_DETAILS = 50
+#: The token ``cause_of`` puts where the finding's operation was named.
+OPERATION = "<operation>"
+#: Where a cause's text takes its details ("non-integer int parameter (<details>): ..."); a
+#: cause without it has them after its text ("...: a, b").
+DETAILS = "<details>"
+
+
+def with_details(text: str, details: list[str], more: int = 0) -> str:
+    """``text`` with ``details`` (and "and N more") in its DETAILS slot, or after it."""
+    joint = "; " if any(", " in d for d in details) else ", "  # a list of lists reads so
+    listed = joint.join(details) + (f" and {more} more" if more else "")
+    if DETAILS in text:
+        return text.replace(DETAILS, listed) if listed else text.replace(f" ({DETAILS})", "")
+    return f"{text}: {listed}" if listed else text
 
 
 class Verdict(StrEnum):
@@ -84,6 +105,11 @@ class Finding:
     #: The endpoint an endpoint-level finding is about (its WSDL, e.g. "/Auth.asmx"): such
     #: a finding is reported per endpoint, not per operation x binding.
     endpoint: str | None = None
+    #: What this finding is about among the findings that share its cause, when a reader
+    #: needs it named: the value accepted ("2147483648"), the parameter ("PhoneNumber"). The
+    #: cause stays shared; reports list its details beside it ("...: a NUL character,
+    #: 2147483648").
+    detail: str | None = None
 
     @property
     def case(self) -> tuple[str, str, str]:
@@ -100,7 +126,7 @@ class Finding:
         data["verdict"] = self.verdict.value
         extra = data.pop("extra")
         data.update(extra)
-        data["cause"] = cause_of(self)
+        data["cause"] = with_details(cause_of(self), [self.detail] if self.detail else [])
         return {k: v for k, v in data.items()
                 if v is not None or k in ("operation", "binding")}
 
@@ -123,7 +149,7 @@ def cause_of(finding: Finding) -> str:
         if finding.message and "expected " not in finding.message:
             text += f" ({finding.message})"
     if finding.operation and len(finding.operation) > 2:  # one cause over operations
-        text = text.replace(finding.operation, "<operation>")
+        text = text.replace(finding.operation, OPERATION)
     return cause_text(text)
 
 
@@ -131,9 +157,11 @@ _QUOTED = re.compile(r"'[^'\n]{2,}'")
 
 
 def cause_text(text: str) -> str:
-    """``text`` as a cause: one line, values in single quotes masked ('…'), shortened."""
-    line = _QUOTED.sub("'…'", " ".join(text.split()))
-    return line if len(line) <= CAUSE_CHARS else line[:CAUSE_CHARS - 1].rstrip() + "…"
+    """``text`` as a cause: one line, values in single quotes masked ('…'), shortened at a
+    word (a value a reader needs belongs in ``Finding.detail``, not quoted in the cause)."""
+    from harness.judge.words import shortened
+
+    return shortened(_QUOTED.sub("'…'", " ".join(text.split())), CAUSE_CHARS)
 
 
 #: Rules whose findings are differences between two answers (diff, replay), not a rule of
@@ -163,6 +191,14 @@ class Cause:
     pairs: Counter[tuple[str, str]] = field(default_factory=Counter)
     #: The first finding under it, as JSON data (``Finding.to_dict``).
     example: dict[str, Any] = field(default_factory=dict)
+    #: The distinct details of its findings (``Finding.detail``), in the order seen (at most
+    #: MAX_DETAILS), and how many more there were.
+    details: dict[str, None] = field(default_factory=dict)
+    more_details: int = 0
+    _beyond: set[str] = field(default_factory=set)
+    #: The operations its text stands for where it says ``<operation>`` (two at most: one is
+    #: named in the text, two or more stay ``<operation>``).
+    operations: set[str] = field(default_factory=set)
     _last: tuple[Any, ...] | None = None
 
     @property
@@ -180,13 +216,41 @@ class Cause:
             self._last = call
         if not self.example:
             self.example = data
+        if finding.detail and finding.detail not in self.details:
+            if len(self.details) < MAX_DETAILS:
+                self.details[finding.detail] = None
+            elif finding.detail not in self._beyond and len(self._beyond) < 100 * MAX_DETAILS:
+                self._beyond.add(finding.detail)
+                self.more_details = len(self._beyond)
+        if finding.operation and len(self.operations) < 2 and OPERATION in self.text:
+            self.operations.add(finding.operation)
+
+    @property
+    def named_text(self) -> str:
+        """Its text with the one operation it stands for named (``<operation>`` kept when it
+        stands for several)."""
+        if len(self.operations) == 1:
+            return self.text.replace(OPERATION, next(iter(self.operations)))
+        return self.text
+
+    def said(self, details: int = 6) -> str:
+        """Its words as a report shows them: its operation named when it stands for one, its
+        first ``details`` in their slot or after it."""
+        shown = list(self.details)[:details]
+        return with_details(self.named_text, shown,
+                            len(self.details) - len(shown) + self.more_details)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"verdict": self.verdict.value, "cause": self.text,
+        text = self.text  # its details in their slot ("non-integer int parameter (x, 2147...)")
+        if DETAILS in text:
+            text = with_details(text, list(self.details), self.more_details)
+        return {"verdict": self.verdict.value, "cause": text,
                 "difference": self.difference, "checks": self.checks, "calls": self.calls,
                 "rules": dict(self.rules.most_common()),
                 "pairs": [{"operation": op, "binding": b, "calls": n}
                           for (op, b), n in sorted(self.pairs.items())],
+                **({"details": list(self.details), "more_details": self.more_details}
+                   if self.details else {}),
                 "example": self.example}
 
 
@@ -290,6 +354,9 @@ class Report:
         self.scope: Scope | None = None
         #: Service description requests by kind ("WSDL": 7): traffic counted, not judged.
         self.descriptions: Counter[str] = Counter()
+        #: Recorded exchanges the run did not send, by why (``NOT_SENT``): counted apart
+        #: from ``exchanges`` (the calls sent), in every output.
+        self.not_sent: Counter[str] = Counter()
         #: What became of them, said beside their count (replay: not sent).
         self.descriptions_note = "counted, not judged"
         #: The signal that stopped the run before its end ("SIGINT", "SIGTERM"), or None: every
@@ -337,7 +404,7 @@ class Report:
         """Count ``finding`` under its cause (bounded: past MAX_CAUSES distinct causes, a
         rule's further ones share one group)."""
         difference = is_difference(finding.rule)
-        key = (finding.verdict, data["cause"])
+        key = (finding.verdict, cause_of(finding))
         cause = self.causes.get(key)
         if cause is None:
             if len(self.causes) >= MAX_CAUSES:
@@ -447,6 +514,15 @@ class Report:
     def checks(self) -> int:
         """Every check judged (every finding counted, whatever its verdict)."""
         return sum(self.counts.values())
+
+    @property
+    def judged(self) -> bool:
+        """Whether the run judged anything: a check passed, failed or warned. A run of none
+        (no usable exchange, a selection that matched nothing, every check not applicable)
+        is no pass; an interrupted run says what it did."""
+        c = self.counts
+        return bool(c[Verdict.PASSED] or c[Verdict.FAILED] or c[Verdict.WARNING]
+                    or self.interrupted)
 
     def kept(self, verdict: Verdict | None = None) -> Iterator[dict[str, Any]]:
         """The failures and warnings, in the order found, as dicts."""

@@ -31,15 +31,16 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from harness.contract.bindings import Binding, build_request
+from harness.contract.bindings import Binding, build_request, fault_class, in_its_version
 from harness.contract.model import Contract, Operation, sample_arguments
 from harness.contract.selection import Selection
 from harness.contract.structure import Value
 from harness.contract.xmlsafe import element_children, local_name, namespace, parse_xml
 from harness.errors import XMLRejected
-from harness.judge.compare.difference import Difference
+from harness.judge.compare.difference import NO_CONTENT_TYPE, Difference
 from harness.judge.compare.xml import child, fault_code, local_code
 from harness.judge.findings import Finding, Verdict
+from harness.judge.words import version_words
 from harness.traffic.exchange import HttpRequest, HttpResponse, media_type, normalise_content_type
 
 
@@ -100,24 +101,28 @@ class OddRequest:
 
 
 def other_operation(contract: Contract, op: Operation, chosen: Selection | None = None
-                    ) -> tuple[Operation, bool]:
+                    ) -> tuple[Operation, bool] | None:
     """The operation whose action is sent instead of ``op``'s, and whether it shares
     ``op``'s endpoint (then ASMX routes to it, so it runs): another of the endpoint when
-    ``chosen`` selects it, else one of another endpoint (ASMX routes no action across
-    endpoints: nothing runs)."""
-    same = [o for o in contract.endpoints[op.endpoint]
-            if o is not op and (chosen is None or chosen.allows(o.name, None))]
+    ``chosen`` selects it, else a selected one of another endpoint (ASMX routes no action
+    across endpoints: nothing runs). None when there is none to name (a one-operation
+    service, or ``chosen`` leaves out every other operation: a stack that routes by
+    SOAPAction alone would run the one named, which was not asked for)."""
+    others = [o for o in contract.operations
+              if o is not op and (chosen is None or chosen.allows(o.name, None))]
+    same = [o for o in others if o.endpoint == op.endpoint]
     if same:
         return same[0], True
-    return next((o for o in contract.operations if o.endpoint != op.endpoint), op), False
+    return next(((o, False) for o in others), None)
 
 
 def odd_request(contract: Contract, op: Operation, binding: Binding, kind: str,
                 base_url: str, arguments: Mapping[str, Value] | None = None,
-                chosen: Selection | None = None) -> OddRequest:
+                chosen: Selection | None = None) -> OddRequest | None:
     """``op`` over ``binding`` (SOAP 1.1 or 1.2) sent with the odd thing ``kind`` (a key of
     KINDS), with ``arguments`` (default: plain generated values), and what ASMX answers;
-    another operation's action names one ``chosen`` selects, or one ASMX cannot route to."""
+    another operation's action names one ``chosen`` selects, or one ASMX cannot route to
+    (None when there is no such operation: the kind does not apply)."""
     if kind not in KINDS:
         raise ValueError(f"unknown odd request {kind!r} (use: {', '.join(KINDS)})")
     if not binding.is_soap:
@@ -139,16 +144,21 @@ def odd_request(contract: Contract, op: Operation, binding: Binding, kind: str,
             raise ValueError(f"{kind} is sent over SOAP 1.1")
         return OddRequest(kind, KINDS[kind], op, binding,
                           request.with_header("Content-Type", "text/xml"), answered)
-    other, same_endpoint = other_operation(contract, op, chosen)
-    action = {"a wrong SOAPAction": f'"{contract.namespace.rstrip("/")}/{NO_SUCH_OPERATION}"',
-              "an empty SOAPAction": '""',
-              "another operation's SOAPAction": contract.soap_action(other)}[kind]
-    if kind == "another operation's SOAPAction" and same_endpoint:
-        expected = _answered(other)
-    elif binding is Binding.SOAP11:
-        expected = "a Client fault"
+    expected = None
+    if kind == "another operation's SOAPAction":
+        named = other_operation(contract, op, chosen)
+        if named is None:
+            return None
+        other, same_endpoint = named
+        action = contract.soap_action(other)
+        if same_endpoint:
+            expected = _answered(other)
     else:
-        expected = answered  # SOAP 1.2: an action naming no operation here is ignored
+        action = {"a wrong SOAPAction":
+                  f'"{contract.namespace.rstrip("/")}/{NO_SUCH_OPERATION}"',
+                  "an empty SOAPAction": '""'}[kind]
+    if expected is None:  # SOAP 1.2: an action naming no operation here is ignored
+        expected = "a Client fault" if binding is Binding.SOAP11 else answered
     if binding is Binding.SOAP11:
         request = request.with_header("SOAPAction", action)
     else:
@@ -177,33 +187,35 @@ def requests_for(contract: Contract, op: Operation, base_url: str,
                 continue
             if kind == "text/xml without charset" and binding is not Binding.SOAP11:
                 continue
-            yield odd_request(contract, op, binding, kind, base_url, chosen=chosen)
+            odd = odd_request(contract, op, binding, kind, base_url, chosen=chosen)
+            if odd is not None:
+                yield odd
 
 
 def _answered(op: Operation) -> str:
-    return f"answered {op.name}Response"
+    return f"{op.name}Response"
 
 
 def outcome(response: HttpResponse) -> str:
-    """What an answer is, in words comparable with an OddRequest's ``expected``: "answered
-    XResponse", "a Client fault" (SOAP 1.2 Sender alike), "a help page (200, text/html)",
-    "HTTP 405", "HTTP 200, empty body"..."""
+    """What an answer is, as a noun comparable with an OddRequest's ``expected`` (a cause
+    reads "answered with X where ASMX answers with Y"): "XResponse" (the response element),
+    "a Client fault" (SOAP 1.2 Sender alike, a dotted refinement too), "a help page (200,
+    text/html)", "HTTP 405, text/html", "an empty body (HTTP 200)"..."""
     document = _document(response)
     payload = _payload(document)
     if payload is not None:
         if local_name(payload) == "Fault":
             if child(payload, "faultcode", "Code") is None:
                 return "a fault without a code"
-            code = (local_code(fault_code(payload)) or "").split("/")[0]
-            return f"a {'Client' if code in ('Client', 'Sender') else code or 'coded'} fault" \
-                if not code.startswith("Client.") else "a Client fault"
+            blame = fault_class(local_code(fault_code(payload)))
+            return f"a {blame or 'coded'} fault"
         if response.status == 200:
-            return f"answered {local_name(payload)}"
+            return local_name(payload)
     media = media_type(response.content_type) or "no Content-Type"
     if response.status == 200 and media == "text/html":
         return HELP_PAGE
     if response.status == 200 and not response.body.strip():
-        return "HTTP 200, empty body"
+        return "an empty body (HTTP 200)"
     return f"HTTP {response.status}, {media}"
 
 
@@ -225,11 +237,31 @@ def _payload(document: etree._Element | None) -> etree._Element | None:
     return kids[0] if kids else None
 
 
-def _spec_problem(odd: OddRequest, response: HttpResponse) -> str | None:
-    """What the answer to a SOAP request breaks of the spec (4.1 rules 5, 7), if anything: a
-    SOAP answer (any 200, or an XML body) is an envelope of the request's version, typed
-    ``text/xml; charset=utf-8`` (1.1) or ``application/soap+xml; charset=utf-8`` (1.2)."""
-    if not odd.binding.is_soap:
+@dataclass(frozen=True)
+class SpecProblem:
+    """What an answer breaks of the spec: the aspect ("envelope", "content-type"), what the
+    spec asks and what came, each in words, and what came as the object of "answered with"
+    ("Content-Type text/xml, not text/xml; charset=utf-8 (4.1 rule 7)")."""
+
+    aspect: str
+    expected: str
+    actual: str
+    words: str
+    #: The answer's SOAP version differs from the request's: the words every comparison uses
+    #: (one cause with R5-ENVELOPE's, whatever the request was).
+    version: bool = False
+
+
+def _spec_problem(odd: OddRequest, response: HttpResponse) -> SpecProblem | None:
+    return answer_problem(odd.binding, response)
+
+
+def answer_problem(binding: Binding, response: HttpResponse) -> SpecProblem | None:
+    """What the answer to a request over ``binding`` breaks of the spec (4.1 rules 5, 7), if
+    anything: a SOAP answer (any 200, or an XML body) is an envelope of the request's
+    version, typed ``text/xml; charset=utf-8`` (1.1) or ``application/soap+xml;
+    charset=utf-8`` (1.2). The odd requests and the ASMX matrix judge their answers so."""
+    if not binding.is_soap:
         return None
     body = response.body.strip()
     media = media_type(response.content_type) or ""
@@ -237,21 +269,33 @@ def _spec_problem(odd: OddRequest, response: HttpResponse) -> str | None:
         return None  # an HTTP error that is no SOAP answer: the spec is silent (section 7)
     if response.status != 200 and not body:
         return None
+    label = binding.label
     document = _document(response)
     if document is None or local_name(document) != "Envelope":
-        return "not a SOAP envelope (4.1 rule 5)"
-    if namespace(document) != odd.binding.envelope_ns:
-        other = "SOAP 1.1" if odd.binding is Binding.SOAP12 else "SOAP 1.2"
-        return f"{odd.binding.label} answered with a {other} envelope (4.1 rule 5)"
+        form = "no XML" if document is None else f"an XML <{local_name(document)}> document"
+        return SpecProblem("envelope", f"a {label} envelope", form,
+                           f"{form}, no SOAP envelope (4.1 rule 5)")
     payload = _payload(document)
+    answered = next((b for b in (Binding.SOAP11, Binding.SOAP12)
+                     if b.envelope_ns == namespace(document)), None)
+    code = fault_code(payload) if payload is not None and local_name(payload) == "Fault" \
+        else None
+    if not in_its_version(binding, answered, code):
+        other = answered.label if answered else f"{namespace(document) or 'no'} namespace"
+        return SpecProblem("envelope", f"a {label} envelope", f"a {other} envelope",
+                           version_words(label, other), version=True)
     if payload is not None and local_name(payload) == "Fault":
-        code = "faultcode" if odd.binding is Binding.SOAP11 else "Code"
+        code = "faultcode" if binding is Binding.SOAP11 else "Code"
         if child(payload, code) is None:
-            return f"a fault without {code}: not a {odd.binding.label} fault (4.1 rule 5)"
-    want = normalise_content_type(odd.binding.soap_content_type)
+            return SpecProblem("envelope", f"a {label} fault (with its {code})",
+                               f"a fault without {code}",
+                               f"a fault without {code}: no {label} fault (4.1 rule 5)")
+    want = normalise_content_type(binding.soap_content_type)
     got = normalise_content_type(response.content_type)
     if got != want:
-        return f"Content-Type {response.content_type or 'none'}, not {want} (4.1 rule 7)"
+        shown = response.content_type or NO_CONTENT_TYPE
+        return SpecProblem("content-type", f"Content-Type {want}", f"Content-Type {shown}",
+                           f"Content-Type {shown}, not {want} (4.1 rule 7)")
     return None
 
 
@@ -267,16 +311,16 @@ def judge(odd: OddRequest, response: HttpResponse | None, *, index: int | None =
     actual = outcome(response)
     problem = _spec_problem(odd, response)
     if problem is not None:  # an answer in the other version: R5-ENVELOPE's cause, said once
-        version = problem.endswith("envelope (4.1 rule 5)") and " answered with a " in problem
-        return Finding(odd.rule, Verdict.FAILED, **where, expected=odd.expected,
-                       actual=f"{actual}: {problem}",
-                       cause=problem.removesuffix(" (4.1 rule 5)") if version
-                       else f"{sent}: the answer is {problem}")
+        return Finding(odd.rule, Verdict.FAILED, **where, expected=problem.expected,
+                       actual=problem.actual, message=f"{sent}: answered with {actual}",
+                       cause=problem.words if problem.version
+                       else f"{sent}: answered with {problem.words}")
     if _as_asmx(odd, actual, response):
         return Finding(odd.rule, Verdict.PASSED, **where, expected=odd.expected, actual=actual)
     return Finding(odd.rule, Verdict.WARNING, **where, expected=odd.expected, actual=actual,
                    message="the spec is silent; the real ASMX answers otherwise",
-                   cause=f"{sent}: {actual} where ASMX gives {odd.expected}")
+                   cause=f"{sent}: answered with {actual} where ASMX answers with "
+                         f"{odd.expected}")
 
 
 def compare(odd: OddRequest, primary: HttpResponse, candidate: HttpResponse
@@ -288,15 +332,15 @@ def compare(odd: OddRequest, primary: HttpResponse, candidate: HttpResponse
     expected, actual = outcome(primary), outcome(candidate)
     problem = _spec_problem(odd, candidate)
     if problem is not None and _spec_problem(odd, primary) is None:
-        kind = "content-type" if "rule 7" in problem else "body"
-        version = " answered with a " in problem  # the words of every comparison
-        return [Difference(kind, "", expected, f"{actual}: {problem}",
-                           summary=problem.removesuffix(" (4.1 rule 5)") if version
-                           else f"the answer of the candidate is {problem}")]
+        kind = "content-type" if problem.aspect == "content-type" else "body"
+        return [Difference(kind, "", problem.expected, problem.actual,
+                           summary=problem.words if problem.version
+                           else f"the candidate answers with {problem.words}")]
     if _same_outcome(odd, expected, actual, primary, candidate):
         return []
     return [Difference("outcome", "", expected, actual, True,
-                       f"{actual} where the primary gives {expected} (the spec is silent)")]
+                       f"the candidate answers with {actual} where the primary answers with "
+                       f"{expected} (the spec is silent)")]
 
 
 def _same_outcome(odd: OddRequest, expected: str, actual: str, primary: HttpResponse,

@@ -29,6 +29,7 @@ from harness.contract.bindings import (
     ResponseReading,
     argument_element,
     classify,
+    in_its_version,
     read_response,
     soap_body,
     soap_version,
@@ -45,6 +46,7 @@ from harness.judge.findings import DESCRIPTION, Finding, Verdict
 from harness.judge.profiles import Profile
 from harness.judge.request_validation import markup_refused
 from harness.judge.security import judge_leaks
+from harness.judge.words import message_words, shortened, shown_value, version_words
 from harness.traffic.exchange import (
     Exchange,
     HttpRequest,
@@ -78,6 +80,8 @@ class Outcome(NamedTuple):  # a tuple: built ~20 times per exchange, cheaply
     #: What happened, in words shared by every finding it explains (``Finding.cause``);
     #: empty: expected and actual say it.
     cause: str = ""
+    #: What it is about among the findings of its cause (``Finding.detail``): the value.
+    detail: str = ""
 
 
 # The helpers build the tuple directly: NamedTuple's own __new__ is a Python-level layer more.
@@ -85,27 +89,29 @@ _new = tuple.__new__
 
 
 def passed(expected: str = "", actual: str = "", message: str = "") -> Outcome:
-    return _new(Outcome, (Verdict.PASSED, expected, actual, message, False, ""))
+    return _new(Outcome, (Verdict.PASSED, expected, actual, message, False, "", ""))
 
 
-def failed(expected: str, actual: str, message: str = "", cause: str = "") -> Outcome:
-    return _new(Outcome, (Verdict.FAILED, expected, actual, message, False, cause))
+def failed(expected: str, actual: str, message: str = "", cause: str = "",
+           detail: str = "") -> Outcome:
+    return _new(Outcome, (Verdict.FAILED, expected, actual, message, False, cause, detail))
 
 
 def warning(expected: str, actual: str, message: str = "", cause: str = "") -> Outcome:
-    return _new(Outcome, (Verdict.WARNING, expected, actual, message, False, cause))
+    return _new(Outcome, (Verdict.WARNING, expected, actual, message, False, cause, ""))
 
 
-def tolerated(expected: str, actual: str, message: str) -> Outcome:
+def tolerated(expected: str, actual: str, message: str, cause: str = "",
+              detail: str = "") -> Outcome:
     """A deviation the spec forbids and the ASMX runtime accepts: a failure under the spec
     profile, a warning under the asmx profile."""
-    return _new(Outcome, (Verdict.FAILED, expected, actual, message, True, ""))
+    return _new(Outcome, (Verdict.FAILED, expected, actual, message, True, cause, detail))
 
 
 def not_applicable(message: str) -> Outcome:
     """Not applicable; ``message`` says why (its cause, e.g. "the call failed with HTTP
     500 (see R4-STATUS)")."""
-    return _new(Outcome, (Verdict.NOT_APPLICABLE, "", "", message, False, message))
+    return _new(Outcome, (Verdict.NOT_APPLICABLE, "", "", message, False, message, ""))
 
 
 @dataclass(frozen=True)
@@ -334,13 +340,14 @@ def failure_cause(response: HttpResponse, reading: ResponseReading | None,
     XML declaration), shortened to ``width``."""
     head = f"HTTP {response.status}"
     if reading is not None and (reading.fault_code or reading.fault_reason):
-        detail = f"{reading.fault_code or 'no code'} fault: {reading.fault_reason or ''}"
+        said = message_words(reading.fault_reason or "")
+        detail = f"{reading.fault_code or 'no code'} fault" + (f": {said}" if said else "")
     else:
-        detail = _first_words(response.body[:4096].decode("utf-8", "replace"))
+        detail = message_words(_first_words(response.body[:4096].decode("utf-8", "replace")),
+                               width)
         if not detail:
             return f"{head}, empty body"
-    line = f"{head}: {detail.splitlines()[0].strip() if detail.strip() else detail}"
-    return line if len(line) <= width else line[:width - 3].rstrip() + "..."
+    return shortened(f"{head}: {detail}", width)
 
 
 _TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.I | re.S)
@@ -530,7 +537,8 @@ _VERSION_SEGMENT = re.compile(r"v\d+(\.\d+)*|version\d*", re.I)
 def typed_parameters(kind: ParamType) -> Callable[[Case], Iterator[Outcome]]:
     """4.1 rule 9: a parameter of type ``kind`` carries a value of that type: its XSD lexical
     form in SOAP, text ASMX converts in GET/POST (``ParamType.accepts``, the one check the
-    reference uses too)."""
+    reference uses too); of a type ASMX reads as any text (xs:integer, xs:token...), a value
+    outside XSD's form is tolerated (``ParamType.lexical``: the spec profile fails it)."""
     def check(case: Case) -> Iterator[Outcome]:
         typed = [p for p in case.operation.parameters if p.type is kind]
         args = case.classification.args if case.classification else {}
@@ -539,10 +547,17 @@ def typed_parameters(kind: ParamType) -> Callable[[Case], Iterator[Outcome]]:
             want = f"{p.name}: {_a(p.type_name or kind.value)}"
             if value is None:
                 yield not_applicable(f"{p.name} not sent (see R9-PARAMETERS)")
-            elif p.accepts(value, http=not case.binding.is_soap):
-                yield passed(want, value)
+            elif not p.accepts(value, http=not case.binding.is_soap):
+                yield failed(want, repr(value), cause=f"{p.name}: values that are no "
+                             f"{p.type_name or kind.value}", detail=shown_value(value))
+            elif not p.lexical(value, http=not case.binding.is_soap):
+                # ASMX reads this type as any text, while the WSDL promises XSD's form
+                yield tolerated(want, repr(value), f"no {kind.value} by XSD; ASMX takes any "
+                                                   "text for it",
+                                cause=f"{p.name}: values that are no {kind.value} by XSD "
+                                      "(ASMX takes any text)", detail=shown_value(value))
             else:
-                yield failed(want, repr(value))
+                yield passed(want, value)
     return check
 
 
@@ -585,12 +600,13 @@ def _a(type_name: str) -> str:
     return f"{'an' if type_name[:1].lower() in 'aeiou' else 'a'} {type_name}"
 
 
-#: The R9 rule of each type (string takes any text; arrays and complex types: R9-COMPLEX).
+#: The R9 rule of each type (none for a type every text is a value of: string, token...;
+#: arrays and complex types: R9-COMPLEX).
 TYPED_RULES: tuple[Rule, ...] = (
     *(Rule(kind.rule_id, "4.1 rule 9", f"{kind.value} parameters carry {kind.value} values"
            + (" (integers; as text in GET/POST)" if kind is ParamType.INT else ""),
            Level.MANDATORY, Side.REQUEST, typed_parameters(kind), scope=_typed_scope(kind))
-      for kind in ParamType if kind.is_simple and kind is not ParamType.STRING),
+      for kind in ParamType if kind.is_simple and not kind.any_text),
     Rule(ParamType.COMPLEX.rule_id, "4.1 rule 9", "array and complex parameters carry their "
          "type's structure: elements named and in order, each leaf a value of its type",
          Level.MANDATORY, Side.REQUEST, complex_parameters,
@@ -680,11 +696,11 @@ def _envelope_version(case: Case, want: Binding, whose: str) -> Iterator[Outcome
     reading = case.reading
     expected = f"{want.label} envelope ({whose} version)"
     got = reading.envelope_binding if reading else None
-    if got is want:
+    if got is not None and in_its_version(want, got, reading.fault_code):
         yield passed(expected, f"{got.label} envelope")
     elif got is not None:  # in the comparison's words: one cause with replay's and diff's
         yield failed(expected, f"{got.label} envelope",
-                     cause=f"{want.label} answered with a {got.label} envelope")
+                     cause=version_words(want.label, got.label))
     elif reading is not None and reading.document is not None:
         yield failed(expected, f"root {_describe_element(reading.document)}")
     else:
@@ -828,18 +844,22 @@ def operation_result(case: Case) -> Iterator[Outcome]:
     elif _describe_element(root) == want and (op.result_type is ParamType.COMPLEX
                                               or not element_children(root)):
         yield passed(f"root {want}", f"root {want}")
-        yield _result_value(op, reading)
+        yield _result_value(op, reading, http=True)
     else:
         yield failed(f"root {want}", f"root {_describe_element(root)}")
 
 
-def _result_value(op: Operation, reading: ResponseReading | None) -> Outcome:
-    """The result's text is a value of the result type (as XmlSerializer writes it)."""
+def _result_value(op: Operation, reading: ResponseReading | None,
+                  http: bool = False) -> Outcome:
+    """The result's text is a value of the result type (as XmlSerializer writes it; a
+    GET/POST document of a hexBinary holds base64: ``ParamType.http_result``)."""
     kind, text = op.result_type, reading.result if reading else None
+    if http and kind is ParamType.HEX_BINARY:
+        kind = kind.http_result
     want = f"{_a(op.result or '')} result"
     if kind is None or text is None or not kind.is_simple:
         return not_applicable(f"{op.name}: no simple result to read")
-    if kind.accepts(text, op.result_values):
+    if kind.lexical(text, op.result_values):
         return passed(want, text if len(text) <= 80 else text[:77] + "...")
     return failed(want, repr(text[:80]))
 
@@ -1151,7 +1171,8 @@ def _finding(exchange: Exchange, rule: str, op: Operation | None, binding: Bindi
     return Finding(rule=rule, verdict=outcome.verdict, operation=op.name if op else None,
                    binding=binding.label if binding else None, expected=outcome.expected,
                    actual=outcome.actual, message=outcome.message, index=exchange.index,
-                   source=exchange.source or None, client=client, cause=outcome.cause)
+                   source=exchange.source or None, client=client, cause=outcome.cause,
+                   detail=outcome.detail or None)
 
 
 def catalogue_table(cell: Callable[[str], str] = str,

@@ -97,6 +97,8 @@ class ChunkResult:
     seconds: Counter[tuple[str | None, str | None]] = field(default_factory=Counter)
     #: Exchanges left undone because the run was asked to stop (``harness.stopping``).
     stopped: int = 0
+    #: Exchanges the job judged without sending them (``NOT_SENT``: a service description).
+    unsent: int = 0
     #: Secrets the chunk's exchanges held (value -> pseudonym): the parent's report shows
     #: them by their pseudonyms too (``ReportRedaction.merge``).
     secrets: dict[str, str] = field(default_factory=dict)
@@ -175,6 +177,9 @@ _job: Job | None = None
 
 #: Set on an exchange the job left undone because the run is stopping (not sent, not judged).
 STOPPED = "stopped"
+#: Set in an exchange's ``meta`` by a job that sends, for one it judged without sending (a
+#: service description): the report counts it apart from the calls sent.
+NOT_SENT = "not_sent"
 
 
 def _start(job: Job, stop: Any = None, counter: Any = None) -> None:
@@ -225,6 +230,7 @@ def process(chunk: Chunk) -> ChunkResult:
         result.failing += failing
     result.exchanges = len(decoded)
     result.stopped = sum(1 for e in exchanges if e.meta.get(STOPPED))
+    result.unsent = sum(1 for e in exchanges if e.meta.get(NOT_SENT))
     if redaction is not None:
         result.secrets = redaction.learned()
     _time(exchanges, result.seconds)
@@ -370,9 +376,12 @@ def _run(job: Job, paths: Sequence[str | Path], report: Report, workers: int, ch
         for reason in result.broken:
             on_broken(reason)
         broken += len(result.broken)
-        report.exchanges += result.exchanges - result.unselected - result.stopped
+        report.exchanges += (result.exchanges - result.unselected - result.stopped
+                             - result.unsent)
         if result.unselected:
-            report.meta["not_selected"] = report.meta.get("not_selected", 0) + result.unselected
+            report.not_sent["not_selected"] += result.unselected
+        if result.unsent:
+            report.not_sent["service_descriptions"] += result.unsent
         if result.secrets and report.redaction is not None:
             report.redaction.merge(result.secrets)
         report.add_counts(result.counts)

@@ -68,10 +68,10 @@ def titles() -> dict[str, str]:
 
 def _finding(rule: str, verdict: Verdict, source: str, op: str | None = None,
              binding: str | None = None, expected: str = "", actual: str = "",
-             message: str = "") -> Finding:
+             message: str = "", cause: str = "", detail: str | None = None) -> Finding:
     return Finding(rule=rule, verdict=verdict, operation=op, binding=binding,
                    expected=expected, actual=actual, message=message, source=source,
-                   endpoint=source.removesuffix("?WSDL"))
+                   endpoint=source.removesuffix("?WSDL"), cause=cause, detail=detail)
 
 
 NOT_PUBLISHED = "no WSDL published: Documentation protocol off?"
@@ -197,15 +197,21 @@ def _judge_operation(want: Operation, got: Operation, source: str) -> Iterator[F
                                                                            actual)
         if not drift and expected == actual and p.occurrence != other.occurrence:
             # the spec shows no optionality (4.10): as ASMX publishes it, else a warning
+            was, now = _occurrence_change(p.occurrence, other.occurrence)
             yield _finding("WSDL-TYPES", Verdict.WARNING, source, want.name,
                            expected=f"{p.name}: {expected}, {_occurs(p.occurrence)}",
                            actual=f"{p.name}: {actual}, {_occurs(other.occurrence)}",
-                           message="optionality is not shown in the spec (4.10); ASMX "
-                                   "publishes it so")
+                           message=_OPTIONALITY,
+                           cause=f"parameters published {now} (the contract: {was})",
+                           detail=p.name)
             continue
-        yield _finding("WSDL-TYPES", bad if drift or expected != actual else ok, source,
-                       want.name, expected=f"{p.name}: {expected}", actual=f"{p.name}: {actual}",
-                       message="; ".join(drift))
+        differs = bool(drift) or expected != actual
+        yield _finding("WSDL-TYPES", bad if differs else ok, source, want.name,
+                       expected=f"{p.name}: {expected}", actual=f"{p.name}: {actual}",
+                       message="; ".join(drift),
+                       cause=(f"parameter of type {actual} where the contract has {expected}"
+                              if differs and not drift else ""),
+                       detail=p.name if differs else None)
     expected, actual = _result_of(want), _result_of(got)
     drift = _drift(want, got, want.result, got.result) \
         if want.result_type is ParamType.COMPLEX else []
@@ -213,6 +219,21 @@ def _judge_operation(want: Operation, got: Operation, source: str) -> Iterator[F
         expected, actual = signature(want.schema, expected), signature(got.schema, actual)
     yield _finding("WSDL-RESULT", bad if drift or expected != actual else ok, source, want.name,
                    expected=expected, actual=actual, message="; ".join(drift))
+
+
+_OPTIONALITY = "optionality is not shown in the spec (4.10); ASMX publishes it so"
+
+
+def _occurrence_change(want: tuple[int, int | None, bool], got: tuple[int, int | None, bool]
+                       ) -> tuple[str, str]:
+    """The parts of two occurrences that differ, in words: ("minOccurs 1, not nillable",
+    "minOccurs 0, nillable")."""
+    def parts(occurrence: tuple[int, int | None, bool]) -> list[str]:
+        low, high, nillable = occurrence
+        return [f"minOccurs {low}", f"maxOccurs {'unbounded' if high is None else high}",
+                "nillable" if nillable else "not nillable"]
+    changed = [(w, g) for w, g in zip(parts(want), parts(got), strict=True) if w != g]
+    return ", ".join(w for w, _ in changed), ", ".join(g for _, g in changed)
 
 
 def _occurs(occurrence: tuple[int, int | None, bool]) -> str:
@@ -251,7 +272,8 @@ def _judge_ports(contract: Contract, ops: tuple[Operation, ...], d: Description,
             yield _finding("WSDL-BINDINGS", Verdict.WARNING, source, None, label,
                            expected=f"a {label} binding and port",
                            actual=f"bindings {', '.join(WSDL_BINDINGS[b] for b in d.bindings)}",
-                           message=_UNDESCRIBED)
+                           message=_UNDESCRIBED, detail=label,
+                           cause="bindings the WSDL does not describe")
             continue
         for op in ops:  # one finding per operation: a drift names the operation it hits
             if binding in contract.bindings_of(op):

@@ -43,7 +43,7 @@ from harness.load.user import Feed, ReplayUser
 from harness.load.verdict import Merged
 from harness.progress import Progress
 from harness.reports.allure_results import write_cases
-from harness.reports.console import print_report
+from harness.reports.console import print_report, require_judged
 from harness.reports.json_report import write_json
 from harness.reports.junit import write_junit
 from harness.traffic.auth import AuthOptions
@@ -608,6 +608,8 @@ def _finish(env: Environment, merged: Merged, outputs: Outputs, extras: dict[str
             if not error.startswith("interrupted by"):
                 print(f"harness load: error: {error}", file=sys.stderr)
         return 128 + interrupted
+    if not errors:
+        require_judged(report)  # before anything is written: an empty run is no pass
     _add_trends(env, report, outputs, time.time() - started)
     if "csv" in extras:
         _write_csv(extras["csv"], outputs.csv)

@@ -95,6 +95,7 @@ class Feed:
         """The selected slots, in the order they are due."""
         chosen = [slot for slot in range(len(self.recordings))
                   if not self.selection or self.selection.allows(*self.recordings.label(slot))]
+        self.gathered.not_selected = len(self.recordings) - len(chosen)
         self._items = self.schedule.slots(self.recordings.positions, chosen)
         self.budget = BodyBudget(BUDGET_FACTOR * self.options.max_response_bytes)
         #: Connection-bound authentication: clients of one connection each; else one Auth

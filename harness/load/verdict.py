@@ -42,6 +42,8 @@ class Gathered:
     tally: Tally = field(default_factory=Counter)
     kept: list[Finding] = field(default_factory=list)
     sent: int = 0
+    #: Exchanges of this slice that --operation/--binding leave out (never sent).
+    not_selected: int = 0
     judged: int = 0
     failing: int = 0  # exchanges with at least one failed finding
     lag_max: float = 0.0
@@ -93,7 +95,8 @@ class Gathered:
     def figures(self) -> dict[str, Any]:
         """Everything but the kept findings, as message data."""
         return {"tally": [[*key[:3], key[3].value, n] for key, n in self.tally.items()],
-                "sent": self.sent, "judged": self.judged, "failing": self.failing,
+                "sent": self.sent, "not_selected": self.not_selected,
+                "judged": self.judged, "failing": self.failing,
                 "lag_max": self.lag_max, "lag_sum": self.lag_sum, "late": self.late,
                 "first_sent": self.first_sent, "last_sent": self.last_sent,
                 "cpu_s": self.cpu_s}
@@ -116,6 +119,7 @@ class Merged:
         f = self.figures
         self.report.add_counts({(r, o, b, Verdict(v)): n for r, o, b, v, n in data["tally"]})
         f.sent += data["sent"]
+        f.not_selected += data.get("not_selected", 0)
         f.judged += data["judged"]
         f.failing += data["failing"]
         f.lag_max = max(f.lag_max, data["lag_max"])
@@ -130,6 +134,11 @@ class Merged:
     def finish(self) -> Report:
         f = self.figures
         self.report.exchanges = f.sent
+        if f.not_selected:
+            self.report.not_sent["not_selected"] = f.not_selected
+        if self.report.descriptions:  # counted as each came due (each loop): not sent
+            self.report.not_sent["service_descriptions"] = sum(
+                self.report.descriptions.values())
         self.report.meta.update(
             sent=f.sent, judged=f.judged, failing_exchanges=f.failing,
             lag_max_s=round(f.lag_max, 3),

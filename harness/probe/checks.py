@@ -12,9 +12,10 @@ import html
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from harness.contract.bindings import Binding, read_response
+from harness.contract.bindings import Binding, code_words, in_its_version, read_response
 from harness.judge import asmx_matrix
 from harness.judge.causes import leak_cause
+from harness.judge.compare import NO_CONTENT_TYPE
 from harness.judge.findings import Verdict
 from harness.judge.rules import Outcome, failed, not_applicable, passed
 from harness.judge.security import judge_leaks, shorten
@@ -126,18 +127,17 @@ def _soap_error_shape(case: ProbeCase, response: HttpResponse) -> Outcome:
             return failed("a SOAP fault", f"HTTP {response.status} with a {version.label} "
                           "envelope that holds no Fault")
         return _http_error(case, response, reading.document is not None)
-    allowed = {case.binding}
-    if case.name.startswith("envelope/version-mismatch") or (
-            reading.fault_code == "VersionMismatch"):
-        # either version is the request's; and a VersionMismatch fault may come in SOAP 1.1
-        # form whatever was sent (SOAP 1.2 part 1, 5.4.7 and appendix A; ASMX does so)
-        allowed = {Binding.SOAP11, Binding.SOAP12}
-    actual = f"{version.label} fault {reading.fault_code!r}, {response.content_type}"
-    if version not in allowed:
+    actual = (f"{version.label} fault with code {reading.fault_code or '(empty)'}, "
+              f"{response.content_type or NO_CONTENT_TYPE}")
+    # an envelope of no SOAP version: either version is the request's
+    if not (case.name.startswith("envelope/version-mismatch")
+            or in_its_version(case.binding, version, reading.fault_code)):
         return failed(f"a {case.binding.label} fault", actual)
     if media_type(response.content_type) != media_type(version.soap_content_type):
         return failed(f"a {version.label} fault as {version.soap_content_type}", actual)
-    if _base_code(reading.fault_code, version) not in FAULT_CODES[version]:
+    head = code_words(reading.fault_code)[:1] if version is Binding.SOAP11 else (
+        reading.fault_code,)  # SOAP 1.1 refines a code with dots, SOAP 1.2 with Subcodes
+    if not head or head[0] not in FAULT_CODES[version]:
         return failed(f"a {version.label} fault code ({', '.join(sorted(FAULT_CODES[version]))})",
                       actual)
     return passed(f"a {version.label} fault", actual)
@@ -161,12 +161,6 @@ def _http_error(case: ProbeCase, response: HttpResponse, xml: bool) -> Outcome:
                                                         'Content-Type'}: {what}")
 
 
-def _base_code(code: str, version: Binding) -> str:
-    """The code a SOAP 1.1 fault code extends: ``Client.ValidationError`` is a ``Client``
-    fault (SOAP 1.1 section 4.4.1: "Client.Authentication"); SOAP 1.2 extends by Subcode."""
-    return code.split(".", 1)[0] if version is Binding.SOAP11 else code
-
-
 def rejects_invalid(case: ProbeCase, answer: Answer, bound: float) -> Outcome:
     """Invalid values (a non-integer or out-of-range ``int``, a value XML cannot carry, a
     missing GET/POST parameter) are refused, not silently accepted."""
@@ -174,9 +168,11 @@ def rejects_invalid(case: ProbeCase, answer: Answer, bound: float) -> Outcome:
         return not_applicable("not an invalid value")
     if answer.response is None:
         return not_applicable("no answer")
-    if answer.response.status >= 400:
-        return passed("refused", f"HTTP {answer.response.status}")
-    return failed("refused (an error answer)", f"HTTP {answer.response.status}: accepted")
+    status = answer.response.status
+    if status >= 400:
+        return passed("refused", f"HTTP {status}")
+    return failed("refused (an error answer)", f"HTTP {status}: accepted",
+                  cause=f"invalid values accepted (HTTP {status}) where ASMX refuses them")
 
 
 @dataclass(frozen=True)

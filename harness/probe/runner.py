@@ -34,7 +34,7 @@ from harness.probe.matrix import matrix_cases
 from harness.progress import Progress
 from harness.reference.server import target_or_reference
 from harness.reports.allure_results import http_text, redact_results
-from harness.reports.console import print_report
+from harness.reports.console import print_report, require_judged
 from harness.reports.json_report import write_json
 from harness.reports.junit import write_junit
 from harness.traffic import send
@@ -173,7 +173,7 @@ class Prober:
         answers = self._spec_calls.answers(replace(mreq, request=case.request), answer.response)
         judged = asmx_matrix.verdict(replace(mreq, request=case.request), answers)
         return row.rule, Outcome(judged.verdict, judged.expected, judged.actual, "", False,
-                                 judged.cause)
+                                 judged.cause, judged.detail or "")
 
     def record(self, case: ProbeCase, outcomes: list[tuple[str, Outcome]],
                sent: Sent | None = None) -> bool:
@@ -189,7 +189,8 @@ class Prober:
                 expected=outcome.expected,
                 actual=f"{case.name}: {outcome.actual}" if outcome.actual else case.name,
                 message=case.what, source=self.base, extra={"case": case.name},
-                index=self.report.exchanges, cause=_cause(outcome)))
+                index=self.report.exchanges, cause=_cause(outcome),
+                detail=(outcome.detail or case.what) if outcome.verdict in _TOLD else None))
             if sent is not None:
                 self._keep_exchange((rule, *pair), outcome.verdict, sent)
         failing = checks.failing(outcomes)
@@ -259,6 +260,11 @@ class Prober:
             seen.append(f"{binding.label}: {answer.error or answer.response.status}")
         raise TargetUnreachable(f"{self.base} does not answer a plain {op.name} call with 200 "
                                 f"({'; '.join(seen)})")
+
+
+#: Verdicts whose findings name their case (``Finding.detail``): which value was accepted,
+#: which request answered as a success.
+_TOLD = (Verdict.FAILED, Verdict.WARNING)
 
 
 def _cause(outcome: Outcome) -> str:
@@ -390,6 +396,7 @@ def _retargeted(case: ProbeCase, base: str) -> ProbeCase:
 
 def _write(report: Report, prober: Prober, cases_out: CaseFile | None, outputs: Outputs,
            stream: IO[str]) -> int:
+    require_judged(report)
     print(file=stream)
     print_report(report, stream)
     ending = prober.stopped or "every case sent"

@@ -28,6 +28,7 @@ from hypothesis.errors import HypothesisException, NoSuchExample
 
 from harness.contract.bindings import Binding
 from harness.contract.model import Contract, Operation, Parameter, ParamType, sample_arguments
+from harness.judge.words import shown_value
 from harness.probe.cases import (
     Expect,
     Family,
@@ -63,8 +64,11 @@ class Generated:
     value: str
 
     def describe(self) -> str:
-        text = self.value if len(self.value) <= 40 else f"{self.value[:40]}... ({len(self.value)})"
-        return f"{self.shape} {text!r}" if self.shape != "missing" else "missing"
+        """``= 2147483648``, ``= NUL``, ``twice = 7``, ``missing``: the input in a detail's
+        words (``words.shown_value``)."""
+        if self.shape == "missing":
+            return "missing"
+        return ("twice " if self.shape == "duplicated" else "") + f"= {shown_value(self.value)}"
 
 
 _INTEGERS = frozenset({ParamType.INT, ParamType.LONG, ParamType.SHORT, ParamType.BYTE,

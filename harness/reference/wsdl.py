@@ -137,9 +137,10 @@ def _schema(types: etree._Element, tns: str, ops: tuple[Operation, ...]) -> None
         request = _el(_el(schema, XS, "element", name=op.name), XS, "complexType")
         sequence = _el(request, XS, "sequence")
         for p in op.parameters:
-            occurs = "1" if p.type.is_value_type else "0"  # value types are never omitted
-            _el(sequence, XS, "element", minOccurs=occurs, maxOccurs="1", name=p.name,
-                type=_type_ref(p.type, p.type_name))
+            low, high, nillable = p.occurrence  # as ASMX publishes the type, or as given
+            _el(sequence, XS, "element", minOccurs=str(low),
+                maxOccurs="unbounded" if high is None else str(high), name=p.name,
+                **({"nillable": "true"} if nillable else {}), type=_type_ref(p.type, p.type_name))
             if p.values:
                 enums[p.type_name or p.name] = p.values
         response = _el(_el(schema, XS, "element", name=op.response_element), XS, "complexType")

@@ -32,14 +32,22 @@ from harness.errors import (
     UsageError,
 )
 from harness.judge.causes import outcome_cause, words_of
-from harness.judge.compare import Difference, compare_responses
+from harness.judge.compare import Difference, Sides, compare_responses
 from harness.judge.compare.pseudonyms import Pseudonyms
 from harness.judge.findings import UNCOMPARED, Finding, Report, Verdict, selection_scope
 from harness.judge.profiles import Profile
 from harness.judge.request_validation import EXPLANATION, markup_refused, not_served
 from harness.judge.rules import SPEC, Side, described, judge, judge_case, read_case, titles
 from harness.judge.sending import RULE_TITLES, no_answer_cause, size_finding
-from harness.judge.streaming import ANSWER, ANSWERED_IN, STOPPED, ChunkResult, Tally, run
+from harness.judge.streaming import (
+    ANSWER,
+    ANSWERED_IN,
+    NOT_SENT,
+    STOPPED,
+    ChunkResult,
+    Tally,
+    run,
+)
 from harness.progress import answered
 from harness.traffic.exchange import Exchange, HttpResponse
 from harness.traffic.keys import KEY_BYTES, recording_keys
@@ -151,6 +159,7 @@ class ReplayJob:
         asks for (not sent: see ``skipped_description``), the transport failure or size
         overflow. RunStopped propagates: it ends the run."""
         if (kind := skipped_description(self.contract, exchange)) is not None:
+            exchange.meta[NOT_SENT] = True  # counted apart from the calls sent
             return kind
         if stopping.requested() or self.pace.wait() or stopping.requested():
             exchange.meta[STOPPED] = True  # not sent: the run is stopping
@@ -318,7 +327,8 @@ def check_replayed(exchange: Exchange, response: HttpResponse, contract: Contrac
     if exchange.response is not None:
         values = Pseudonyms(key)
         diffs = compare_responses(exchange.response, response, ignore=ignore,
-                                  actual_document=document, pseudonyms=values)
+                                  actual_document=document, pseudonyms=values,
+                                  request=exchange.request, sides=SIDES)
         if tally is not None and not diffs:  # the usual case: count, build nothing
             for rule in _COMPARED:
                 tally[rule, operation, binding, Verdict.PASSED] += 1
@@ -365,6 +375,8 @@ def _failed_call(judged: Sequence[Finding]) -> Finding | None:
                 None)
 
 
+#: How replay's words name the two answers compared.
+SIDES = Sides("the recording", "the target")
 #: How a replay cause names the recorded answer ("Content-Type text/xml where the
 #: recording has ...", when the comparison gives no words of its own).
 RECORDED = "the recording has"

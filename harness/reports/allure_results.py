@@ -300,10 +300,14 @@ def _overview_lines(report: Report, facts: Mapping[str, str | None]) -> dict[str
              **facts,
              "verdict": report.verdict.upper(),
              "checks": f"{report.checks} over {report.exchanges} {report.unit}"}
+    if report.not_sent:
+        from harness.reports.console import not_sent_words
+
+        lines["not sent"] = not_sent_words(report)
     for verdict, name in ((Verdict.FAILED, "failures"), (Verdict.WARNING, "warnings")):
         causes = [c for c in report.ordered_causes() if c.verdict is verdict]
         count = report.counts[verdict]
-        lines[name] = str(count) + (f" ({len(causes)} cause(s): {causes[0].text}"
+        lines[name] = str(count) + (f" ({len(causes)} cause(s): {causes[0].said()}"
                                     + ("; ..." if len(causes) > 1 else "") + ")"
                                     if causes else "")
     if report.interrupted:

@@ -2,11 +2,13 @@
 per cause (failures, then differences, then warnings, each by reach), then the verdict line.
 
 Nothing is hidden behind "... and N more": every cause gets its line, and the details of each
-finding are in the JSON (``--json``). A cause line says what happened, where (operations x
-bindings, counted), the rules it failed and, for recorded traffic, one example exchange:
+finding are in the JSON (``--json``). A cause line says what happened and to what (its first
+details), where (operations x bindings), how many checks on how many calls (the checks of a
+heading's lines add up to its count), the rules it failed and, for recorded traffic, one
+example exchange:
 
-    HTTP GET and HTTP POST not served: 404 on every call (16 operation x binding pairs,
-    48 calls) [DIFF-STATUS]
+    HTTP GET and HTTP POST not served: 404 on every call (48 checks on 48 calls, 16
+    operation x binding pairs) [DIFF-STATUS]
 
 (one line on the console).
 """
@@ -17,7 +19,8 @@ import re
 from collections import defaultdict
 from typing import IO
 
-from harness.judge.findings import UNCOMPARED, Cause, Report, Verdict
+from harness.errors import NothingJudged
+from harness.judge.findings import NOT_SENT, UNCOMPARED, Cause, Report, Verdict, with_details
 
 #: The binding slot of an endpoint-level finding (its WSDL): the operation slot holds the
 #: endpoint.
@@ -79,15 +82,16 @@ def print_causes(report: Report, stream: IO[str]) -> None:
 
 
 def cause_line(report: Report, cause: Cause) -> str:
-    """What happened -- where, how often, which rules; e.g. ``envelope namespace: SOAP 1.2
-    expected, SOAP 1.1 given -- all 8 operations x SOAP 1.2 (8 operation x binding pairs, 24
-    calls) [DIFF-BODY, DIFF-CONTENT-TYPE]``."""
+    """What happened (and to what: its details), where, how often, which rules; e.g.
+    ``envelope namespace: SOAP 1.2 expected, SOAP 1.1 given -- all 8 operations x SOAP 1.2
+    (24 checks on 24 calls, 8 operation x binding pairs) [DIFF-BODY]``. The checks of the
+    lines under a heading add up to its count."""
     rules = ", ".join(rule for rule, _ in cause.rules.most_common())
     every = every_call(report, cause)
     status = _NOT_SERVED.match(cause.text)
-    text = cause.text
-    if len(operations := {op for op, _ in cause.pairs}) == 1:  # said with its own name
-        text = text.replace("<operation>", operations.pop())
+    shown = _shown_details(cause)
+    text = with_details(cause.named_text, shown,
+                        len(cause.details) - len(shown) + cause.more_details)
     spread = by_binding(report, cause)
     if status and every and all(ops is None for _, ops in spread):
         bindings = " and ".join(b for names, _ in spread for b in names)
@@ -96,13 +100,29 @@ def cause_line(report: Report, cause: Cause) -> str:
     where = "; ".join(f"{_ops(ops, report, names)} x {', '.join(names)}"
                       for names, ops in spread)
     if cause.calls == 1:
-        return f"{text} -- {where}{_example(cause)}{_client(cause)} [{rules}]"
+        reach = f" ({_reach(report, cause)})" if cause.checks > 1 else ""
+        return f"{text} -- {where}{_example(cause)}{_client(cause)}{reach} [{rules}]"
     if len(cause.pairs) == 1:
         where += _example(cause, "e.g. ")
     where += _client(cause)
     if every and cause.text.startswith(("HTTP ", "no answer")):  # never once served
         where += f", every {_singular(report.unit)}"
     return f"{text} -- {where} ({_reach(report, cause)}) [{rules}]"
+
+
+#: Details named on a cause's line, and the characters they may take (the first is always
+#: named); the JSON has every one (up to MAX_DETAILS).
+SHOWN_DETAILS = 6
+DETAIL_CHARS = 160
+
+
+def _shown_details(cause: Cause) -> list[str]:
+    shown: list[str] = []
+    for detail in list(cause.details)[:SHOWN_DETAILS]:
+        if shown and sum(len(d) + 2 for d in shown) + len(detail) > DETAIL_CHARS:
+            break
+        shown.append(detail)
+    return shown
 
 
 def every_call(report: Report, cause: Cause) -> bool:
@@ -146,9 +166,12 @@ def _ops(ops: list[str] | None, report: Report, bindings: list[str]) -> str:
 
 
 def _reach(report: Report, cause: Cause) -> str:
+    """``8 checks on 7 calls, 7 endpoints``: the checks first (they add up to the heading's
+    count), the calls they were found on, the places."""
     pairs = len(cause.pairs)
     what = "endpoint" if all(b == WSDL for _, b in cause.pairs) else "operation x binding pair"
-    return f"{_count(pairs, what)}, {_count(cause.calls, _singular(report.unit))}"
+    unit = _singular(report.unit)
+    return f"{_count(cause.checks, 'check')} on {_count(cause.calls, unit)}, {_count(pairs, what)}"
 
 
 def _client(cause: Cause) -> str:
@@ -167,8 +190,9 @@ def _example(cause: Cause, lead: str = "") -> str:
     """Where to find the example in a recording (" #12 in day.jsonl"); nothing for a URL."""
     example = cause.example
     index, source = example.get("index"), example.get("source") or ""
-    if index is None or not source or "://" in source or " " in source:
-        return ""  # a URL (certify, probe) or a generated case's name: no place to look
+    if (index is None or not source or "://" in source or " " in source
+            or example.get("endpoint")):
+        return ""  # a URL (certify, probe), a generated case's name, a WSDL: no place to look
     return f" {lead}#{index} in {source}"
 
 
@@ -193,12 +217,12 @@ def verdict_line(report: Report) -> str:
     where = [f"environment {report.environment}"] if report.environment else []
     where += [report.target] if report.target else []
     tail = f" ({': '.join(where)})" if where else ""
-    within = _tests(report)
     uncompared = report.meta.get(UNCOMPARED)
     unseen = (f", {_count(uncompared, 'redacted value')} not compared: no key" if uncompared
               else "")
     return (f"{head} - {_count(report.checks, 'check')} over "
-            f"{_count(report.exchanges, _singular(report.unit))}{within}: "
+            f"{_count(report.exchanges, _singular(report.unit))}{_tests(report)}"
+            f"{_not_sent(report)}: "
             f"{c[Verdict.PASSED]} passed, "
             f"{c[Verdict.FAILED]} failed, {_count(c[Verdict.WARNING], 'warning')}, "
             f"{c[Verdict.NOT_APPLICABLE]} not applicable{unseen}{tail}")
@@ -212,11 +236,10 @@ def _tests(report: Report) -> str:
     300 test cases (10 failed)``, so each figure a dashboard shows is on this line."""
     judged, failed = case_counts(report)
     cases = f"{_count(judged, 'test case')} ({failed} failed)"
-    scenarios = report.meta.get("scenarios", {})  # certify: Gherkin scenarios
-    if scenarios:
-        failing = scenarios.get("failed", 0)
-        return (f" in {_count(sum(scenarios.values()), 'scenario')}"
-                + (f" ({failing} failed) and {cases}" if failing or failed else ""))
+    if report.meta.get("scenarios"):  # certify: Gherkin scenarios
+        failing = report.meta["scenarios"].get("failed", 0)
+        return (_within(report, [f"{failing} failed"] if failing or failed else [])
+                + (f" and {cases}" if failing or failed else ""))
     return f" in {cases}" if failed else ""
 
 
@@ -226,6 +249,62 @@ def case_counts(report: Report) -> tuple[int, int]:
     Failed (``allure_results.write_cases``)."""
     judged = [c for c in report.by_case.values() if applied(c)]
     return len(judged), sum(1 for c in judged if c[Verdict.FAILED])
+
+
+def _within(report: Report, notes: list[str] | None = None) -> str:
+    """certify: " in 42 scenarios (42 left out by --operation/--binding)": the scenarios
+    run, and apart from them ``notes`` ("3 failed") and those the selection left out (or
+    skipped otherwise)."""
+    scenarios = report.meta.get("scenarios", {})
+    ran = scenarios.get("passed", 0) + scenarios.get("failed", 0)
+    if not scenarios:
+        return ""
+    apart = [*(notes or []),
+             *(f"{n} {why}" for why, n in (("left out by --operation/--binding",
+                                            scenarios.get("left out", 0)),
+                                           ("skipped", scenarios.get("skipped", 0))) if n)]
+    return f" in {_count(ran, 'scenario')}" + (f" ({'; '.join(apart)})" if apart else "")
+
+
+def _not_sent(report: Report) -> str:
+    """" (32 recorded exchanges not sent: 8 service descriptions, 24 left out by
+    --operation/--binding)", or nothing when every recorded exchange was sent."""
+    total = sum(report.not_sent.values())
+    return f" ({_count(total, 'recorded exchange')} not sent: {not_sent_words(report)})" \
+        if total else ""
+
+
+def not_sent_words(report: Report) -> str:
+    """Report.not_sent in words: "8 service descriptions, 24 left out by
+    --operation/--binding"."""
+    return ", ".join(_count(n, NOT_SENT[key]) if key == "service_descriptions"
+                     else f"{n} {NOT_SENT[key]}"
+                     for key in NOT_SENT if (n := report.not_sent.get(key, 0)))
+
+
+def require_judged(report: Report) -> None:
+    """NothingJudged (one line, exit 2) for a run that judged nothing: an empty run is no
+    pass, and nothing of it is rendered."""
+    if not report.judged:
+        raise NothingJudged(nothing_judged(report))
+
+
+def nothing_judged(report: Report) -> str:
+    """Why a run judged nothing, in one line: what it read or sent and what became of it
+    ("nothing judged in day.jsonl: 0 calls (12 recorded exchanges not sent: 12 left out by
+    --operation/--binding); selected: GetTokenDevice")."""
+    files = ", ".join(report.meta.get("recordings", []))
+    where = f" in {files}" if files else (f" of {report.target}" if report.target else "")
+    line = (f"nothing judged{where}: {_count(report.exchanges, _singular(report.unit))}"
+            f"{_within(report)}{_not_sent(report)}")
+    if report.descriptions and not report.not_sent.get("service_descriptions"):
+        line += (f", {_count(sum(report.descriptions.values()), 'service description')} "
+                 f"({report.descriptions_note})")
+    if broken := report.meta.get("broken_lines", 0):
+        line += f", {broken} broken line(s) skipped"
+    if report.scope is not None and report.scope.partial:
+        line += f"; selected: {', '.join(report.scope.covered) or 'nothing'}"
+    return line
 
 
 def _singular(unit: str) -> str:

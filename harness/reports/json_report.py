@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import __version__
-from harness.judge.findings import Report, Verdict
+from harness.judge.findings import NOT_SENT, Report, Verdict
 from harness.reports.console import case_counts
 from harness.reports.output import open_output
 
@@ -18,11 +18,13 @@ def summary(report: Report) -> dict[str, Any]:
     """Everything but the findings. ``exchanges`` counts what ``unit`` names (calls sent, or
     recorded exchanges read); ``checks`` every finding; ``causes`` the failures and warnings
     grouped by cause, failures first, then differences, then warnings, each by reach;
-    ``test_cases`` JUnit's test cases (rule x operation x binding that judged something) and
-    those that failed (JUnit's failures; Allure's Failed but for certify, whose Allure tests
-    are its ``scenarios``); ``selection`` what a partial run covered and left out (null: the
-    whole contract); ``interrupted`` whether a signal stopped the run (then ``signal``, and
-    ``planned``: how many ``unit`` the whole run would have made, null when unknown)."""
+    ``not_sent`` the recorded exchanges not sent, by why (``service_descriptions``,
+    ``not_selected``); ``test_cases`` JUnit's test cases (rule x operation x binding that
+    judged something) and those that failed (JUnit's failures; Allure's Failed but for
+    certify, whose Allure tests are its ``scenarios``); ``selection`` what a partial run
+    covered and left out (null: the whole contract); ``interrupted`` whether a signal stopped
+    the run (then ``signal``, and ``planned``: how many ``unit`` the whole run would have
+    made, null when unknown)."""
     return {
         "verdict": report.verdict,
         "interrupted": bool(report.interrupted),
@@ -42,6 +44,7 @@ def summary(report: Report) -> dict[str, Any]:
         "test_cases": dict(zip(("total", "failed"), case_counts(report), strict=True)),
         **({"known_from_baseline": report.known} if "baseline" in report.meta else {}),
         "service_descriptions": dict(sorted(report.descriptions.items())),
+        "not_sent": {key: report.not_sent[key] for key in NOT_SENT if report.not_sent[key]},
         "rules": {rule: {v.value: c[v] for v in Verdict if c[v]}
                   for rule, c in sorted(report.by_rule.items())},
         "selection": report.scope.to_dict() if report.scope is not None else None,

@@ -72,7 +72,8 @@ def run_properties(report: Report, idle_cases: int = 0) -> dict[str, str]:
              "verdict": report.verdict, "checks": str(report.checks),
              report.unit: str(report.exchanges),
              **{f"checks.{v.value}": str(c[v]) for v in Verdict},
-             "cases.not_applicable.left_out": str(idle_cases)}
+             "cases.not_applicable.left_out": str(idle_cases),
+             **{f"not_sent.{key}": str(n) for key, n in report.not_sent.items() if n}}
     if report.meta.get(UNCOMPARED):
         found["redacted_values.not_compared"] = str(report.meta[UNCOMPARED])
     if report.interrupted:

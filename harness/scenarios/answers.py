@@ -21,11 +21,12 @@ from typing import TYPE_CHECKING
 from lxml import etree
 
 from harness.contract import structure
-from harness.contract.bindings import FaultCode, ResponseReading, read_response
+from harness.contract.bindings import ResponseReading, is_success, plain_result, read_response
 from harness.contract.model import Operation
 from harness.contract.structure import Value
 from harness.contract.types import ParamType
 from harness.contract.xmlsafe import element_children, local_name
+from harness.judge.words import message_words
 from harness.traffic.exchange import HttpResponse, media_type
 
 if TYPE_CHECKING:
@@ -35,7 +36,6 @@ _SEGMENT = re.compile(r"([^/\[\]\s\"]+)(?:\[([1-9][0-9]{0,5})\])?")
 #: The fault codes a scenario may expect: SOAP 1.1's words and SOAP 1.2's, either over both
 #: versions (Client is Sender, Server is Receiver: the same blame in the other version's word).
 FAULT_CODES = ("Client", "Server", "Sender", "Receiver", "VersionMismatch", "MustUnderstand")
-_SAME_BLAME = {"Sender": FaultCode.CLIENT.value, "Receiver": FaultCode.SERVER.value}
 
 
 def parse_path(text: str) -> tuple[tuple[str, int | None], ...]:
@@ -49,11 +49,6 @@ def parse_path(text: str) -> tuple[tuple[str, int | None], ...]:
                              "[n] for the n-th of a name: order/Lines/OrderLine[2]/Quantity)")
         steps.append((m.group(1), int(m.group(2)) if m.group(2) else None))
     return tuple(steps)
-
-
-def same_blame(code: str) -> str:
-    """A fault code in SOAP 1.1's words (Sender -> Client, Receiver -> Server)."""
-    return _SAME_BLAME.get(code, code)
 
 
 @dataclass(frozen=True)
@@ -94,8 +89,8 @@ class Answer:
 
     @property
     def succeeded(self) -> bool:
-        """HTTP 2xx and no SOAP fault."""
-        return self.status is not None and 200 <= self.status < 300 and self.fault_code is None
+        """HTTP 2xx and no SOAP fault (``bindings.is_success``, as diff and replay read it)."""
+        return self.status is not None and is_success(self.status, self.fault_code is not None)
 
     def summary(self) -> str:
         """The answer in a few words: ``HTTP 500, SOAP fault Client: Server was unable ...``."""
@@ -104,14 +99,13 @@ class Answer:
             return "no answer" + (f": {why}" if why else "")
         said = f"HTTP {self.status}"
         if self.fault_code is not None:
-            reason = (self.reading.fault_reason or "").strip().splitlines()
-            return f"{said}, SOAP fault {self.fault_code}" + (f": {reason[0][:100]}"
-                                                              if reason else "")
+            reason = message_words(self.reading.fault_reason or "")
+            return f"{said}, SOAP fault {self.fault_code}" + (f": {reason}" if reason else "")
         if self.succeeded:
             return f"{said}, result {_shown(self.result_text())}"
-        body = self.response.body.decode("utf-8", "replace").strip().splitlines()
+        body = message_words(self.response.body[:4096].decode("utf-8", "replace"))
         kind = media_type(self.response.content_type) or "no Content-Type"
-        return f"{said}, {kind}" + (f": {body[0][:100]}" if body else ", empty body")
+        return f"{said}, {kind}" + (f": {body}" if body else ", empty body")
 
     # -------------------------------------------------------------------------- the result
 
@@ -127,8 +121,12 @@ class Answer:
     def result(self) -> Value:
         """The result: a simple value's text (None when the operation returns nothing or the
         result element is absent), an array or complex value as JSON data."""
+        op = self.call.operation
+        if self.reading.problem and self.succeeded and self.response is not None and (
+                text := plain_result(op, self.call.binding, self.response)) is not None:
+            return text  # read by value, as diff does (its form: OP-RESULT's to judge)
         self.require_success("a result")
-        op, node = self.call.operation, self.reading.result_node
+        node = self.reading.result_node
         if op.result_type is not ParamType.COMPLEX or node is None:
             return self.reading.result
         try:

@@ -8,9 +8,10 @@ import json
 import re
 from collections.abc import Callable, Sequence
 
+from harness.contract.bindings import same_fault
 from harness.contract.structure import Value
 from harness.judge.compare.pseudonyms import Pseudonyms
-from harness.scenarios.answers import Answer, same_blame, text_of
+from harness.scenarios.answers import Answer, text_of
 from harness.scenarios.values import has_shape
 
 
@@ -135,10 +136,11 @@ def element_exists(answers: Sequence[Answer], path: str, exists: bool = True) ->
 
 
 def is_fault(answers: Sequence[Answer], code: str | None) -> None:
-    """A SOAP fault (of ``code``, in either SOAP version's word)."""
+    """A SOAP fault (of ``code``, in either SOAP version's word, or a refinement of it: the
+    fault diff, replay and probe take for the same, ``bindings.same_fault``)."""
     def check(a: Answer) -> str | None:
         got = a.fault_code
-        if got is not None and (code is None or same_blame(got) == same_blame(code)):
+        if got is not None and (code is None or same_fault(code, got)):
             return None
         want = "a SOAP fault" + (f" with code {_quoted(code)}" if code else "")
         if got is None and not a.call.binding.is_soap:

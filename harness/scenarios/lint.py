@@ -25,7 +25,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from harness.contract.bindings import Binding, closest
+from harness.contract.bindings import Binding, closest, code_words
 from harness.contract.model import Contract, Operation
 from harness.errors import UsageError
 from harness.scenarios.answers import FAULT_CODES, parse_path
@@ -364,9 +364,9 @@ def _check_arguments(args: dict[str, Any], tags: set[str]) -> None:
         except re.error as exc:
             raise UsageError(f"{args['regex']!r} is not a regular expression: {exc}") from None
     code = args.get("code")
-    if code is not None and code not in FAULT_CODES:
+    if code is not None and code_words(code)[:1] not in [(c,) for c in FAULT_CODES]:
         raise UsageError(f"{code!r} is not a SOAP fault code (use one of "
-                         f"{', '.join(FAULT_CODES)})")
+                         f"{', '.join(FAULT_CODES)}, or one refined: Client.Authentication)")
     status = args.get("status")
     if status is not None and not 100 <= int(status) <= 599:
         raise UsageError(f"{status} is not an HTTP status")

@@ -256,7 +256,7 @@ class Shadow:
             differs = False  # not compared: counted so, as the live view and report count it
         else:
             findings = self.diff.case_findings(record, self.diff.noise.known)[0]
-            differs = self.tally.compared_call(findings, example)
+            differs = self.tally.compared_call(findings + answered.passive, example)
         self.tally.noise_places = len(self.diff.noise.seen)
         self._write(item.taken, self._mirrored(answered, findings))
         self.progress.update(1, failing=int(differs))

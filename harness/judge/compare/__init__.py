@@ -25,9 +25,9 @@ status, Content-Type, the bodies' forms), ``xml`` (two XML documents, SOAP envel
 included), ``wsdl`` (two WSDLs as contracts).
 """
 
-from harness.judge.compare.difference import NO_CONTENT_TYPE, Difference, ignored_path
+from harness.judge.compare.difference import NO_CONTENT_TYPE, Difference, Sides, ignored_path
 from harness.judge.compare.responses import compare_responses
 from harness.judge.compare.xml import SOAP_VERSIONS, WSDL_NS
 
-__all__ = ["NO_CONTENT_TYPE", "SOAP_VERSIONS", "WSDL_NS", "Difference", "compare_responses",
-           "ignored_path"]
+__all__ = ["NO_CONTENT_TYPE", "SOAP_VERSIONS", "WSDL_NS", "Difference", "Sides",
+           "compare_responses", "ignored_path"]

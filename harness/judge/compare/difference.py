@@ -64,6 +64,19 @@ class Difference:
 _ASPECTS = {"outcome": "status", "status": "status", "content-type": "content-type"}
 
 
+@dataclass(frozen=True)
+class Sides:
+    """How a comparison names its two answers where the words say which side is off: diff's
+    primary and candidate, replay's recording and target."""
+
+    expected: str = "the expected answer"
+    actual: str = "the answer"
+
+
+#: Sides named generically (a comparison whose caller names none).
+ANSWERS = Sides()
+
+
 def _shown(value: str | None) -> str:
     return "nothing" if value is None else repr(value)
 

@@ -3,14 +3,21 @@ Content-Type, and the bodies by their form (XML, a text/plain value, empty, unre
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 from lxml import etree
 
+from harness.contract.bindings import is_success
 from harness.contract.xmlsafe import element_children, local_name, namespace, parse_xml
 from harness.errors import XMLRejected
-from harness.judge.compare.difference import NO_CONTENT_TYPE, Difference, ignored_path
+from harness.judge.compare.difference import (
+    ANSWERS,
+    NO_CONTENT_TYPE,
+    Difference,
+    Sides,
+    ignored_path,
+)
 from harness.judge.compare.pseudonyms import Pseudonyms, compare_json
 from harness.judge.compare.xml import (
     SOAP_VERSIONS,
@@ -22,6 +29,7 @@ from harness.judge.compare.xml import (
     local_code,
 )
 from harness.traffic.exchange import (
+    HttpRequest,
     HttpResponse,
     content_type_params,
     media_type,
@@ -32,14 +40,17 @@ from harness.traffic.exchange import (
 def compare_responses(expected: HttpResponse, actual: HttpResponse, *,
                       ignore: Iterable[str] = (),
                       pseudonyms: Pseudonyms | None = None,
-                      actual_document: etree._Element | None = None) -> list[Difference]:
+                      actual_document: etree._Element | None = None,
+                      request: HttpRequest | None = None,
+                      sides: Sides = ANSWERS) -> list[Difference]:
     """Differences of ``actual`` from ``expected``; empty when they match.
 
     ``ignore`` holds element path patterns (fnmatch, e.g. ``*/Timestamp``) whose subtree is not
     compared; ``pseudonyms`` compares an expected value that is a pseudonym (a recording's)
     with the actual value's pseudonym under the recording's key (None: texts as they are);
     ``actual_document`` is ``actual``'s body already parsed (replay's rules read it), so it is
-    not parsed twice.
+    not parsed twice. ``request`` (what both answered) and ``sides`` (how the two answers are
+    named) let the words say which side answered off the request's SOAP version.
     """
     exp_raw, act_raw = expected.content_type, actual.content_type
     if (expected.status == actual.status and exp_raw == act_raw
@@ -64,7 +75,8 @@ def compare_responses(expected: HttpResponse, actual: HttpResponse, *,
         if exp_type != act_type:
             typed = Difference("content-type", "", exp_type, act_type,
                                summary=_typed_summary(exp_type, act_type))
-    body = _compare_bodies(exp, act, tuple(ignore), pseudonyms)
+    body = _compare_bodies(exp, act, tuple(ignore), pseudonyms,
+                           lambda: request_version(request), sides)
     # "form" (of _compare_value) is no difference of its own: it names the Content-Type's
     form = next((d for d in body if d.kind == "form"), None)
     if form is not None:  # the same value in another form: the form is the difference
@@ -73,6 +85,18 @@ def compare_responses(expected: HttpResponse, actual: HttpResponse, *,
     if typed is not None:
         diffs.append(typed)
     return diffs + body
+
+
+def request_version(request: HttpRequest | None) -> str | None:
+    """The SOAP version of ``request``'s envelope ("SOAP 1.2"), None when it holds none."""
+    if request is None or not request.body.lstrip().startswith(b"<"):
+        return None
+    try:
+        document = parse_xml(request.body)
+    except XMLRejected:
+        return None
+    return SOAP_VERSIONS.get(namespace(document) or "") if local_name(document) == "Envelope" \
+        else None
 
 
 def _typed_summary(expected: str, actual: str) -> str:
@@ -133,8 +157,8 @@ class _Side:
 
     @property
     def failed(self) -> bool:
-        """An error answer: an HTTP error status or a SOAP fault."""
-        return self.response.status >= 400 or self.fault is not None
+        """An error answer: no HTTP 2xx, or a SOAP fault (``bindings.is_success``)."""
+        return not is_success(self.response.status, self.fault is not None)
 
     def error(self) -> tuple[str, str]:
         """The error in a few words and its cause, as R4-STATUS words a failed call:
@@ -196,7 +220,9 @@ def _outcome_difference(exp: _Side, act: _Side) -> Difference:
 
 
 def _compare_bodies(exp: _Side, act: _Side, ignore: tuple[str, ...],
-                    pseudonyms: Pseudonyms | None) -> list[Difference]:
+                    pseudonyms: Pseudonyms | None,
+                    request_version: Callable[[], str | None], sides: Sides
+                    ) -> list[Difference]:
     if exp.response.body == act.response.body:
         return []
     if not exp.stripped and not act.stripped:
@@ -205,7 +231,7 @@ def _compare_bodies(exp: _Side, act: _Side, ignore: tuple[str, ...],
     act_doc = act.document if act.xmlish else None
     if exp_doc is not None and act_doc is not None:
         return compare_documents(exp_doc, act_doc, exp.response, act.response, ignore,
-                                 pseudonyms)
+                                 pseudonyms, request_version, sides)
     if exp.problem or act.problem:
         return [_unreadable(exp, act)]
     if exp_doc is not None or act_doc is not None:

@@ -5,13 +5,16 @@ and faults (by code across versions; reason and detail as prose); two WSDLs as c
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
 
 from lxml import etree
 
+from harness.contract.bindings import same_fault
 from harness.contract.xmlsafe import element_children, local_name, namespace
-from harness.judge.compare.difference import Difference, ignored_path
+from harness.judge.compare.difference import ANSWERS, Difference, Sides, ignored_path
 from harness.judge.compare.pseudonyms import Pseudonyms
+from harness.judge.words import message_words, version_words
 from harness.traffic.exchange import HttpResponse
 
 SOAP11_NS = "http://schemas.xmlsoap.org/soap/envelope/"
@@ -21,15 +24,16 @@ WSDL_NS = "http://schemas.xmlsoap.org/wsdl/"
 #: SOAP 1.2 fault codes by their SOAP 1.1 name: compared across versions by meaning.
 _SOAP12_CODES = {"Client": "Sender", "Server": "Receiver"}
 _QNAME = re.compile(r"([A-Za-z_][\w.-]*):([A-Za-z_][\w.-]*)")
-#: Longest first line of an error (fault reason, text/plain message) quoted in a summary.
-_CAUSE_CHARS = 160
 
 
 def compare_documents(exp: etree._Element, act: etree._Element, exp_response: HttpResponse,
                       act_response: HttpResponse, ignore: tuple[str, ...],
-                      pseudonyms: Pseudonyms | None = None) -> list[Difference]:
+                      pseudonyms: Pseudonyms | None = None,
+                      request_version: Callable[[], str | None] = lambda: None,
+                      sides: Sides = ANSWERS) -> list[Difference]:
     """The differences of two parsed bodies (their responses: a WSDL is read again by the
-    WSDL reader)."""
+    WSDL reader). ``request_version``: the SOAP version of the request's envelope, asked only
+    when the answers' versions differ, to say which side answered off it (``sides``)."""
     if exp.tag == act.tag == f"{{{WSDL_NS}}}definitions":
         from harness.judge.compare.wsdl import compare_wsdls
 
@@ -37,7 +41,7 @@ def compare_documents(exp: etree._Element, act: etree._Element, exp_response: Ht
         if found is not None:
             return [d for d in found if not ignored_path(d.path, ignore)]
     out: list[Difference] = []
-    _Walk(ignore, pseudonyms, out).documents(exp, act)
+    _Walk(ignore, pseudonyms, out, request_version, sides).documents(exp, act)
     return out
 
 
@@ -45,8 +49,11 @@ class _Walk:
     """One comparison of two XML documents, element by element, aligned by names."""
 
     def __init__(self, ignore: tuple[str, ...], pseudonyms: Pseudonyms | None,
-                 out: list[Difference]) -> None:
+                 out: list[Difference],
+                 request_version: Callable[[], str | None] = lambda: None,
+                 sides: Sides = ANSWERS) -> None:
         self.ignore, self.pseudonyms, self.out = ignore, pseudonyms, out
+        self.request_version, self.sides = request_version, sides
         #: Actual namespace -> the expected one it stands for (the other SOAP version's
         #: envelope, a payload in another namespace): said once, then compared as equal.
         self.renamed: dict[str, str] = {}
@@ -58,9 +65,7 @@ class _Walk:
             exp_ns in SOAP_VERSIONS or act_ns in SOAP_VERSIONS)
         if self.soap and exp_ns != act_ns:
             exp_v, act_v = SOAP_VERSIONS.get(exp_ns, exp_ns), SOAP_VERSIONS.get(act_ns, act_ns)
-            # the version of the answer is the request's, but for a VersionMismatch fault
-            summary = (f"a {act_v} envelope where {exp_v} is expected" if _version_mismatch(exp)
-                       else f"{exp_v} answered with a {act_v} envelope")
+            summary = self._versions(exp, exp_v, act_v)
             self.out.append(Difference(
                 "element", "/Envelope", f"{exp_v} envelope ({exp_ns})",
                 f"{act_v} envelope ({act_ns})", summary=summary))
@@ -76,6 +81,20 @@ class _Walk:
         self.element(exp, act, "")
         if self.soap:
             self._upgrade_with_fault_code()
+
+    def _versions(self, exp: etree._Element, exp_v: str, act_v: str) -> str:
+        """Two envelopes of two SOAP versions, in words that blame the side that answered
+        off the request's version: the actual side as R5-ENVELOPE says it ("SOAP 1.2
+        answered with a SOAP 1.1 envelope"), or the expected side by its name when it is the
+        one ("the recording has a SOAP 1.1 envelope to a SOAP 1.2 request, the target
+        answers in SOAP 1.2"). A VersionMismatch fault may come in either version."""
+        if _version_mismatch(exp):
+            return f"a {act_v} envelope where {exp_v} is expected"
+        request = self.request_version()
+        if request == act_v:
+            return (f"{self.sides.expected} has a {exp_v} envelope to a {request} request, "
+                    f"{self.sides.actual} answers in {act_v}")
+        return version_words(exp_v, act_v)
 
     # -- one element and its children
 
@@ -209,17 +228,19 @@ class _Walk:
         code_path = f"{path}/{'faultcode' if child(exp, 'faultcode') is not None else 'Code'}"
         exp_neutral, act_neutral = _neutral(exp, exp_code), _neutral(act, act_code)
         if exp_neutral != act_neutral and not ignored_path(code_path, self.ignore):
-            if _fault_class(exp_neutral) == _fault_class(act_neutral):
-                # SOAP 1.1 4.4.1: "Client.Authentication" is a Client fault said more
-                # precisely (spyne's Client.SchemaValidationError): the same class
+            shown_exp = local_code(exp_code) or "(none)"
+            shown_act = local_code(act_code) or "(none)"
+            if _refines(exp_neutral, act_neutral):
+                # the same fault said more precisely (bindings.same_fault, as the steps read
+                # it): "Client.SchemaValidationError" is a Client fault; a code less precise
+                # than the expected one, or another refinement, is another fault
                 self.out.append(Difference(
                     "text", code_path, exp_code, act_code, True,
-                    f"faultcode {local_code(exp_code)} refined as {local_code(act_code)}"))
+                    f"faultcode {shown_exp} refined as {shown_act}"))
             else:
                 self.out.append(Difference(
                     "text", code_path, exp_code, act_code,
-                    summary=f"faultcode {local_code(exp_code) or '(none)'} vs "
-                            f"{local_code(act_code) or '(none)'}"))
+                    summary=f"faultcode {shown_exp} vs {shown_act}"))
         exp_reason, act_reason = fault_reason(exp, whole=True), fault_reason(act, whole=True)
         spelled = "faultstring" if child(exp, "faultstring") is not None else "Reason"
         reason_path = f"{path}/{spelled}"
@@ -362,14 +383,12 @@ def _neutral(fault: etree._Element, code: str | None) -> str | None:
     return "/".join(parts)
 
 
-def _fault_class(neutral: str | None) -> str | None:
-    """The class of a neutral code (``_neutral``): a SOAP 1.1 dotted code of the envelope's
-    namespace ("Client.SchemaValidationError", read as "Sender.SchemaValidationError") is
-    the code before its first dot (SOAP 1.1 section 4.4.1); any other code is itself."""
-    if neutral is None or "/" in neutral or neutral.startswith("{"):
-        return neutral
-    head = neutral.split(".", 1)[0]
-    return _SOAP12_CODES.get(head, head)
+def _refines(expected: str | None, actual: str | None) -> bool:
+    """Whether the neutral code ``actual`` (``_neutral``) is ``expected`` said more
+    precisely (``bindings.same_fault``); a code of another namespace refines none."""
+    if expected is None or actual is None or expected.startswith("{"):
+        return False
+    return same_fault(expected, actual)
 
 
 def local_code(code: str | None) -> str | None:
@@ -393,9 +412,9 @@ def fault_reason(fault: etree._Element, whole: bool = False) -> str | None:
 
 
 def first_line(text: str) -> str:
-    """The first line of ``text`` with words, shortened for a summary."""
-    line = next((s.strip() for s in text.strip().splitlines() if s.strip()), "")
-    return line if len(line) <= _CAUSE_CHARS else line[:_CAUSE_CHARS] + "..."
+    """What an error's text says first, for a summary (``words.message_words``: no exception
+    type, no unfilled ``{0}``, shortened at a word)."""
+    return message_words(text)
 
 
 def _text_value(element: etree._Element) -> str | None:

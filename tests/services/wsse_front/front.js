@@ -107,12 +107,16 @@ const server = http.createServer((request, response) => {
   request.on('end', () => {
     let body = Buffer.concat(parts);
     let doc = null;
+    // the body's own charset (ISO-8859-1 is what the ASMX matrix also sends): read and passed
+    // on in it, so the service behind gets the bytes as ASP.NET would
+    const charset = /charset="?(iso-8859-1|latin1)/i.test(request.headers['content-type'] || '')
+      ? 'latin1' : 'utf8';
     if (request.method === 'POST' && body.length && /xml/.test(request.headers['content-type'])) {
       let errors = 0;
       const parser = new DOMParser({ errorHandler: { error() { errors += 1; },
         fatalError() { errors += 1; }, warning() {} } });
       try {
-        doc = parser.parseFromString(body.toString('utf8'), 'text/xml');
+        doc = parser.parseFromString(body.toString(charset), 'text/xml');
       } catch (e) {
         doc = null;
       }
@@ -132,7 +136,7 @@ const server = http.createServer((request, response) => {
       return;
     }
     header.removeChild(security);
-    body = Buffer.from(new XMLSerializer().serializeToString(doc), 'utf8');
+    body = Buffer.from(new XMLSerializer().serializeToString(doc), charset);
     pass(request, response, body);
   });
 });
