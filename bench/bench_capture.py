@@ -127,12 +127,16 @@ def canned_answers(requests: list[Request]) -> dict[tuple[str, str, bytes], byte
     return answers
 
 
-def serve_canned(port: int, answers: dict[tuple[str, str, bytes], bytes]) -> None:
-    """The upstream process: answers each known request with its canned bytes (404 else)."""
+def serve_canned(port: int, answers: dict[tuple[str, str, bytes], bytes], pieces: int = 1,
+                 pause: float = 0.0) -> None:
+    """The upstream process: answers each known request with its canned bytes (404 else); with
+    ``pieces`` > 1, trickled: in that many pieces, ``pause`` seconds apart (bench_shadow's slow
+    candidate)."""
     import httptools
     import uvloop
 
     missing = b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"
+    running: set[asyncio.Future] = set()
 
     class Upstream(asyncio.Protocol):
         def connection_made(self, transport) -> None:
@@ -150,8 +154,21 @@ def serve_canned(port: int, answers: dict[tuple[str, str, bytes], bytes]) -> Non
         def on_message_complete(self) -> None:
             key = (self.parser.get_method().decode(), self.url.decode("latin-1"),
                    b"".join(self.body))
-            self.transport.write(answers.get(key, missing))
             self.url, self.body = b"", []
+            if pieces <= 1:
+                self.transport.write(answers.get(key, missing))
+                return
+            task = asyncio.ensure_future(self.trickle(answers.get(key, missing)))
+            running.add(task)  # held until done: the loop keeps only weak references
+            task.add_done_callback(running.discard)
+
+        async def trickle(self, data: bytes) -> None:
+            step = max(1, -(-len(data) // pieces))
+            for at in range(0, len(data), step):
+                if self.transport.is_closing():
+                    return
+                self.transport.write(data[at:at + step])
+                await asyncio.sleep(pause)
 
         def data_received(self, data: bytes) -> None:
             try:

@@ -36,11 +36,9 @@ them: compare ratios measured in one run.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import multiprocessing
 import os
-import signal
 import statistics
 import sys
 import tempfile
@@ -74,58 +72,6 @@ SHADOWS = {"shadow, fast candidate": "fast", "shadow, slow candidate": "slow",
            "shadow, dead candidate": "dead"}
 #: The slow candidate: pieces per answer and seconds between them.
 PIECES, PAUSE = 20, 0.1
-
-
-def serve_trickling(port: int, answers: dict) -> None:
-    """The slow candidate's process: each known request answered with its canned bytes in
-    PIECES pieces, PAUSE seconds apart."""
-    import httptools
-    import uvloop
-
-    missing = b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"
-    running: set[asyncio.Future] = set()
-
-    class Slow(asyncio.Protocol):
-        def connection_made(self, transport) -> None:
-            self.transport = transport
-            self.parser = httptools.HttpRequestParser(self)
-            self.url, self.body = b"", []
-
-        def on_url(self, url: bytes) -> None:
-            self.url += url
-
-        def on_body(self, body: bytes) -> None:
-            self.body.append(body)
-
-        def on_message_complete(self) -> None:
-            key = (self.parser.get_method().decode(), self.url.decode("latin-1"),
-                   b"".join(self.body))
-            self.url, self.body = b"", []
-            task = asyncio.ensure_future(self.trickle(answers.get(key, missing)))
-            running.add(task)  # held until done: the loop keeps only weak references
-            task.add_done_callback(running.discard)
-
-        async def trickle(self, data: bytes) -> None:
-            step = max(1, -(-len(data) // PIECES))
-            for at in range(0, len(data), step):
-                if self.transport.is_closing():
-                    return
-                self.transport.write(data[at:at + step])
-                await asyncio.sleep(PAUSE)
-
-        def data_received(self, data: bytes) -> None:
-            try:
-                self.parser.feed_data(data)
-            except httptools.HttpParserError:
-                self.transport.close()
-
-    async def run() -> None:
-        server = await asyncio.get_running_loop().create_server(Slow, "127.0.0.1", port,
-                                                                backlog=4096)
-        await server.serve_forever()
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    uvloop.run(run())
 
 
 @dataclass
@@ -227,8 +173,9 @@ def main() -> None:
     answers = canned_answers(requests)
     spawn = multiprocessing.get_context("spawn")
     ports = {role: _free_port() for role in ("primary", "fast", "slow")}
-    servers = [spawn.Process(target=serve_trickling if role == "slow" else serve_canned,
-                             args=(port, answers), daemon=True)
+    servers = [spawn.Process(target=serve_canned, args=(port, answers),
+                             kwargs={"pieces": PIECES, "pause": PAUSE} if role == "slow" else {},
+                             daemon=True)
                for role, port in ports.items()]
     for server in servers:
         server.start()
