@@ -15,6 +15,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from harness import lifeline
 from harness.errors import HarnessError, UsageError
 from harness.reports.allure_results import WARNING_TAG
 
@@ -91,7 +92,8 @@ def render(results: str | Path, out_dir: str | Path, *, name: str = "harness",
                    "--single-file", "--report-name", name, "--config", str(config)]
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=300,
-                                  check=False, cwd=work)
+                                  check=False, cwd=work,
+                                  preexec_fn=lifeline.child_killed_with_us())
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise HarnessError(f"allure did not run: {exc}") from None
     html = out_dir / "index.html"
