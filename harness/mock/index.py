@@ -225,6 +225,18 @@ class Index:
         """The binding the call at ``position`` was answered over."""
         return _BINDINGS[self.bindings[position]]
 
+    def where(self, position: int) -> str:
+        """Where the call at ``position`` is recorded: ``file:line``, or a HAR's entry."""
+        return self.place(self.wheres[position])
+
+    def place(self, where: int) -> str:
+        number, offset = where >> _OFFSET_BITS, where & ((1 << _OFFSET_BITS) - 1)
+        source = self.sources[number]
+        if not source.native:
+            entry = source.har[offset].index
+            return f"{source.path} entry {entry if entry is not None else offset + 1}"
+        return f"{source.path}:{_line_at(source.path, offset)}"
+
     def fetch(self, position: int) -> Exchange:
         """The exchange recorded at ``position``."""
         return self.read(self.wheres[position], self.lengths[position])
