@@ -8,6 +8,7 @@ Headers keep their order and original case; bodies are raw bytes.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import replace
 from functools import lru_cache
 from urllib.parse import urlsplit
@@ -71,6 +72,14 @@ def header_problem(name: str, value: str) -> str | None:
             value.encode("latin-1")
         except UnicodeEncodeError:
             return f"header {name}: a character beyond Latin-1 in its value"
+    return None
+
+
+def headers_problem(headers: Iterable[tuple[str, str]]) -> str | None:
+    """The first of ``headers``' problems (``header_problem``), or None."""
+    for name, value in headers:
+        if (problem := header_problem(name, value)) is not None:
+            return problem
     return None
 
 

@@ -71,7 +71,7 @@ from harness.errors import (
     UsageError,
     XMLRejected,
 )
-from harness.http_messages import header_problem
+from harness.http_messages import headers_problem
 from harness.traffic import wsse
 from harness.traffic.auth import AuthOptions, Legs, channel_bindings, load_client_certificate
 from harness.traffic.auth import refusal as http_refusal
@@ -262,10 +262,7 @@ def _unsendable(url: str, headers: list[tuple[str, str]]) -> str | None:
     """Why HTTP/1.1 cannot carry a request with this URL and these headers, or None."""
     if len(url) > MAX_URL:
         return f"its URL is {len(url):,} characters long (at most {MAX_URL:,} are sent)"
-    for name, value in headers:
-        if (problem := header_problem(name, value)) is not None:
-            return problem
-    return None
+    return headers_problem(headers)
 
 
 def _legs(http: httpx.Client, request: HttpRequest, headers: list[tuple[str, str]],
