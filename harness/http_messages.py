@@ -8,6 +8,7 @@ Headers keep their order and original case; bodies are raw bytes.
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 from harness.frozen import frozen
@@ -46,11 +47,23 @@ def replace_header(headers: Headers, name: str, value: str | None) -> Headers:
     return tuple(out)
 
 
+# The two readings of a Content-Type below are pure functions of a text that takes a handful
+# of values in any traffic, read several times per judged exchange: each is kept for the last
+# 256 texts (bounded: a recording of a million distinct values costs no more memory).
+
+
+@lru_cache(maxsize=256)
 def media_type(content_type: str | None) -> str | None:
     """``text/xml; charset=UTF-8`` -> ``text/xml``."""
     if content_type is None:
         return None
     return content_type.split(";", 1)[0].strip().lower() or None
+
+
+@lru_cache(maxsize=256)
+def charset(content_type: str | None) -> str | None:
+    """The charset parameter of a Content-Type as written (quotes stripped), or None."""
+    return content_type_params(content_type).get("charset")
 
 
 def content_type_params(content_type: str | None) -> dict[str, str]:

@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from oversize import many_tables_toml
 
 HARNESS = [sys.executable, "-m", "harness"]
 SAMPLE = Path(__file__).resolve().parents[1] / "recordings" / "sample-all-bindings.jsonl"
@@ -122,3 +123,28 @@ def test_wsdl_from_an_endless_fifo_is_refused_at_the_limit(tmp_path: Path) -> No
         os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))  # frees a writer still waiting
         writer.join(timeout=5)
     one_error_line(done, "is larger than 4 MiB")
+
+
+@pytest.mark.parametrize("kind", ["values.toml", "values.json", "harness.toml"])
+def test_a_file_of_too_many_entries_is_refused_before_it_is_parsed(tmp_path: Path,
+                                                                   kind: str) -> None:
+    """637,830 one-line tables fit in 4 MiB and took 595 MB to parse: entries are counted
+    first (50,000 at most), strings and comments apart."""
+    path = tmp_path / kind
+    if kind == "values.json":
+        path.write_text("[" + "[]," * 60_000 + "[]]")
+    else:
+        many_tables_toml(path, 60_000)
+    flag = "--config" if kind == "harness.toml" else "--values"
+    done = harness("certify", flag, path, "--no-html", "--report-dir", tmp_path / "r")
+    what = "config" if kind == "harness.toml" else "--values"
+    one_error_line(done, f"{what} {path} holds more than 50,000 entries")
+
+
+def test_entries_inside_strings_and_comments_are_not_counted() -> None:
+    from harness.files import _entries_at_most
+
+    text = 'a = "x=[{,." # [b]\nc = """\n=,=\n"""\nd = [1, 2]\n[e]\nf.g = \'h,\'\n'
+    # a, c, d, its 1 and 2, [e], f and f.g: 8 entries, one more counted (the top table)
+    assert _entries_at_most(text, toml=True) == 9
+    assert _entries_at_most('{"a,:[": [1, 2], "b": "\\",{"}', toml=False) == 7

@@ -28,10 +28,12 @@ from harness import progress, stopping
 from harness.contract.bindings import Binding
 from harness.errors import RecordingError, RunStopped
 from harness.judge.findings import Finding, Report, Verdict
+from harness.traffic.bounds import load_line
 from harness.traffic.exchange import Exchange
 from harness.traffic.recording import (
     FORMAT_VERSION,
     HEADER_LIMIT,
+    line_refused,
     lines_of,
     read_exchanges,
     read_header,
@@ -282,12 +284,11 @@ def _decode(chunk: Chunk, result: ChunkResult) -> list[Exchange]:
         if not item.strip():
             continue
         try:
-            data = _loads(item)
+            data = load_line(item, _loads)
             exchanges.append(Exchange.from_dict(data, index=position, source=chunk.source))
         except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
-            number = chunk.first_line + offset
-            result.broken.append(f"{chunk.source}:{number}: broken exchange line "
-                                 f"({type(exc).__name__})")
+            result.broken.append(line_refused(f"{chunk.source}:{chunk.first_line + offset}",
+                                              exc))
     return exchanges
 
 

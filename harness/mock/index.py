@@ -26,6 +26,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -37,10 +38,12 @@ from harness.errors import ClassificationError, RecordingError, ServiceDescripti
 from harness.judge.streaming import _loads
 from harness.mock.values import call_key, normal_arguments
 from harness.reference.app import Refusal, accepted_call
+from harness.traffic.bounds import load_line
 from harness.traffic.exchange import Exchange
 from harness.traffic.recording import (
     FORMAT_VERSION,
     HEADER_LIMIT,
+    line_refused,
     lines_of,
     read_header,
     too_long,
@@ -377,7 +380,7 @@ def _index_range(contract: Contract, number: int, path: Path, start: int, end: i
                 try:
                     exchange = Exchange.from_dict(_decoded(line), source=str(path))
                 except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
-                    part.broken_line(path, where, _undecodable(type(exc).__name__))
+                    part.broken_line(path, where, partial(line_refused, exc=exc))
                 else:
                     part.add(contract, exchange, number << _OFFSET_BITS | where, after - where)
             where = after
@@ -388,15 +391,16 @@ def _index_range(contract: Contract, number: int, path: Path, start: int, end: i
 
 def _decoded(line: bytes):
     """A recording line's JSON: by orjson alone (the mock reads no number that a float would
-    change: statuses and timings), else as every reader decodes it (``_loads``)."""
+    change: statuses and timings), else as every reader decodes it (``_loads``); within the
+    bounds of every exchange (``load_line``)."""
+    return load_line(line, _orjson_or_loads)
+
+
+def _orjson_or_loads(line: bytes):
     try:
         return orjson.loads(line)
     except orjson.JSONDecodeError:
         return _loads(line)
-
-
-def _undecodable(kind: str) -> Callable[[str], str]:
-    return lambda at: f"{at}: broken exchange line ({kind})"
 
 
 def _line_at(path: Path, offset: int) -> int:
