@@ -16,6 +16,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from harness import lifeline
 from harness.errors import HarnessError, UsageError
 
 #: A clone's copy (scripts/setup installs it there); an installed harness uses one on the PATH.
@@ -101,7 +102,7 @@ class Renderer:
             self._process = subprocess.Popen(
                 ["node", str(RENDERER), str(self._command.resolve())], cwd=self._work.name,
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                text=True)
+                text=True, preexec_fn=lifeline.child_killed_with_us())
         except (AllureMissing, OSError):  # said by render, when it is asked for
             self._process = None
 
@@ -153,7 +154,8 @@ class Renderer:
                    "--single-file", "--report-name", name, "--config", str(config)]
         try:
             return subprocess.run(command, capture_output=True, text=True, timeout=300,
-                                  check=False, cwd=self._work.name)
+                                  check=False, cwd=self._work.name,
+                                  preexec_fn=lifeline.child_killed_with_us())
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise HarnessError(f"allure did not run: {exc}") from None
 
