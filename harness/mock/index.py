@@ -32,6 +32,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
+from harness import lifeline
 from harness.contract.bindings import Binding, Classification
 from harness.contract.model import Contract
 from harness.errors import ClassificationError, RecordingError, ServiceDescription
@@ -353,7 +354,8 @@ def _parts(contract: Contract, sources: list[Source], jobs: list[tuple[int, Path
         return
     # spawn: the workers are gone once the index is made (a forkserver would stay, ~30 MB)
     context = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(min(workers, len(native)), mp_context=context)
+    pool = ProcessPoolExecutor(min(workers, len(native)), mp_context=context,
+                               initializer=lifeline.die_with, initargs=(os.getpid(),))
     try:
         pending = {job: pool.submit(_index_range, contract, *job) for job in native}
         for job in jobs:  # in order: recorded order is kept
