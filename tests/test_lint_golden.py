@@ -14,6 +14,7 @@ and its diff shows every finding the change moved.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import sys
 from dataclasses import replace
@@ -31,6 +32,7 @@ from harness.contract.model import Contract, sample_arguments, school_mobile
 from harness.judge.findings import Verdict
 from harness.judge.lint import lint
 from harness.judge.profiles import Profile, Severity
+from harness.reports.console import print_report
 from harness.reports.json_report import summary
 from harness.traffic.exchange import Exchange, HttpRequest, HttpResponse
 
@@ -92,7 +94,8 @@ def recording(folder: Path) -> Path:
 
 def outcome(path: Path, profile: Profile, workers: int, chunk_size: int) -> dict[str, Any]:
     """What lint says of ``path``: its summary, its counts by rule x operation x binding,
-    every finding, and a digest of each failure's example (they quote whole exchanges)."""
+    every finding, a digest of each failure's example (they quote whole exchanges) and the
+    console's report."""
     broken: list[str] = []
     report = lint([path], school_mobile(), workers=workers, chunk_size=chunk_size,
                   profile=profile, on_broken=broken.append)
@@ -101,8 +104,10 @@ def outcome(path: Path, profile: Profile, workers: int, chunk_size: int) -> dict
     examples = [[*case, _digest(text.replace(str(path), path.name))]
                 for case, text in sorted(report.examples.items())]
     by_case = sorted([*case, *(c[v] for v in Verdict)] for case, c in report.by_case.items())
+    console = io.StringIO()
+    print_report(report, console)
     said = {"summary": head, "by_case": by_case, "broken": broken, "findings": findings,
-            "examples": examples}
+            "examples": examples, "console": console.getvalue().splitlines()}
     # as JSON reads it back (tuples are lists), the recording named by its file name only
     return json.loads(json.dumps(said, ensure_ascii=False).replace(str(path), path.name))
 
@@ -140,6 +145,7 @@ def test_lint_says_what_the_golden_file_says(tmp_path: Path, golden: dict[str, A
         for i, (h, w) in enumerate(zip(have["findings"], want["findings"], strict=True)):
             assert h == w, f"{profile}: finding {i}"
         assert have["examples"] == want["examples"], profile
+        assert have["console"] == want["console"], profile
 
 
 def test_golden_recording_is_varied(golden: dict[str, Any]) -> None:
