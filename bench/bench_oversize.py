@@ -31,6 +31,7 @@ from peak_rss import measure as measure_run  # noqa: E402
 from traffic import clean_exchanges, write_recording  # noqa: E402
 
 from harness.contract.model import school_mobile  # noqa: E402
+from harness.reference.server import running  # noqa: E402
 
 HARNESS = str(Path(sys.executable).parent / "harness")
 TARGET_MB = 300
@@ -106,7 +107,6 @@ def measure_big_lines(folder: Path) -> list[tuple[str, float, int, int, str]]:
     """lint and replay over BIG_LINES exchanges, each with a 1 MB request header."""
     from dataclasses import replace
 
-    from harness.reference.server import running
     from harness.traffic.recording import RecordingWriter
 
     path = folder / "big-headers.jsonl"
@@ -126,12 +126,127 @@ def measure_big_lines(folder: Path) -> list[tuple[str, float, int, int, str]]:
     return rows
 
 
+#: Headers in the one hostile entry of the .zhar every reader reads (~230 MiB inflated).
+ZHAR_HEADERS = 10_000_000
+
+
+def measure_readers(folder: Path, url: str) -> list[tuple[str, float, int, int, str]]:
+    """Every command that reads recordings, over a ~0.6 MB .zhar whose entry 2 of 3 inflates
+    to ZHAR_HEADERS tiny headers: the entry is refused by name, the other two are read."""
+    from oversize import many_headers_zhar
+
+    zhar = many_headers_zhar(folder / "hostile.zhar", clean_exchanges(school_mobile()),
+                             ZHAR_HEADERS)
+    common = ["--namespace", "http://tempuri.org/"]
+    commands = {
+        "lint": ["lint", str(zhar)],
+        "replay": ["replay", str(zhar), "--target", url, "--quiet", *common],
+        "diff": ["diff", "--primary", url, "--candidate", url, str(zhar), "--allure-dir", "",
+                 "--quiet", *common],
+        "load": ["load", str(zhar), "--target", url, "--loop", "1", "--quiet", *common],
+        "scenarios": ["scenarios", str(zhar), "-o", str(folder / "features"), "--force"],
+        "export": ["export", str(zhar), "-o", str(folder / "out.har")],
+        "mock": ["mock", str(zhar), "--port", "0"],
+    }
+    rows = []
+    for command, args in commands.items():
+        run = (measure_served([HARNESS, *args], folder) if command == "mock"
+               else measure_run([HARNESS, *args], folder))
+        said = [line for line in run.err.splitlines() if "refused" in line or "error" in line]
+        rows.append((command, run.seconds, run.peak_kb, run.returncode, (said or [""])[0][-100:]))
+    return rows
+
+
+#: A feature step whose pattern backtracks for ~2^64 steps on Python's re against the 64 hex
+#: digits of GetTokenDevice's token (user patterns run on RE2: harness/patterns.py).
+CATASTROPHIC_FEATURE = """\
+Feature: tokens
+  Scenario: the token is hex
+    Given the service under test
+    When the client calls GetTokenDevice over HTTP GET with:
+      | parameter | value  |
+      | id        | dev-77 |
+    Then the result matches "([0-9a-f]+)+z"
+"""
+
+
+def measure_hostile(folder: Path, url: str) -> list[tuple[str, float, int, int, str]]:
+    """What the user writes or a recording holds that backtracking or HTTP cannot take: a
+    catastrophic pattern in a feature, a GET URL over 64 KiB in a recording, recorded
+    statuses 999, 0 and -1 (tests/test_user_patterns.py, tests/test_hostile_answers.py)."""
+    from dataclasses import replace
+
+    from traffic import exchange, request
+
+    from harness.contract.bindings import Binding
+    from harness.traffic.exchange import Exchange
+
+    contract = school_mobile()
+    features = folder / "hostile-features"
+    features.mkdir(exist_ok=True)
+    (features / "tokens.feature").write_text(CATASTROPHIC_FEATURE, encoding="utf-8")
+    plain = exchange(contract, request(contract, "GetTokenDevice", Binding.HTTP_GET))
+    long_url = replace(plain.request, url=plain.request.url + "a" * 70_000)
+    statuses = [replace(plain, response=replace(plain.response, status=s)) for s in (999, 0, -1)]
+    recording = write_recording(folder / "hostile.jsonl",
+                                [plain, Exchange(long_url, plain.response), *statuses])
+    commands = {
+        "certify": (["certify", "--features", str(features), "--target", url, "--no-html",
+                     "--report-dir", str(folder / "reports")], "checks over"),
+        "replay": (["replay", str(recording), "--target", url, "--quiet",
+                    "--namespace", "http://tempuri.org/"], "cannot be sent"),
+        "scenarios": (["scenarios", str(recording), "-o", str(folder / "from-hostile"),
+                       "--force"], "left out"),
+    }
+    rows = []
+    for command, (args, wanted) in commands.items():
+        run = measure_run([HARNESS, *args], folder)
+        said = [line.strip() for line in (run.out + run.err).splitlines() if wanted in line]
+        rows.append((command, run.seconds, run.peak_kb, run.returncode, (said or [""])[0][:100]))
+    return rows
+
+
+def measure_served(args: list[str], cwd: Path):
+    """A server command (mock) from its start until it listens, then stopped with SIGINT."""
+    import signal
+    import subprocess
+    import threading
+    import time
+
+    from peak_rss import Measured, tree_rss_kb
+
+    started = time.perf_counter()
+    child = subprocess.Popen(args, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+    peak, done = [0], threading.Event()
+
+    def sample() -> None:
+        while not done.is_set():
+            peak[0] = max(peak[0], tree_rss_kb(child.pid))
+            time.sleep(0.05)
+
+    threading.Thread(target=sample, daemon=True).start()
+    said = []
+    assert child.stderr is not None
+    while (line := child.stderr.readline()) and " on http://" not in line:
+        said.append(line)
+    seconds = time.perf_counter() - started
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=120)
+    done.set()
+    return Measured(seconds, peak[0], child.returncode, out, "".join(said) + err)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS)
+    parser.add_argument("--kinds", nargs="*", default=list(KINDS), choices=KINDS)
     parser.add_argument("--commands", nargs="+", default=list(COMMANDS), choices=COMMANDS)
     parser.add_argument("--no-lines", action="store_true",
                         help="skip lint and replay over 1 MB-header lines")
+    parser.add_argument("--no-readers", action="store_true",
+                        help="skip every reader over the 10 million-header .zhar")
+    parser.add_argument("--no-hostile", action="store_true",
+                        help="skip the catastrophic pattern and the hostile recorded exchanges")
     args = parser.parse_args()
     print(f"cores: {os.cpu_count()}, load average: {os.getloadavg()[0]:.2f}")
     print(f"{'command':>8}  {'target':>9}  {'seconds':>7}  {'peak RSS MB':>11}  exit  summary")
@@ -155,6 +270,22 @@ def main() -> int:
                 worst = max(worst, peak)
                 print(f"{command:>8}  {'1MB-lines':>9}  {seconds:>7.1f}  {peak / 1024:>11.1f}  "
                       f"{code:>4}  {summary}", flush=True)
+        if not args.no_readers:
+            print(f"a .zhar whose entry 2 of 3 has {ZHAR_HEADERS:,} headers "
+                  f"(load average {os.getloadavg()[0]:.2f}):", flush=True)
+            with running() as url:
+                for command, seconds, peak, code, summary in measure_readers(folder, url):
+                    worst = max(worst, peak)
+                    print(f"{command:>9}  {'10M-hdrs':>9}  {seconds:>7.1f}  "
+                          f"{peak / 1024:>11.1f}  {code:>4}  {summary}", flush=True)
+        if not args.no_hostile:
+            print("a catastrophic pattern, a 70 KB GET URL, statuses 999/0/-1 "
+                  f"(load average {os.getloadavg()[0]:.2f}):", flush=True)
+            with running() as url:
+                for command, seconds, peak, code, summary in measure_hostile(folder, url):
+                    worst = max(worst, peak)
+                    print(f"{command:>9}  {'hostile':>9}  {seconds:>7.1f}  "
+                          f"{peak / 1024:>11.1f}  {code:>4}  {summary}", flush=True)
     verdict = "met" if worst / 1024 <= TARGET_MB else "NOT met"
     print(f"target: peak RSS <= {TARGET_MB} MB: {verdict} (worst {worst / 1024:.0f} MB); "
           f"load average now {os.getloadavg()[0]:.2f}")

@@ -163,11 +163,13 @@ def _environments(settings: Mapping[str, Any], source: Path) -> Mapping[str, Any
 
 
 def _read(path: Path, explicit: bool = False) -> dict[str, Any]:
-    from harness.files import CONFIG_LIMIT, read_limited
+    from harness.files import CONFIG_LIMIT, check_entries, read_limited
 
     raw = read_limited(path, CONFIG_LIMIT, "config")
     try:
-        return tomllib.loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
+        check_entries(text, path, "config", toml=True)
+        return tomllib.loads(text)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"config {path}: not TOML ({exc})") from None
     except RecursionError:  # tomllib recurses once per nesting level

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from harness.commands import add_command
-from harness.commands.options import add_contract_options, contract_from
+from harness.commands.options import add_contract_options, contract_from, port
 
 
 def register(sub) -> None:
@@ -75,19 +75,6 @@ def add_recording_options(p, *, also: str = "") -> None:
                    "streamed through as it comes, and recorded truncated: its first 64 KiB, "
                    "its size and SHA-256 in meta.truncated (default 16; at most 1024). "
                    f"The proxy's memory does not grow with a body's size{also}")
-
-
-def port(lowest: int = 1):
-    """An argparse type: a port number from ``lowest`` (0: the OS picks one) to 65535."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a port") from None
-        if not lowest <= value <= 65535:
-            raise argparse.ArgumentTypeError(f"{text} is not a port ({lowest} to 65535)")
-        return value
-    return parse
 
 
 def _body_mb(text: str) -> int:

@@ -30,6 +30,7 @@ from harness.commands.options import (
     contract_for_target,
     contract_from,
     count,
+    port,
     positive,
     rate,
     recording_keys,
@@ -124,7 +125,7 @@ def register(sub) -> None:
     trend.add_argument("--min-regression-ms", type=_non_negative, default=10.0, metavar="MS",
                        help="a latency regression must also exceed MS milliseconds (default "
                        "10: a few ms on a fast answer are noise)")
-    out.add_argument("--web-port", type=_port, default=None, metavar="PORT",
+    out.add_argument("--web-port", type=port(), default=None, metavar="PORT",
                      help="Locust's web UI on 127.0.0.1:PORT during the run, and after it "
                      "until Ctrl-C (default: headless)")
     dist = p.add_argument_group("distributed (Locust's master and workers)")
@@ -142,7 +143,7 @@ def register(sub) -> None:
     dist.add_argument("--master-bind-host", default="127.0.0.1", metavar="HOST",
                       help="interface the master listens on (default 127.0.0.1; 0.0.0.0 for "
                       "workers on other machines)")
-    dist.add_argument("--master-port", type=_port, default=5557, metavar="PORT",
+    dist.add_argument("--master-port", type=port(), default=5557, metavar="PORT",
                       help="the master's port (default 5557)")
     p.set_defaults(run=run)
 
@@ -294,10 +295,3 @@ def _ratio_or_zero(text: str) -> float:
 
 def _non_negative(text: str) -> float:
     return _number(text, 0.0, MAX_SECONDS, False)
-
-
-def _port(text: str) -> int:
-    value = count(text)
-    if value > 65535:
-        raise argparse.ArgumentTypeError(f"{text} is not a port")
-    return value

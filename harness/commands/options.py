@@ -110,6 +110,21 @@ def megabytes(text: str) -> float:
     return positive(float, 1024.0 * 1024.0)(text)
 
 
+def port(lowest: int = 1) -> Callable[[str], int]:
+    """An argparse type: a port number from ``lowest`` (0: the OS picks one) to 65535, the
+    same on every command that listens or connects (an out-of-range port was an
+    OverflowError traceback from bind())."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a port") from None
+        if not lowest <= value <= 65535:
+            raise argparse.ArgumentTypeError(f"{text} is not a port ({lowest} to 65535)")
+        return value
+    return parse
+
+
 def header(text: str) -> tuple[str, str]:
     """An argparse type: ``'Name: value'`` as (name, value)."""
     name, colon, value = text.partition(":")
@@ -484,7 +499,8 @@ def add_listen_options(p: argparse.ArgumentParser) -> None:
     """--host and --port of the commands that serve (serve, mock)."""
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1; loopback unless you say so)")
-    p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks one)")
+    p.add_argument("--port", type=port(0), default=8000,
+                   help="port (default 8000; 0 picks one)")
 
 
 def add_contract_options(p: argparse.ArgumentParser) -> None:

@@ -8,7 +8,7 @@ import secrets
 from datetime import datetime
 
 from harness.commands import add_command
-from harness.commands.capture import add_recording_options, port
+from harness.commands.capture import add_recording_options
 from harness.commands.judging import add_profile_options, profile_of
 from harness.commands.options import (
     MAX_CONCURRENCY,
@@ -16,6 +16,7 @@ from harness.commands.options import (
     add_send_options,
     check_outputs,
     contract_for_target,
+    port,
     positive,
     require,
     role_target,

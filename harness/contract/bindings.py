@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cached_property
 from urllib.parse import urlencode, urlsplit
 
 from lxml import etree
@@ -35,33 +36,35 @@ FORM_TYPE = "application/x-www-form-urlencoded"
 
 
 class Binding(StrEnum):
+    # Its properties are read a dozen times per judged exchange: each is worked out once per
+    # member (cached_property) and then read as a plain attribute.
     SOAP11 = "soap11"
     SOAP12 = "soap12"
     HTTP_GET = "get"
     HTTP_POST = "post"
 
-    @property
+    @cached_property
     def label(self) -> str:
         return _LABELS[self]
 
-    @property
+    @cached_property
     def is_soap(self) -> bool:
         return self in (Binding.SOAP11, Binding.SOAP12)
 
-    @property
+    @cached_property
     def envelope_ns(self) -> str | None:
         return {Binding.SOAP11: SOAP11_NS, Binding.SOAP12: SOAP12_NS}.get(self)
 
-    @property
+    @cached_property
     def method(self) -> str:
         return "GET" if self is Binding.HTTP_GET else "POST"
 
-    @property
+    @cached_property
     def request_content_type(self) -> str | None:
         """Content-Type of the request (spec 4.1 table); None for GET."""
         return _REQUEST_TYPES[self]
 
-    @property
+    @cached_property
     def soap_content_type(self) -> str | None:
         """Content-Type of a SOAP response (rule 4.1.7); None for GET/POST."""
         return _REQUEST_TYPES[self] if self.is_soap else None

@@ -84,7 +84,7 @@ class Operation:
     #: an operation alone can build and read values of its parameters and result.
     schema: Schema = field(default_factory=dict, compare=False, repr=False)
 
-    @property
+    @cached_property  # read for every exchange judged: worked out once
     def result_root(self) -> str | None:
         """Root element of a GET/POST result document: the result type's name (a complex
         type's name without its structure), ASMX's for an XSD built-in .NET has no type of
@@ -100,7 +100,7 @@ class Operation:
         return all(p.type.is_simple for p in self.parameters) and (
             self.result_type is None or self.result_type.is_simple)
 
-    @property
+    @cached_property  # read for every exchange judged: worked out once
     def result_type(self) -> ParamType | None:
         """The kind of the result: an XSD built-in, an enumeration or a complex type."""
         if self.result is None:
@@ -109,15 +109,15 @@ class Operation:
             return ParamType.ENUM
         return ParamType(self.result) if self.result in ParamType else ParamType.COMPLEX
 
-    @property
+    @cached_property  # read for every exchange judged: worked out once
     def response_element(self) -> str:
         return f"{self.name}Response"
 
-    @property
+    @cached_property  # read for every exchange judged: worked out once
     def result_element(self) -> str | None:
         return f"{self.name}Result" if self.result else None
 
-    @property
+    @cached_property  # read for every exchange judged: worked out once
     def parameter_names(self) -> tuple[str, ...]:
         return tuple(p.name for p in self.parameters)
 

@@ -100,11 +100,12 @@ class Values:
         if isinstance(source, Mapping):
             return cls(_checked(contract, source, "[values]"))
         as_json = str(source).lower().endswith(".json")
-        from harness.files import VALUES_LIMIT, read_limited
+        from harness.files import VALUES_LIMIT, check_entries, read_limited
 
         raw = read_limited(source, VALUES_LIMIT, "--values")
         try:
             text = raw.decode("utf-8")
+            check_entries(text, source, "--values", toml=not as_json)
             data = json.loads(text) if as_json else tomllib.loads(text)
         except (ValueError, UnicodeDecodeError, RecursionError) as exc:
             raise UsageError(f"--values {source}: not {'JSON' if as_json else 'TOML'} "

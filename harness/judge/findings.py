@@ -468,16 +468,23 @@ class Report:
         """Count findings judged elsewhere (a worker process) as ``(rule, operation, binding,
         verdict) -> n``, without keeping them: for passed and not-applicable findings only;
         failures and warnings go through ``add`` so that they are kept."""
+        totals, by_rule, by_case = self.counts, self.by_rule, self.by_case
+        overrides = self._overrides
         for (rule, operation, binding, verdict), n in counts.items():
             if rule == DESCRIPTION:
                 self.descriptions[operation or "?"] += n
                 continue
-            if self._overrides.get(rule) is Severity.OFF:
+            if overrides.get(rule) is Severity.OFF:
                 continue
-            self.counts[verdict] += n
-            self.by_rule.setdefault(rule, Counter())[verdict] += n
+            totals[verdict] += n
+            # a Counter made only when missing (a chunk of lint brings ~2,000 keys)
+            if (per_rule := by_rule.get(rule)) is None:
+                per_rule = by_rule[rule] = Counter()
+            per_rule[verdict] += n
             case = (rule, operation or "(unclassified)", binding or "-")
-            self.by_case.setdefault(case, Counter())[verdict] += n
+            if (per_case := by_case.get(case)) is None:
+                per_case = by_case[case] = Counter()
+            per_case[verdict] += n
 
     def finish(self) -> Report:
         self.finished = time.time()

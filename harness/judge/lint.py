@@ -16,7 +16,7 @@ from pathlib import Path
 from harness.contract.model import Contract
 from harness.judge.findings import Finding, Report
 from harness.judge.profiles import Profile
-from harness.judge.rules import SPEC, Side, judge, titles
+from harness.judge.rules import SPEC, BulkTally, Side, judge, titles
 from harness.judge.streaming import ChunkResult, Tally, default_workers, run
 from harness.traffic.exchange import Exchange
 
@@ -36,9 +36,12 @@ class LintJob:
         pass
 
     def judge_all(self, exchanges: Sequence[Exchange], tally: Tally) -> list[list[Finding]]:
-        return [judge(exchange, self.contract, sides=self.sides, tally=tally,
-                      profile=self.profile)
-                for exchange in exchanges]
+        bulk = BulkTally()  # counted per operation x binding where it can, then spread
+        judged = [judge(exchange, self.contract, sides=self.sides, tally=bulk,
+                        profile=self.profile)
+                  for exchange in exchanges]
+        tally.update(bulk.settle())
+        return judged
 
     def close(self) -> None:
         pass

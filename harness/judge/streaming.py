@@ -24,14 +24,16 @@ from typing import Any, Protocol
 
 import orjson
 
-from harness import progress, stopping
+from harness import lifeline, progress, stopping
 from harness.contract.bindings import Binding
 from harness.errors import RecordingError, RunStopped
 from harness.judge.findings import Finding, Report, Verdict
+from harness.traffic.bounds import load_line
 from harness.traffic.exchange import Exchange
 from harness.traffic.recording import (
     FORMAT_VERSION,
     HEADER_LIMIT,
+    line_refused,
     lines_of,
     read_exchanges,
     read_header,
@@ -182,8 +184,10 @@ STOPPED = "stopped"
 NOT_SENT = "not_sent"
 
 
-def _start(job: Job, stop: Any = None, counter: Any = None) -> None:
+def _start(job: Job, stop: Any = None, counter: Any = None, owner: int | None = None) -> None:
     global _job
+    if owner is not None:  # a worker process: it ends with the command, even a kill -9 of it
+        lifeline.die_with(owner)
     if counter is not None:  # a worker process: its calls count in the parent's progress
         progress.in_worker(counter)
     if stop is not None:  # a worker process: the parent decides when to stop, and its
@@ -282,12 +286,11 @@ def _decode(chunk: Chunk, result: ChunkResult) -> list[Exchange]:
         if not item.strip():
             continue
         try:
-            data = _loads(item)
+            data = load_line(item, _loads)
             exchanges.append(Exchange.from_dict(data, index=position, source=chunk.source))
         except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
-            number = chunk.first_line + offset
-            result.broken.append(f"{chunk.source}:{number}: broken exchange line "
-                                 f"({type(exc).__name__})")
+            result.broken.append(line_refused(f"{chunk.source}:{chunk.first_line + offset}",
+                                              exc))
     return exchanges
 
 
@@ -333,7 +336,7 @@ def results(job: Job, source: Iterable[Chunk], workers: int) -> Iterator[ChunkRe
     context = multiprocessing.get_context("forkserver")
     pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_start,
                                initargs=(job, stopping.shared_event(context),
-                                         progress.shared_counter(context)))
+                                         progress.shared_counter(context), os.getpid()))
     pending: deque[Future[ChunkResult]] = deque()
     try:
         for chunk in source:

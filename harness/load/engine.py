@@ -125,7 +125,7 @@ class Outputs:
 
 def run_local(paths: list[str], settings: Settings, outputs: Outputs) -> int:
     check_reachable(settings.target, options=settings.options)
-    recordings = read_slice(paths, from_dict(settings.contract))
+    recordings = read_slice(paths, from_dict(settings.contract), on_broken=_skipped)
     schedule = Schedule(recordings.start_times(), settings.timing)
     env = _environment(settings)
     runner = env.create_local_runner()
@@ -154,7 +154,8 @@ def run_local(paths: list[str], settings: Settings, outputs: Outputs) -> int:
 def run_master(paths: list[str], settings: Settings, outputs: Outputs, *, workers: int,
                bind_host: str, port: int, wait_workers: float) -> int:
     check_reachable(settings.target, options=settings.options)
-    recordings = read_slice(paths, from_dict(settings.contract), keep=False)
+    recordings = read_slice(paths, from_dict(settings.contract), keep=False,
+                            on_broken=_skipped)
     schedule = Schedule(recordings.start_times(), settings.timing)
     if settings.timing.users and settings.timing.users < workers:
         raise UsageError(f"--users {settings.timing.users} is fewer than the {workers} workers")
@@ -464,6 +465,11 @@ def _redaction(settings: Settings, contract: Contract,
     options = settings.options
     redaction.add([*(value for _, value in options.headers), *passwords(options.auth)])
     return redaction
+
+
+def _skipped(reason: str) -> None:
+    """A broken line or entry of the recordings, named as every reader names it."""
+    print(f"harness load: skipped {reason}", file=sys.stderr, flush=True)
 
 
 def _merged(settings: Settings, paths: list[str], schedule: Schedule, *, workers: int,

@@ -181,19 +181,23 @@ def worker_of(key: str | None, position: int, workers: int) -> int:
 
 def read_slice(paths: Sequence[str | Path], contract: Contract, index: int = 0,
                workers: int = 1, *, keep: bool = True,
-               pause: Callable[[], None] = lambda: None) -> Recordings:
+               pause: Callable[[], None] = lambda: None,
+               on_broken: Callable[[str], None] | None = None) -> Recordings:
     """The start time of every exchange and, with ``keep``, where the exchanges of worker
     ``index`` of ``workers`` are. ``pause`` is called now and then (a worker yields to
-    Locust's heartbeats). The caller closes the result."""
+    Locust's heartbeats); ``on_broken`` is told why each broken line or entry is skipped.
+    The caller closes the result."""
     out = Recordings()
 
     def broken(path, number, reason) -> None:
         out.broken += 1
+        if on_broken is not None:
+            on_broken(reason)
 
     position = 0
     try:
         for file, path in enumerate(paths):
-            readable = _native(path, out) if keep else str(path)
+            readable = _native(path, out, broken) if keep else str(path)
             out.paths.append(readable)
             out.sources.append(str(path))
             located = (located_exchanges(readable, on_broken=broken) if keep else
@@ -216,7 +220,8 @@ def read_slice(paths: Sequence[str | Path], contract: Contract, index: int = 0,
     return out
 
 
-def _native(path: str | Path, out: Recordings) -> str:
+def _native(path: str | Path, out: Recordings, broken: Callable[[Path, int, str], None]
+            ) -> str:
     """``path`` when it is a native recording, else a temporary JSON-lines copy of its HAR
     exchanges (removed by ``Recordings.close``)."""
     if not Path(path).is_file():
@@ -230,10 +235,6 @@ def _native(path: str | Path, out: Recordings) -> str:
     fd, spool = tempfile.mkstemp(prefix="harness-load-", suffix=".jsonl")
     os.close(fd)
     out._spooled.append(spool)
-
-    def broken(_path, _number, _reason) -> None:
-        out.broken += 1
-
     with RecordingWriter(spool) as writer:
         for exchange in read_exchanges([path], on_broken=broken):
             writer.write(exchange, flush=False)

@@ -26,21 +26,25 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import orjson
 
+from harness import lifeline
 from harness.contract.bindings import Binding, Classification
 from harness.contract.model import Contract
 from harness.errors import ClassificationError, RecordingError, ServiceDescription
 from harness.judge.streaming import _loads
 from harness.mock.values import call_key, normal_arguments
 from harness.reference.app import Refusal, accepted_call
+from harness.traffic.bounds import load_line
 from harness.traffic.exchange import Exchange
 from harness.traffic.recording import (
     FORMAT_VERSION,
     HEADER_LIMIT,
+    line_refused,
     lines_of,
     read_header,
     too_long,
@@ -225,6 +229,18 @@ class Index:
         """The binding the call at ``position`` was answered over."""
         return _BINDINGS[self.bindings[position]]
 
+    def where(self, position: int) -> str:
+        """Where the call at ``position`` is recorded: ``file:line``, or a HAR's entry."""
+        return self.place(self.wheres[position])
+
+    def place(self, where: int) -> str:
+        number, offset = where >> _OFFSET_BITS, where & ((1 << _OFFSET_BITS) - 1)
+        source = self.sources[number]
+        if not source.native:
+            entry = source.har[offset].index
+            return f"{source.path} entry {entry if entry is not None else offset + 1}"
+        return f"{source.path}:{_line_at(source.path, offset)}"
+
     def fetch(self, position: int) -> Exchange:
         """The exchange recorded at ``position``."""
         return self.read(self.wheres[position], self.lengths[position])
@@ -338,7 +354,8 @@ def _parts(contract: Contract, sources: list[Source], jobs: list[tuple[int, Path
         return
     # spawn: the workers are gone once the index is made (a forkserver would stay, ~30 MB)
     context = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(min(workers, len(native)), mp_context=context)
+    pool = ProcessPoolExecutor(min(workers, len(native)), mp_context=context,
+                               initializer=lifeline.die_with, initargs=(os.getpid(),))
     try:
         pending = {job: pool.submit(_index_range, contract, *job) for job in native}
         for job in jobs:  # in order: recorded order is kept
@@ -377,7 +394,7 @@ def _index_range(contract: Contract, number: int, path: Path, start: int, end: i
                 try:
                     exchange = Exchange.from_dict(_decoded(line), source=str(path))
                 except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
-                    part.broken_line(path, where, _undecodable(type(exc).__name__))
+                    part.broken_line(path, where, partial(line_refused, exc=exc))
                 else:
                     part.add(contract, exchange, number << _OFFSET_BITS | where, after - where)
             where = after
@@ -388,15 +405,16 @@ def _index_range(contract: Contract, number: int, path: Path, start: int, end: i
 
 def _decoded(line: bytes):
     """A recording line's JSON: by orjson alone (the mock reads no number that a float would
-    change: statuses and timings), else as every reader decodes it (``_loads``)."""
+    change: statuses and timings), else as every reader decodes it (``_loads``); within the
+    bounds of every exchange (``load_line``)."""
+    return load_line(line, _orjson_or_loads)
+
+
+def _orjson_or_loads(line: bytes):
     try:
         return orjson.loads(line)
     except orjson.JSONDecodeError:
         return _loads(line)
-
-
-def _undecodable(kind: str) -> Callable[[str], str]:
-    return lambda at: f"{at}: broken exchange line ({kind})"
 
 
 def _line_at(path: Path, offset: int) -> int:

@@ -24,6 +24,7 @@ from harness.http_messages import (  # noqa: F401 (re-exported: the exchange's o
     normalise_content_type,
     replace_header,
 )
+from harness.traffic.bounds import MAX_HEADERS, check_headers
 
 
 @dataclass
@@ -64,7 +65,7 @@ class Exchange:
         request = HttpRequest(
             method=req["method"],
             url=req["url"],
-            headers=_headers(req.get("headers", ())),
+            headers=_headers(req.get("headers", ()), "request"),
             body=decode_body(req.get("body")),
             http_version=req.get("http_version", "HTTP/1.1"),
         )
@@ -78,7 +79,7 @@ def response_from_dict(resp: Mapping[str, Any]) -> HttpResponse:
     """A response as recordings hold it (``response_dict``)."""
     return HttpResponse(
         status=int(resp["status"]),
-        headers=_headers(resp.get("headers", ())),
+        headers=_headers(resp.get("headers", ()), "response"),
         body=decode_body(resp.get("body")),
         reason=resp.get("reason", ""),
         http_version=resp.get("http_version", "HTTP/1.1"),
@@ -108,8 +109,11 @@ def decode_body(data: Mapping[str, str] | None) -> bytes:
     return data["text"].encode("utf-8")
 
 
-def _headers(pairs: Iterable[Iterable[str]]) -> Headers:
-    return tuple([(str(k), str(v)) for k, v in pairs])  # a list first: inlined, no generator
+def _headers(pairs: Iterable[Iterable[str]], role: str) -> Headers:
+    headers = tuple([(str(k), str(v)) for k, v in pairs])  # a list first: inlined
+    if len(headers) > MAX_HEADERS:  # their bytes: checked by load_line on a long line
+        check_headers(headers, role)
+    return headers
 
 
 # Headers stay tuples of pairs: every JSON encoder writes them as the lists they read back as,

@@ -11,10 +11,11 @@ bytes, and as base64 otherwise (``content.encoding: "base64"`` for responses, an
 their order and case. Our own fields (recording index, classification) go in ``_harness``, a
 custom field that HAR viewers ignore.
 
-Reading: a HAR file is one JSON object, so it is loaded whole (``json.load``), at most
-``MAX_HAR_BYTES`` (a ``.zhar`` at most ``MAX_INFLATED`` inflated, checked as it inflates); the
-exchanges are then yielded one by one, a broken entry skipped and named as a broken line of a
-recording is. Recordings that must stay flat in memory are JSON Lines.
+Reading: a HAR file is one JSON object, parsed as a stream (ijson) at most ``MAX_HAR_BYTES``
+(a ``.zhar`` at most ``MAX_INFLATED`` inflated, checked as it inflates): one entry is built at
+a time, within the bounds of ``harness.traffic.bounds`` (an entry of 10 million headers is
+passed over without being built, and refused by name), and yielded as an exchange; a broken or
+refused entry is skipped and named as a broken line of a recording is.
 """
 
 from __future__ import annotations
@@ -31,8 +32,11 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
+import ijson
+
 from harness import __version__
 from harness.errors import RecordingError
+from harness.traffic.bounds import MAX_DEPTH, Builder, Refused, check_headers, skip
 from harness.traffic.exchange import (
     Exchange,
     Headers,
@@ -199,100 +203,241 @@ def _iso(epoch: float | None) -> str:
 def read_har(path: str | Path, *, skip_broken: bool = True,
              on_broken: Callable[[Path, int, str], None] | None = None) -> Iterator[Exchange]:
     """Every entry of the HAR file at ``path`` as an Exchange (index 1-based over the entries
-    read, source = path).
+    read, source = path), parsed as a stream: one entry is built at a time.
 
     A file that is not HAR 1.x is a one-line RecordingError. A broken entry (no request,
-    headers that are not a list, bad base64, a status that is no number...) is skipped and
-    reported through ``on_broken(path, entry_number, reason)``, as a broken line of a
-    recording is; with ``skip_broken=False`` it is a RecordingError.
+    headers that are not a list, bad base64, a status that is no number...) or one over the
+    bounds of ``harness.traffic.bounds`` (too many headers...) is skipped and reported through
+    ``on_broken(path, entry_number, reason)``, as a broken line of a recording is; with
+    ``skip_broken=False`` it is a RecordingError.
     """
     path = Path(path)
-    entries = _load_entries(path)
     index = 0
-    for number, entry in enumerate(entries, start=1):
+    for number, entry in _entries(path):
         try:
+            if isinstance(entry, Refused):
+                raise entry
             exchange = exchange_from_entry(entry, index=index + 1, source=str(path))
+        except Refused as exc:
+            reason = f"{path}: HAR entry {number} is refused: {exc}"
         except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as exc:
             reason = (f"{path}: HAR entry {number} is broken "
                       f"({type(exc).__name__}: {' '.join(str(exc).split())[:120]})")
-            if not skip_broken:
-                raise RecordingError(reason) from None
-            if on_broken:
-                on_broken(path, number, reason)
+        else:
+            index += 1
+            yield exchange
             continue
-        index += 1
-        yield exchange
+        if not skip_broken:
+            raise RecordingError(reason) from None
+        if on_broken:
+            on_broken(path, number, reason)
 
 
-#: A HAR file is read whole (one JSON document): past this size it is refused with one line
-#: (recordings that big belong in JSON Lines, which every reader streams).
+#: A HAR file of more than this is refused with one line (recordings that big belong in JSON
+#: Lines, which every reader reads line by line and can index).
 MAX_HAR_BYTES = 256 << 20
+#: One entry of more than this is refused (as a recording line over MAX_LINE_BYTES is).
+MAX_ENTRY_BYTES = 64 << 20
 
 
-def _load_entries(path: Path) -> list[Any]:
+def _entries(path: Path) -> Iterator[tuple[int, Any]]:
+    """(number, entry) of every entry of ``log.entries``, built one at a time from the stream
+    of the file's bytes (inflated as they come for a .zhar); an entry over a bound comes as a
+    ``Refused`` in its place, without having been built whole."""
     try:
-        with path.open("rb") as f:
-            head = f.read(1)
-            if head == b"\x78" or path.suffix.lower() == ".zhar":  # mitmproxy's zlib HAR
-                raw = _inflate(path, head, f)
-            else:
-                raw = head + f.read(MAX_HAR_BYTES)
-                if f.read(1):
-                    raise RecordingError(f"{path} is larger than {MAX_HAR_BYTES >> 20} MiB: a "
-                                         "HAR file is read whole; record JSON Lines instead")
+        f = path.open("rb")
     except OSError as exc:
         raise RecordingError(f"cannot read {path}: {exc.strerror or exc}") from None
-    try:
-        data = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise RecordingError(f"{path} is neither a harness recording nor a HAR file "
-                             f"(not JSON: {_first_line(str(exc))})") from None
-    except RecursionError:
-        raise RecordingError(f"{path}: JSON nested too deeply to read") from None
-    log = data.get("log") if isinstance(data, dict) else None
-    if not isinstance(log, dict) or not isinstance(log.get("entries"), list):
-        raise RecordingError(f"{path} is neither a harness recording nor a HAR file "
-                             "(no log.entries)")
-    version = str(log.get("version", HAR_VERSION))
-    if not version.startswith("1."):
-        raise RecordingError(f"{path}: HAR version {version} is not supported (1.x is)")
-    return log["entries"]
+    with f:
+        head = f.read(1)
+        zipped = head == b"\x78" or path.suffix.lower() == ".zhar"  # mitmproxy's zlib HAR
+        try:
+            yield from _walk(path, _inflated(path, head, f) if zipped
+                             else _plain(path, head, f))
+        except OSError as exc:
+            raise RecordingError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
-#: A .zhar inflates to at most this much: a small file must not become unbounded memory.
+def _plain(path: Path, head: bytes, f: IO[bytes]) -> Iterator[bytes]:
+    size, piece = 0, head + f.read(_STEP)
+    while piece:
+        size += len(piece)
+        if size > MAX_HAR_BYTES:
+            raise RecordingError(f"{path} is larger than {MAX_HAR_BYTES >> 20} MiB: a HAR file "
+                                 "is one JSON document; record JSON Lines instead")
+        yield piece
+        piece = f.read(_STEP)
+
+
+#: A .zhar inflates to at most this much: a small file must not become unbounded work.
 MAX_INFLATED = 256 << 20
-#: Compressed bytes read, and inflated bytes made, per step: the cap is checked as it streams.
+#: Compressed bytes read, and inflated bytes made, per step: the caps are checked as it streams.
 _STEP = 1 << 20
 
 
-def _inflate(path: Path, head: bytes, f: IO[bytes]) -> bytes | bytearray:
+def _inflated(path: Path, head: bytes, f: IO[bytes]) -> Iterator[bytes]:
     """A .zhar's HAR text, inflated step by step and refused as soon as it passes
-    MAX_INFLATED (never more than a step past it in memory); a file that is not zlib data is
-    returned as it is (within MAX_HAR_BYTES)."""
+    MAX_INFLATED; a file that is not zlib data is read as it is (within MAX_HAR_BYTES)."""
     inflater = zlib.decompressobj()
-    out = bytearray()
+    made = 0
     pending = head + f.read(_STEP)
+    while pending:
+        try:
+            piece = inflater.decompress(pending, _STEP)
+        except zlib.error:
+            if made:
+                raise RecordingError(f"{path}: broken zlib data after {made} bytes") from None
+            f.seek(0)
+            yield from _plain(path, f.read(1), f)
+            return
+        made += len(piece)
+        if made > MAX_INFLATED:
+            raise RecordingError(f"{path} inflates to more than {MAX_INFLATED >> 20} MiB")
+        if piece:
+            yield piece
+        pending = inflater.unconsumed_tail or (b"" if inflater.eof else f.read(_STEP))
+
+
+def _walk(path: Path, pieces: Iterable[bytes]) -> Iterator[tuple[int, Any]]:
+    events = ijson.sendable_list()
+    parser = ijson.basic_parse_coro(events, use_float=True)
+    walker = _Walker(path)
+    quiet = 0  # bytes given since the last event: one value (a string) as long as that
     try:
-        while pending:
-            out += inflater.decompress(pending, _STEP)
-            if len(out) > MAX_INFLATED:
-                raise RecordingError(f"{path} inflates to more than {MAX_INFLATED >> 20} MiB")
-            pending = inflater.unconsumed_tail or (b"" if inflater.eof else f.read(_STEP))
-    except zlib.error:
-        if out:
-            raise RecordingError(f"{path}: broken zlib data after {len(out)} bytes") from None
-        f.seek(0)
-        raw = f.read(MAX_HAR_BYTES + 1)
-        if len(raw) > MAX_HAR_BYTES:
-            raise RecordingError(f"{path} is larger than {MAX_HAR_BYTES >> 20} MiB") from None
-        return raw
-    return out  # json.loads reads a bytearray as it is: no second copy
+        for piece in _slices(pieces):
+            parser.send(piece)
+            if events:
+                quiet = 0
+                yield from walker.take(events)
+                del events[:]
+            else:
+                quiet += len(piece)
+                if quiet > MAX_ENTRY_BYTES:
+                    raise RecordingError(
+                        f"{path}: HAR entry {walker.number} holds a value longer than "
+                        f"{MAX_ENTRY_BYTES >> 20} MiB; it and the entries after it are not "
+                        "read")
+            walker.fed(len(piece))
+        parser.close()
+    except ijson.JSONError as exc:
+        raise RecordingError(f"{path} is neither a harness recording nor a HAR file "
+                             f"(not JSON: {_first_line(str(exc))[:120]})") from None
+    yield from walker.take(events)
+    walker.finish()
+
+
+#: Bytes given to the parser at once: the events they make are held until walked (~6 per
+#: tiny header: 64 KiB make ~16,000).
+_FEED = 64 << 10
+
+
+def _slices(pieces: Iterable[bytes]) -> Iterator[bytes]:
+    for piece in pieces:
+        for at in range(0, len(piece), _FEED):
+            yield piece[at:at + _FEED]
+
+
+class _Walker:
+    """Walks the document's events: keeps ``log.version``, builds each entry of
+    ``log.entries`` within the bounds and passes over everything else without building it."""
+
+    _KEPT = ((), ("log",), ("log", "entries"))  # the containers walked into (not skipped)
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.number = 0  # entries begun
+        self.found = False  # log.entries met
+        self._path: list[str] = []  # keys of the open containers outside any entry (the
+        # top object first: its length is the depth)
+        self._key = "item"
+        self._entry: Builder | None = None
+        self._entry_bytes = 0
+        self._skip_to: int | None = None  # passing over a container until this depth
+        self._depth = 0  # while passing over
+
+    def fed(self, size: int) -> None:
+        """``size`` more bytes went to the parser: count them against the current entry."""
+        if self._entry is not None:
+            self._entry_bytes += size
+            if self._entry_bytes > MAX_ENTRY_BYTES and not self._entry.over:
+                self._entry.over = f"it is larger than {MAX_ENTRY_BYTES >> 20} MiB"
+
+    def take(self, events: list[tuple[str, Any]]) -> Iterator[tuple[int, Any]]:
+        at, end = 0, len(events)
+        while at < end:
+            if self._skip_to is not None:
+                at, self._depth = skip(events, at, self._depth, self._skip_to)
+                if self._depth == self._skip_to:
+                    self._skip_to = None
+                    if self._entry is not None:  # an entry over a bound, passed over
+                        over, self._entry = self._entry.over, None
+                        yield self.number, Refused(over)
+                continue
+            if self._entry is not None:
+                entry = self._entry
+                while at < end:
+                    event, value = events[at]
+                    at += 1
+                    entry.event(event, value)
+                    if entry.depth > MAX_DEPTH:
+                        raise RecordingError(f"{self.path}: JSON nested too deeply to read")
+                    if entry.over:
+                        if entry.depth == 0:  # the event that went over closed the entry
+                            self._entry = None
+                            yield self.number, Refused(entry.over)
+                        else:
+                            self._entry = Builder()  # drop what was built; keep the reason
+                            self._entry.over = entry.over
+                            self._skip_to, self._depth = len(self._path), (len(self._path)
+                                                                          + entry.depth)
+                        break
+                    if entry.depth == 0:
+                        self._entry = None
+                        yield self.number, entry.value
+                        break
+                continue
+            event, value = events[at]
+            at += 1
+            yield from self._outside(event, value)
+
+    def _outside(self, event: str, value: Any) -> Iterator[tuple[int, Any]]:
+        where = tuple(self._path[1:])
+        if where == ("log", "entries") and event not in ("end_array", "end_map"):
+            self.number += 1
+            self._entry, self._entry_bytes = Builder(), 0
+            self._entry.event(event, value)
+            if self._entry.depth == 0:  # an entry that is a bare value (a broken one)
+                self._entry = None
+                yield self.number, value
+            return
+        if event == "map_key":
+            self._key = value
+        elif event in ("start_map", "start_array"):
+            inner = (*where, self._key) if self._path else ()
+            if inner in self._KEPT and (event == "start_array") == (inner == ("log", "entries")):
+                self._path.append(self._key)
+                self.found = self.found or inner == ("log", "entries")
+            else:  # anything else (pages, creator...) is passed over without building it
+                self._skip_to, self._depth = len(self._path), len(self._path) + 1
+        elif event in ("end_map", "end_array"):
+            if self._path:
+                self._path.pop()
+        elif where == ("log",) and self._key == "version":
+            version = str(value)
+            if not version.startswith("1."):
+                raise RecordingError(f"{self.path}: HAR version {version} is not supported "
+                                     "(1.x is)")
+
+    def finish(self) -> None:
+        if not self.found:
+            raise RecordingError(f"{self.path} is neither a harness recording nor a HAR file "
+                                 "(no log.entries)")
 
 
 def exchange_from_entry(entry: Mapping[str, Any], *, index: int | None = None,
                         source: str = "") -> Exchange:
     req = entry["request"]
-    headers = _pairs(req.get("headers") or ())
+    headers = _pairs(req.get("headers") or (), "request")
     request = HttpRequest(method=str(req["method"]).upper(), url=str(req["url"]),
                           headers=headers, body=_request_body(req, headers),
                           http_version=_version(req.get("httpVersion")))
@@ -322,7 +467,7 @@ def _request_body(req: Mapping[str, Any], headers: Headers) -> bytes:
 
 
 def _response_from(resp: Mapping[str, Any], meta: dict[str, Any], *, own: bool) -> HttpResponse:
-    headers = _pairs(resp.get("headers") or ())
+    headers = _pairs(resp.get("headers") or (), "response")
     content = resp.get("content") or {}
     body = _body(content.get("text") or "", content.get("encoding"),
                  header_value(headers, "Content-Type") or content.get("mimeType"))
@@ -354,8 +499,10 @@ def _body(text: str, encoding: str | None, content_type: str | None) -> bytes:
         return text.encode("utf-8")
 
 
-def _pairs(items: Iterable[Mapping[str, Any]]) -> Headers:
-    return tuple((str(h["name"]), str(h.get("value", ""))) for h in items)
+def _pairs(items: Iterable[Mapping[str, Any]], role: str) -> Headers:
+    pairs = tuple((str(h["name"]), str(h.get("value", ""))) for h in items)
+    check_headers(pairs, role)
+    return pairs
 
 
 def _version(text: Any) -> str:

@@ -23,6 +23,7 @@ import orjson
 
 from harness import __version__
 from harness.errors import RecordingError
+from harness.traffic.bounds import Refused, load_line
 from harness.traffic.exchange import Exchange
 
 FORMAT = "asmx-harness-recording"
@@ -154,6 +155,14 @@ def lines_of(f: IO[bytes], limit: int | None = None) -> Iterator[bytes | None]:
             yield line
 
 
+def line_refused(where: str, exc: Exception) -> str:
+    """The reason said for a line that is no exchange (``where``: its file:line): one over
+    a bound of ``harness.traffic.bounds`` says which, a broken one what broke."""
+    if isinstance(exc, Refused):
+        return f"{where}: exchange refused: {exc}"
+    return f"{where}: broken exchange line ({type(exc).__name__})"
+
+
 def too_long(where: str) -> str:
     """The reason said for a line over MAX_LINE_BYTES."""
     return f"{where}: broken exchange line (longer than {MAX_LINE_BYTES >> 20} MiB)"
@@ -187,10 +196,10 @@ def located_exchanges(path: str | Path, *, skip_broken: bool = True, on_broken=N
             if not line.strip():
                 continue
             try:
-                data = json.loads(line)
+                data = load_line(line, json.loads)
                 exchange = Exchange.from_dict(data, index=index + 1, source=str(path))
             except (ValueError, KeyError, TypeError, RecursionError) as exc:
-                reason = f"{path}:{number}: broken exchange line ({type(exc).__name__})"
+                reason = line_refused(f"{path}:{number}", exc)
                 if not skip_broken:
                     raise RecordingError(reason) from None
                 if on_broken:

@@ -63,6 +63,7 @@ import httpx
 
 from harness.errors import (
     AuthenticationFailed,
+    NotSendable,
     ResponseTooLarge,
     RunStopped,
     TargetUnreachable,
@@ -70,6 +71,7 @@ from harness.errors import (
     UsageError,
     XMLRejected,
 )
+from harness.http_messages import headers_problem
 from harness.traffic import wsse
 from harness.traffic.auth import AuthOptions, Legs, channel_bindings, load_client_certificate
 from harness.traffic.auth import refusal as http_refusal
@@ -136,6 +138,10 @@ def base_url(url: str) -> str:
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise UsageError(f"{url!r} is not an absolute http:// or https:// URL")
+    try:
+        parts.port  # noqa: B018 (urllib checks the port when it is read)
+    except ValueError:
+        raise UsageError(f"{url!r} has a bad port (1 to 65535)") from None
     return urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
 
 
@@ -208,6 +214,8 @@ def send(http: httpx.Client, request: HttpRequest,
     ResponseTooLarge (see the module docstring)."""
     options = options or _client_options(http)
     headers = with_headers(request.headers, options.headers)
+    if (problem := unsendable(request.url, headers)) is not None:
+        raise NotSendable(f"the request cannot be sent: {problem}")
     body = request.body
     stamped = wsse.stamp(body, options.auth.wsse) if options.auth.wsse is not None else None
     if stamped is not None:  # the UsernameToken on the wire only: reports show the request
@@ -216,11 +224,13 @@ def send(http: httpx.Client, request: HttpRequest,
             headers = with_headers(headers, (("Content-Length", str(len(body))),))
     auth = getattr(http, "auth_flow", None)
     exclusive = getattr(http, "exclusive", None) or contextlib.nullcontext()
-    legs = Legs(auth, request.method, request.url)
     _deadline.at = time.monotonic() + options.timeout
     try:
+        legs = Legs(auth, request.method, request.url)
         with exclusive:
             response = _legs(http, request, headers, body, legs, options)
+    except httpx.InvalidURL as exc:  # not an HTTPError: a URL httpx will not send
+        raise NotSendable(f"the request cannot be sent: its URL is refused ({exc})") from None
     except httpx.TimeoutException:
         raise TargetUnreachable(f"{_origin(request.url)} did not answer {request.method} "
                                 f"{urlsplit(request.url).path} within {options.timeout:g} s"
@@ -242,6 +252,18 @@ def send(http: httpx.Client, request: HttpRequest,
     if why is not None:
         raise AuthenticationFailed(why)
     return response
+
+
+#: The longest URL httpx sends (a longer one is httpx.InvalidURL).
+MAX_URL = 65_536
+
+
+def unsendable(url: str, headers: Iterable[tuple[str, str]]) -> str | None:
+    """Why HTTP/1.1 cannot carry a request with this URL and these headers, or None (every
+    sending command checks before it sends: NotSendable then)."""
+    if len(url) > MAX_URL:
+        return f"its URL is {len(url):,} characters long (at most {MAX_URL:,} are sent)"
+    return headers_problem(headers)
 
 
 def _legs(http: httpx.Client, request: HttpRequest, headers: list[tuple[str, str]],
@@ -325,6 +347,8 @@ class Sender:
     def _failed(self, exc: TargetUnreachable) -> None:
         if exc.hung_up:  # it closed the connection at once: there, and not silent (a request
             return       # it cannot take, e.g. a POST without charset on PySimpleSOAP)
+        if isinstance(exc, NotSendable):  # never sent: says nothing of the target
+            return
         with self._lock:
             self._streak += 1
             if self._streak >= self.options.max_failures and self.stopped is None:

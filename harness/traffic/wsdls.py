@@ -26,6 +26,7 @@ def read_source(source: str, timeout: float = 30.0,
     ``options``: the run's SendOptions (its TLS and authentication: a deployment behind NTLM
     serves its WSDL behind NTLM too)."""
     if source.lower().startswith(("http://", "https://")):
+        send.base_url(source)  # a bad port: one line, before any connection
         return _fetch(source if "?" in source else f"{source}?WSDL", timeout, options)
     path = Path(source)
     document = read_limited(path, MAX_WSDL_BYTES, "WSDL")  # a pipe too: never read whole

@@ -1,0 +1,148 @@
+"""Every reader of recordings bounds what one exchange may hold (harness.traffic.bounds): an
+entry of a .zhar or a line of a recording with too many headers, too many JSON values or too
+many header bytes is refused by name, one line, and every other exchange is read as usual. The
+commands run as real processes against the reference on loopback; peak memory on the 10
+million-header .zhar is bench/bench_oversize.py's to show."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import pytest
+from oversize import many_headers_line, many_headers_zhar
+from traffic import clean_exchanges, write_recording
+
+from harness.contract.model import Contract
+from harness.errors import RecordingError
+from harness.traffic import har
+from harness.traffic.exchange import Exchange
+from harness.traffic.har import read_har, write_har
+from harness.traffic.recording import read_exchanges
+
+HARNESS = [sys.executable, "-m", "harness"]
+VALUES = "it holds more than 100,000 JSON values (in request.headers)"
+
+
+@pytest.fixture(scope="module")
+def hostile(contract: Contract, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A .zhar whose entry 2 of 3 has 50,000 headers, and a recording whose line 3 has 3,000
+    headers and line 4 60,000 (lines 2 and 5 are well-formed)."""
+    folder = tmp_path_factory.mktemp("hostile")
+    good = clean_exchanges(contract)
+    zhar = many_headers_zhar(folder / "h.zhar", good, 50_000)
+    path = write_recording(folder / "r.jsonl", good[2:4])
+    header, first, last = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(header + first + many_headers_line(good[4], 3_000)
+                     + many_headers_line(good[5], 60_000) + last)
+    return {"zhar": zhar, "jsonl": path, "headers": len(good[4].request.headers) + 3_000}
+
+
+def refusals(hostile: dict[str, Any]) -> list[str]:
+    zhar, jsonl, count = hostile["zhar"], hostile["jsonl"], hostile["headers"]
+    return [f"{zhar}: HAR entry 2 is refused: {VALUES}",
+            f"{jsonl}:3: exchange refused: its request has {count:,} headers (at most "
+            "2,000 are read)",
+            f"{jsonl}:4: exchange refused: {VALUES}"]
+
+
+COMMANDS = {
+    "lint": ([], "over 4 exchanges"),
+    "replay": (["--target", "{url}"], "over 4 calls"),
+    "load": (["--target", "{url}", "--loop", "1"], "load: 4 requests"),
+    "diff": (["--primary", "{url}", "--candidate", "{url}", "--allure-dir", ""],
+             "over 4 calls"),
+    "scenarios": (["-o", "{tmp}/features"], "4 call(s) of AuthCode"),
+    "export": (["-o", "{tmp}/out.har"], "4 exchange(s) written"),
+}
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_each_command_refuses_the_hostile_exchanges_by_name_and_reads_the_rest(
+        hostile: dict[str, Any], reference_url: str, tmp_path: Path, command: str) -> None:
+    flags, read = COMMANDS[command]
+    done = subprocess.run(
+        [*HARNESS, command, str(hostile["zhar"]), str(hostile["jsonl"]),
+         *(f.format(url=reference_url, tmp=tmp_path) for f in flags)],
+        capture_output=True, text=True, timeout=300, check=False, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    said = [line for line in done.stderr.splitlines() if "refused:" in line]
+    assert len(said) == 3, done.stderr
+    for line, reason in zip(said, refusals(hostile), strict=True):
+        assert reason in line
+    assert read in done.stdout + done.stderr
+
+
+def test_mock_refuses_the_hostile_exchanges_by_name_and_answers_the_rest(
+        hostile: dict[str, Any], tmp_path: Path) -> None:
+    mock = subprocess.Popen(
+        [*HARNESS, "mock", "--port", "0", "--quiet", str(hostile["zhar"]), str(hostile["jsonl"])],
+        cwd=tmp_path, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        assert mock.stderr is not None
+        said = []
+        while (line := mock.stderr.readline()) and " on http://" not in line:
+            said.append(line)
+        assert line, "".join(said)
+    finally:
+        mock.send_signal(signal.SIGINT)
+        mock.communicate(timeout=60)
+    text = "".join(said)
+    for reason in refusals(hostile):
+        assert reason in text
+    assert "4 exchange(s) read" in text and "3 broken line(s) skipped" in text
+
+
+def test_a_zhar_entry_of_many_headers_is_passed_over_without_being_built(
+        contract: Contract, tmp_path: Path) -> None:
+    """300,000 headers: reading the file never holds them (it used to build them all, and
+    10 million took 2.75 GB); the entries around it are read."""
+    path = many_headers_zhar(tmp_path / "h.zhar", clean_exchanges(contract), 300_000)
+    said: list[str] = []
+    tracemalloc.start()
+    try:
+        exchanges = list(read_har(path, on_broken=lambda _p, _n, why: said.append(why)))
+        _now, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert [e.index for e in exchanges] == [1, 2]
+    assert said == [f"{path}: HAR entry 2 is refused: {VALUES}"]
+    assert peak < 16 << 20, f"{peak / 2**20:.1f} MiB to read past 300,000 headers"
+
+
+def test_headers_over_their_byte_bound_are_refused_in_every_format(
+        contract: Contract, tmp_path: Path) -> None:
+    good = clean_exchanges(contract)
+    big = Exchange(good[0].request.with_header("X-Big", "v" * (5 << 20)), good[0].response)
+    path = write_recording(tmp_path / "r.jsonl", [good[1], big, good[2]])
+    write_har([good[1], big, good[2]], tmp_path / "r.har")
+    said: list[str] = []
+    read = list(read_exchanges([path, tmp_path / "r.har"],
+                               on_broken=lambda _p, _n, why: said.append(why)))
+    assert len(read) == 4
+    reason = "its request's headers hold 5.0 MiB (at most 4.0 MiB are read)"
+    assert said == [f"{path}:3: exchange refused: {reason}",
+                    f"{tmp_path / 'r.har'}: HAR entry 2 is refused: {reason}"]
+
+
+def test_one_value_longer_than_an_entry_may_be_stops_the_file_by_name(
+        contract: Contract, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A string is built whole by the parser: one over the entry bound is refused before it
+    is, with the entries read so far kept and the rest said to be unread."""
+    monkeypatch.setattr(har, "MAX_ENTRY_BYTES", 4 << 20)
+    good = clean_exchanges(contract)
+    big = Exchange(good[0].request, good[0].response.__class__(
+        200, good[0].response.headers, b"x" * (6 << 20)))
+    write_har([good[1], big, good[2]], tmp_path / "r.har")
+    read: list[Exchange] = []
+    with pytest.raises(RecordingError) as err:
+        read.extend(read_har(tmp_path / "r.har"))
+    assert len(read) == 1
+    assert str(err.value) == (f"{tmp_path / 'r.har'}: HAR entry 2 holds a value longer than "
+                              "4 MiB; it and the entries after it are not read")
