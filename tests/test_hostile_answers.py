@@ -159,3 +159,22 @@ def test_requests_never_sent_do_not_count_as_a_silent_target(contract: Contract,
         with pytest.raises(NotSendable, match="its URL is 70,"):
             sender.send(retarget(long_url, reference_url))
     assert sender.send(retarget(plain, reference_url)).status == 200
+
+
+def test_the_mock_answers_a_fallback_s_status_http_has_not_with_a_502(contract: Contract,
+                                                                      tmp_path: Path) -> None:
+    from hostile import serve
+
+    with serve("odd-status") as upstream:
+        served = Served("--fallback", upstream, cwd=tmp_path)
+        try:
+            answer = httpx.get(f"{served.url}/PushNotificationMobile.asmx/GetTokenDevice",
+                               params={"id": "7"}, timeout=60)
+        finally:
+            code, _out, err = served.stop(signal.SIGINT)
+    assert answer.status_code == 502 and answer.headers["x-harness-mock"] == "forwarded"
+    assert answer.text.endswith(f"the answer of the fallback {upstream} cannot be sent: status "
+                                "999 is no HTTP status (100-599)"), answer.text
+    assert code == 0 and "Traceback" not in err, err
+    assert f"the answer of the fallback {upstream} cannot be sent: status 999 is no HTTP " \
+        "status (100-599): answered 502 Bad Gateway" in err, err
