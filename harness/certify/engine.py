@@ -17,6 +17,7 @@ import io
 import os
 import re
 import secrets
+import stat
 import sys
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -39,6 +40,7 @@ from harness.contract.model import (
 from harness.contract.selection import Selection, Values
 from harness.contract.structure import Value
 from harness.errors import HarnessError, ResponseTooLarge, RunStopped, TargetUnreachable, UsageError
+from harness.files import read_limited
 from harness.judge import asmx_matrix, odd_requests, rules, sending, wsdl_rules
 from harness.judge.calls import Call
 from harness.judge.findings import (
@@ -591,6 +593,7 @@ def user_features(directory: Path) -> tuple[Path, ...]:
     if not found:
         raise UsageError(f"--features {directory}: no *.feature file in it")
     for path in found:
+        check_feature_file(path)
         try:
             FeatureParser(str(path.parent), path.name).parse()
         except GherkinParseError as exc:  # FILE:LINE: what is wrong, the line
@@ -604,6 +607,42 @@ def user_features(directory: Path) -> tuple[Path, ...]:
         except (OSError, UnicodeError) as exc:
             raise UsageError(f"--features: {path}: {' '.join(str(exc).split())[:200]}") from None
     return found
+
+
+#: A feature file's bounds, checked before Gherkin reads it (and pytest-bdd again, whole): a
+#: team's feature is a few KB, ``harness scenarios`` writes at most 200 examples an operation.
+MAX_FEATURE_BYTES = 2 << 20
+MAX_FEATURE_LINES = 20_000
+#: Tags over one scenario, feature or Examples: pytest marks an item with each, and that
+#: costs the square of their number (100,000 took minutes).
+MAX_TAGS = 1_000
+_TAG_LINE = re.compile(r"\s*@")
+
+
+def check_feature_file(path: Path) -> None:
+    """UsageError (one line) for a ``*.feature`` that is no regular file (a link to /dev/zero,
+    a FIFO that would never end, a folder) or is over the bounds above."""
+    try:
+        regular = stat.S_ISREG(path.stat().st_mode)
+    except OSError as exc:
+        raise UsageError(f"--features: {path}: {exc.strerror or exc}") from None
+    if not regular:
+        raise UsageError(f"--features: {path} is not a regular file (a device, a FIFO or a "
+                         "folder): refused")
+    text = read_limited(path, MAX_FEATURE_BYTES, "--features: feature file")
+    lines = text.count(b"\n") + (not text.endswith(b"\n"))
+    if lines > MAX_FEATURE_LINES:
+        raise UsageError(f"--features: {path} has {lines:,} lines (at most "
+                         f"{MAX_FEATURE_LINES:,} are read)")
+    tags, first = 0, 0
+    for number, line in enumerate(text.splitlines(), 1):
+        if _TAG_LINE.match(line.decode("utf-8", "replace")):
+            tags, first = tags + line.count(b"@"), first or number
+            if tags > MAX_TAGS:
+                raise UsageError(f"{path}:{first}: more than {MAX_TAGS:,} tags on one "
+                                 "scenario, feature or Examples")
+        elif line.strip() and not line.lstrip().startswith(b"#"):
+            tags, first = 0, 0
 
 
 def certify(target: str | None, contract: Contract | str | None, outputs: Outputs,
