@@ -67,11 +67,6 @@ def header_problem(name: str, value: str) -> str | None:
     bad = _CONTROL.search(value)
     if bad:
         return f"header {name}: {_CHARACTERS.get(bad.group(), repr(bad.group()))} in its value"
-    if not value.isascii():
-        try:
-            value.encode("latin-1")
-        except UnicodeEncodeError:
-            return f"header {name}: a character beyond Latin-1 in its value"
     return None
 
 
