@@ -32,6 +32,12 @@ class TargetUnreachable(HarnessError):
         self.hung_up = hung_up
 
 
+class NotSendable(TargetUnreachable):
+    """A recorded request HTTP cannot carry (a URL over 64 KiB, a line break in a header
+    value): never sent, so never answered. Every command that sends reports it as it
+    reports a request the target did not answer: for that request alone, the run goes on."""
+
+
 class NotTheService(HarnessError):
     """The target answers every call of the service with 404 or an HTML page: a wrong base
     URL, a setup error (exit 2, one line), not the product's failures."""

@@ -7,6 +7,8 @@ Headers keep their order and original case; bodies are raw bytes.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from dataclasses import replace
 from functools import lru_cache
 from urllib.parse import urlsplit
@@ -67,6 +69,40 @@ def replace_header(headers: Headers, name: str, value: str | None) -> Headers:
     if not placed:
         out.append((name, value))  # type: ignore[arg-type]
     return tuple(out)
+
+
+#: What HTTP/1.1 cannot carry: in a header name, any character of no token (RFC 9110 5.1); in
+#: a value, a control character (a CR or LF would end the header and start another one).
+_NOT_TOKEN = re.compile(r"[^!#$%&'*+.^_`|~0-9A-Za-z-]")
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+_CHARACTERS = {" ": "a space", "\r": "a line break (CR)", "\n": "a line break (LF)",
+               "\t": "a tab", ":": "a colon", "\x00": "a NUL character"}
+
+
+def header_problem(name: str, value: str) -> str | None:
+    """Why HTTP/1.1 cannot send the header ``name: value`` as it is (a few words), or None."""
+    if not name:
+        return "an empty header name"
+    bad = _NOT_TOKEN.search(name)
+    if bad:
+        return f"header {name!r}: {_CHARACTERS.get(bad.group(), repr(bad.group()))} in its name"
+    bad = _CONTROL.search(value)
+    if bad:
+        return f"header {name}: {_CHARACTERS.get(bad.group(), repr(bad.group()))} in its value"
+    return None
+
+
+def headers_problem(headers: Iterable[tuple[str, str]]) -> str | None:
+    """The first of ``headers``' problems (``header_problem``), or None."""
+    for name, value in headers:
+        if (problem := header_problem(name, value)) is not None:
+            return problem
+    return None
+
+
+def status_problem(status: int) -> str | None:
+    """Why ``status`` cannot be sent as an HTTP status (RFC 9110 15: 100 to 599), or None."""
+    return None if 100 <= status <= 599 else f"status {status} is no HTTP status (100-599)"
 
 
 # The two readings of a Content-Type below are pure functions of a text that takes a handful

@@ -16,6 +16,7 @@ import re
 import pytest
 from pytest_bdd import given, parsers, step, then, when
 
+from harness import patterns
 from harness.certify.engine import Call, Service
 from harness.contract.bindings import Binding
 from harness.reports.allure_bridge import attach_call
@@ -174,12 +175,13 @@ def result_is(text: str, scenario_state: ScenarioState) -> None:
 def result_matches(regex: str, scenario_state: ScenarioState) -> None:
     """Then the result matches "<regex>"
 
-    The whole result matches the regular expression (Python syntax; ``${name}`` is replaced
-    by the saved value, matched literally).
+    The whole result matches the regular expression (Python's syntax less backreferences and
+    lookaround: patterns run on RE2, in time linear in the result; ``${name}`` is replaced by
+    the saved value, matched literally).
 
     Example: Then the result matches "token-for-[0-9]+"
     """
-    pattern = re.compile(scenario_state.fill(regex, re.escape), re.DOTALL)
+    pattern = _pattern(scenario_state.fill(regex, patterns.escape))
     checks.result_matches(scenario_state.answers(), pattern)
 
 
@@ -278,7 +280,7 @@ def element_matches(path: str, regex: str, scenario_state: ScenarioState) -> Non
 
     Example: Then the element Product/Price matches "[0-9]+\\.[0-9]{2}"
     """
-    pattern = re.compile(scenario_state.fill(regex, re.escape), re.DOTALL)
+    pattern = _pattern(scenario_state.fill(regex, patterns.escape))
     checks.element_matches(scenario_state.answers(), path, pattern)
 
 
@@ -440,3 +442,12 @@ def same_result(service: Service, scenario_state: ScenarioState) -> None:
     operation = scenario_state.made[-1].operation.name
     latest = {c.binding: c for c in scenario_state.made if c.operation.name == operation}
     checks.same_results([Answer(c) for c in latest.values()], _offered(service, operation))
+
+
+def _pattern(text: str) -> patterns.Pattern:
+    """A step's regular expression, on RE2 (linear time: no catastrophic backtracking)."""
+    try:
+        return patterns.compile_pattern(text)
+    except patterns.PatternError as exc:
+        raise AssertionError(f"{text!r} is not a regular expression the harness runs: "
+                             f"{exc}") from None

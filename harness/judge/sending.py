@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from harness.contract.bindings import Binding, build_request, edit_distance
 from harness.contract.model import Contract, Operation
 from harness.contract.selection import Selection
-from harness.errors import ResponseTooLarge, TargetUnreachable
+from harness.errors import NotSendable, ResponseTooLarge, TargetUnreachable
 from harness.judge.findings import Finding, Verdict
 from harness.traffic.defaults import RESPONSE_SIZE_RULE, TRANSPORT_RULE
 from harness.traffic.exchange import HttpRequest, HttpResponse
@@ -34,6 +34,8 @@ _REQUEST_LINE = re.compile(r" (?:GET|POST|PUT|HEAD|DELETE|OPTIONS|PATCH) /\S*")
 def no_answer_cause(exc: TargetUnreachable) -> str:
     """Why a request got no answer, the same for every request it happened to ("target
     did not answer within 5 s"): the request's method and path left out."""
+    if isinstance(exc, NotSendable):  # nothing was sent: what is wrong with the request
+        return str(exc)
     return f"no answer: {_REQUEST_LINE.sub('', str(exc))}"
 
 

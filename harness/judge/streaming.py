@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 import orjson
 
-from harness import progress, stopping
+from harness import lifeline, progress, stopping
 from harness.contract.bindings import Binding
 from harness.errors import RecordingError, RunStopped
 from harness.judge.findings import Finding, Report, Verdict
@@ -185,8 +185,10 @@ STOPPED = "stopped"
 NOT_SENT = "not_sent"
 
 
-def _start(job: Job, stop: Any = None, counter: Any = None) -> None:
+def _start(job: Job, stop: Any = None, counter: Any = None, owner: int | None = None) -> None:
     global _job
+    if owner is not None:  # a worker process: it ends with the command, even a kill -9 of it
+        lifeline.die_with(owner)
     if counter is not None:  # a worker process: its calls count in the parent's progress
         progress.in_worker(counter)
     if stop is not None:  # a worker process: the parent decides when to stop, and its
@@ -346,7 +348,7 @@ def results(job: Job, source: Iterable[Chunk], workers: int) -> Iterator[ChunkRe
     context = multiprocessing.get_context("forkserver")
     pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_start,
                                initargs=(job, stopping.shared_event(context),
-                                         progress.shared_counter(context)))
+                                         progress.shared_counter(context), os.getpid()))
     pending: deque[Future[ChunkResult]] = deque()
     try:
         for chunk in source:

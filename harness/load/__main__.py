@@ -40,12 +40,9 @@ def die_with_parent(parent: int | None) -> None:
 
     if not parent:
         return
-    try:
-        import ctypes
+    from harness.lifeline import killed_with_parent
 
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
+    killed_with_parent(signal.SIGTERM)
 
     def watch() -> None:
         import gevent

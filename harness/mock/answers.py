@@ -13,6 +13,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from harness.contract import structure
 from harness.contract.bindings import (
     Binding,
@@ -24,6 +26,7 @@ from harness.contract.bindings import (
 )
 from harness.contract.model import Contract, Operation
 from harness.contract.types import ParamType
+from harness.http_messages import header_problem, status_problem
 from harness.traffic.exchange import HttpResponse, media_type
 from harness.traffic.send import HOP_BY_HOP
 
@@ -54,6 +57,39 @@ def render(contract: Contract, op: Operation, asking: Binding, recorded: HttpRes
     except ValueError:  # a leaf that is no value of its type: not the contract's to render
         return response
     return build_response(contract, op, asking, result)
+
+
+def sendable(response: HttpResponse, what: Callable[[], str]
+             ) -> tuple[HttpResponse, str | None]:
+    """``response`` as HTTP/1.1 can send it, and a line saying what changed (None: nothing).
+    A recording can hold what no server could send (a hand-edited file, a tool's HAR): a
+    status HTTP has not (999, 0, -1) is answered 502 Bad Gateway with a plain-text line
+    saying why, which any client reads; a header HTTP cannot carry (a space in its name, a
+    line break in its value, which would start a header of its own) is left out.
+    ``what``: the answer and where it was recorded, for the line."""
+    problem = status_problem(response.status)
+    if problem is not None:
+        said = f"{what()} cannot be sent: {problem}"
+        return HttpResponse(502, (("Content-Type", "text/plain; charset=utf-8"),),
+                            f"harness mock: {said}".encode(), "Bad Gateway"), \
+            f"{said}: answered 502 Bad Gateway"
+    problems = [header_problem(k, v) for k, v in response.headers]
+    if not any(problems):
+        return _utf8_values(response), None
+    kept = tuple(h for h, p in zip(response.headers, problems, strict=True) if p is None)
+    left_out = "; ".join(p for p in problems if p is not None)
+    return (_utf8_values(HttpResponse(response.status, kept, response.body, response.reason)),
+            f"{what()} has what HTTP cannot send ({left_out}): answered without it")
+
+
+def _utf8_values(response: HttpResponse) -> HttpResponse:
+    """``response`` with each header value beyond Latin-1 as the UTF-8 bytes capture decoded
+    it from (the server sends header values as Latin-1 characters, one byte each)."""
+    if all(v.isascii() for _, v in response.headers):
+        return response
+    headers = tuple((k, v if v.isascii() else v.encode("utf-8").decode("latin-1"))
+                    for k, v in response.headers)
+    return HttpResponse(response.status, headers, response.body, response.reason)
 
 
 def _result(op: Operation, reading: ResponseReading) -> structure.Value:

@@ -32,6 +32,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
+from harness import lifeline
 from harness.contract.bindings import Binding, Classification
 from harness.contract.model import Contract
 from harness.errors import ClassificationError, RecordingError, ServiceDescription
@@ -228,6 +229,18 @@ class Index:
         """The binding the call at ``position`` was answered over."""
         return _BINDINGS[self.bindings[position]]
 
+    def where(self, position: int) -> str:
+        """Where the call at ``position`` is recorded: ``file:line``, or a HAR's entry."""
+        return self.place(self.wheres[position])
+
+    def place(self, where: int) -> str:
+        number, offset = where >> _OFFSET_BITS, where & ((1 << _OFFSET_BITS) - 1)
+        source = self.sources[number]
+        if not source.native:
+            entry = source.har[offset].index
+            return f"{source.path} entry {entry if entry is not None else offset + 1}"
+        return f"{source.path}:{_line_at(source.path, offset)}"
+
     def fetch(self, position: int) -> Exchange:
         """The exchange recorded at ``position``."""
         return self.read(self.wheres[position], self.lengths[position])
@@ -341,7 +354,8 @@ def _parts(contract: Contract, sources: list[Source], jobs: list[tuple[int, Path
         return
     # spawn: the workers are gone once the index is made (a forkserver would stay, ~30 MB)
     context = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(min(workers, len(native)), mp_context=context)
+    pool = ProcessPoolExecutor(min(workers, len(native)), mp_context=context,
+                               initializer=lifeline.die_with, initargs=(os.getpid(),))
     try:
         pending = {job: pool.submit(_index_range, contract, *job) for job in native}
         for job in jobs:  # in order: recorded order is kept

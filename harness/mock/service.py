@@ -42,7 +42,7 @@ from harness.contract.model import Contract, Operation
 from harness.contract.structure import Value
 from harness.contract.types import ParamType
 from harness.errors import HarnessError
-from harness.mock.answers import as_recorded, render
+from harness.mock.answers import as_recorded, render, sendable
 from harness.mock.faults import Fault
 from harness.mock.forward import Forwarder
 from harness.mock.index import Index, description_key
@@ -345,10 +345,19 @@ class Mock:
         the recorded exchange took."""
         exchange = self.index.fetch(position)
         assert exchange.response is not None  # indexed only with one
-        response = render(contract, op, binding, exchange.response,
-                          self.index.binding(position))
+        response = self._sendable(
+            render(contract, op, binding, exchange.response, self.index.binding(position)),
+            lambda: f"{op.name}: the answer recorded at {self.index.where(position)}")
         return (_marked(response, RECORDED, ()),
                 max(0.0, float(exchange.timings.get("duration") or 0.0)))
+
+    def _sendable(self, response: HttpResponse, what: Callable[[], str]) -> HttpResponse:
+        """``response`` as HTTP can send it; a line on what it could not (harness.mock.answers
+        .sendable)."""
+        response, said = sendable(response, what)
+        if said is not None:
+            self.on_error(said)
+        return response
 
     def _chosen(self, key: int, positions: range, binding: Binding) -> int:
         """The last answer recorded over ``binding`` (given as recorded), else the last one;
@@ -400,6 +409,8 @@ class Mock:
                                         f"harness mock: {said}; the fallback {forwarder.base} "
                                         f"did not answer: {exc}".encode(), "Bad Gateway")
             else:
+                response = self._sendable(response, lambda: f"{said}; the answer of the "
+                                                            f"fallback {forwarder.base}")
                 with self._lock:
                     self.stats.answered[FORWARDED] += 1
             return _marked(response, FORWARDED, ())
@@ -497,7 +508,8 @@ class Mock:
             self.on_error(f"{urlsplit(request.url).path}: {exc}")
             return None
         assert recorded.response is not None
-        response = as_recorded(recorded.response)
+        response = self._sendable(as_recorded(recorded.response), lambda: (
+            f"the description recorded at {self.index.place(where[0])}"))
         asked, was = urlsplit(request.url), urlsplit(recorded.request.url)
         origins = addresses.named_origins(response.body) | {f"{was.scheme}://{was.netloc}"}
         body, _found = addresses.rewrite(response.body, origins,

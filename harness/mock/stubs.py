@@ -63,6 +63,7 @@ from harness.contract.types import ParamType
 from harness.errors import UsageError
 from harness.mock import faults
 from harness.mock.values import normal_arguments, shown
+from harness.patterns import Pattern, PatternError, compile_pattern
 from harness.traffic.exchange import HttpResponse, replace_header
 from harness.traffic.redaction import is_pseudonym, shown_secret
 
@@ -90,7 +91,7 @@ class Match:
     parameter: str
     at: int  # the parameter's position in the operation's values
     equals: str | None = None  # the normal form (harness.mock.values)
-    pattern: re.Pattern[str] | None = None
+    pattern: Pattern | None = None
     written: str = ""  # as the stub wrote it (listing)
 
     def matches(self, value: str, pseudonymise: Pseudonymise | None) -> bool:
@@ -450,15 +451,14 @@ def _when(op: Operation, given: Any) -> tuple[Match, ...]:
     return tuple(matches)
 
 
-def _pattern(text: Any, name: str) -> re.Pattern[str]:
+def _pattern(text: Any, name: str) -> Pattern:
     if not isinstance(text, str) or len(text) > MAX_PATTERN:
         raise Problem(f"the pattern of {name} is a regular expression (text, at most "
                       f"{MAX_PATTERN} characters)", "when", name)
     try:
-        return re.compile(text, re.DOTALL)
-    except re.error as exc:
-        raise Problem(f"the pattern of {name} is no regular expression: {exc}", "when",
-                      name) from None
+        return compile_pattern(text)
+    except PatternError as exc:
+        raise Problem(f"the pattern of {name} cannot be used: {exc}", "when", name) from None
 
 
 def _value_of(op: Operation, type_ref: str, value: Any, name: str) -> Any:

@@ -13,6 +13,7 @@ import hashlib
 import html
 import json
 import os
+import shutil
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from allure_commons import hookimpl
 from allure_commons.logger import AllureFileLogger
 from allure_commons.model2 import (
     ATTACHMENT_PATTERN,
@@ -29,10 +31,12 @@ from allure_commons.model2 import (
     StatusDetails,
     TestResult,
 )
+from attr import asdict  # allure_commons' models are attrs classes (its logger's way)
 
 from harness import __version__
 from harness.errors import UsageError
 from harness.http_messages import HttpRequest, HttpResponse
+from harness.reports.allure_report import WARNING_TAG
 from harness.traffic.report_text import http_text
 
 if TYPE_CHECKING:
@@ -46,8 +50,6 @@ DEFAULT_DIR = "reports/allure-results"
 #: description at the top of the test (rule, cause, expected, actual, where).
 STATUSES = {"passed": "passed", "failed": "failed", "warning": "passed",
             "not applicable": "skipped"}
-#: The tag of a test that passed with warnings (allure_report.CATEGORIES matches it).
-WARNING_TAG = "warning"
 #: Labels allure-pytest adds that say nothing of the service (the machine, the thread, the
 #: test framework): left out by ``tidy``.
 _NOISE_LABELS = frozenset({"host", "thread", "framework", "language", "package"})
@@ -148,12 +150,8 @@ def exchange_attachments(label: str, request: HttpRequest,
 
 
 def tidy(directory: str | Path, *, warning_label: str = "harness.warning") -> int:
-    """Allure results written by allure-pytest (certify's run) made to read as the service's:
-    pytest-bdd's ``_pytest_bdd_example`` parameter becomes the example's own columns, the
-    machine and framework labels go, fixture set-up and teardown (``<lambda>`` steps) go, and
-    a scenario marked with ``warning_label`` keeps its status (a passed one passes) and gets
-    the tag WARNING_TAG and its warnings at the top of its description. Returns results
-    tidied."""
+    """Allure results written by allure-pytest (certify's run) made to read as the service's
+    (``tidied``); the fixtures' containers go. Returns results tidied."""
     directory = Path(directory)
     done = 0
     for path in directory.glob("*-container.json"):  # fixtures: pytest's plumbing
@@ -164,18 +162,28 @@ def tidy(directory: str | Path, *, warning_label: str = "harness.warning") -> in
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        data["parameters"] = _parameters(data.get("parameters", []))
-        labels = data.get("labels", [])
-        warnings = [label["value"] for label in labels if label.get("name") == warning_label]
-        data["labels"] = [label for label in labels if label.get("name") not in _NOISE_LABELS
-                          and label.get("name") != warning_label]
-        if warnings:
-            data["labels"].append({"name": "tag", "value": WARNING_TAG})
-            data["descriptionHtml"] = warnings_html(
-                warnings, description=data.pop("description", None))
-        path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        path.write_text(json.dumps(tidied(data, warning_label), ensure_ascii=False),
+                        encoding="utf-8")
         done += 1
     return done
+
+
+def tidied(data: dict[str, Any], warning_label: str) -> dict[str, Any]:
+    """A result of allure-pytest's (its JSON) as the service's: pytest-bdd's
+    ``_pytest_bdd_example`` parameter becomes the example's own columns, the machine and
+    framework labels go, and a scenario marked with ``warning_label`` keeps its status (a
+    passed one passes) and gets the tag WARNING_TAG and its warnings at the top of its
+    description."""
+    data["parameters"] = _parameters(data.get("parameters", []))
+    labels = data.get("labels", [])
+    warnings = [label["value"] for label in labels if label.get("name") == warning_label]
+    data["labels"] = [label for label in labels if label.get("name") not in _NOISE_LABELS
+                      and label.get("name") != warning_label]
+    if warnings:
+        data["labels"].append({"name": "tag", "value": WARNING_TAG})
+        data["descriptionHtml"] = warnings_html(
+            warnings, description=data.pop("description", None))
+    return data
 
 
 #: Attachments whose text a run's redaction reads (the others are binary).
@@ -197,15 +205,97 @@ def redact_results(directory: str | Path, text: Callable[[str], str]) -> int:
                 if done != raw:
                     path.write_text(done, encoding="utf-8")
                     changed += 1
-            elif "-attachment" in name and path.suffix in _TEXT_ATTACHMENTS:
-                raw = path.read_bytes().decode("utf-8", "surrogateescape")
-                done = text(raw)
-                if done != raw:
-                    path.write_bytes(done.encode("utf-8", "surrogateescape"))
-                    changed += 1
+            elif _is_text_attachment(name):
+                changed += _redact_attachment(path, path.read_bytes(), text, written=True)
         except (OSError, ValueError):
             continue
     return changed
+
+
+def _is_text_attachment(name: str) -> bool:
+    return "-attachment" in name and Path(name).suffix in _TEXT_ATTACHMENTS
+
+
+def _redact_attachment(path: Path, body: bytes, text: Callable[[str], str], *,
+                       written: bool) -> bool:
+    """``body`` with its words through ``text``, into ``path`` (when it was ``written``
+    already: only if that changes it); whether it changed."""
+    raw = body.decode("utf-8", "surrogateescape")
+    done = text(raw)
+    if done != raw:
+        path.write_bytes(done.encode("utf-8", "surrogateescape"))
+    elif not written:
+        path.write_bytes(body)
+    return done != raw
+
+
+#: Bytes of attachments ``HeldResults`` holds before it writes them as they come.
+HOLD_BYTES = 64 * 1024 * 1024
+
+
+class HeldResults:
+    """allure_commons' file logger for a run whose results are finished when it ends
+    (certify's: ``tidied``, then through the run's redaction, which learns secrets as the run
+    goes): it holds the results and attachments allure-pytest reports and ``write`` writes
+    each once, finished. What ``tidy`` and ``redact_results`` make of the files
+    AllureFileLogger writes, without writing, reading and writing again some 2,000 files
+    (and the fixtures' containers, which tidy deletes, not at all). Past HOLD_BYTES of
+    attachments, the next ones are written as they come and redacted on disk at the end, so
+    memory stays bounded."""
+
+    def __init__(self, directory: str | Path, hold_bytes: int = HOLD_BYTES) -> None:
+        self.directory = Path(directory).absolute()
+        self.hold_bytes = hold_bytes
+        self._results: list[tuple[str, dict[str, Any]]] = []
+        self._attachments: dict[str, bytes] = {}
+        self._held = 0
+        self._written: list[str] = []
+
+    @hookimpl
+    def report_result(self, result: TestResult) -> None:
+        # As AllureFileLogger names and serialises it.
+        self._results.append((result.file_pattern.format(prefix=uuid.uuid4()),
+                              asdict(result, filter=lambda _, v: v or v is False)))
+
+    @hookimpl
+    def report_container(self, container: Any) -> None:
+        """pytest's fixtures: plumbing, which ``tidy`` drops."""
+
+    @hookimpl
+    def report_attached_data(self, body: bytes | str, file_name: str) -> None:
+        data = body.encode("utf-8") if isinstance(body, str) else body
+        if self._held + len(data) <= self.hold_bytes:
+            self._attachments[file_name] = data
+            self._held += len(data)
+            return
+        self.directory.mkdir(parents=True, exist_ok=True)
+        (self.directory / file_name).write_bytes(data)
+        self._written.append(file_name)
+
+    @hookimpl
+    def report_attached_file(self, source: str, file_name: str) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, self.directory / file_name)
+        self._written.append(file_name)
+
+    def write(self, text: Callable[[str], str], *, warning_label: str) -> None:
+        """Every result tidied, every result and text attachment through ``text``, into the
+        folder; what was held is let go."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        for name, data in self._results:
+            (self.directory / name).write_text(
+                json.dumps(_mapped(tidied(data, warning_label), text), ensure_ascii=False),
+                encoding="utf-8")
+        for name, body in self._attachments.items():
+            if _is_text_attachment(name):
+                _redact_attachment(self.directory / name, body, text, written=False)
+            else:
+                (self.directory / name).write_bytes(body)
+        for name in self._written:
+            if _is_text_attachment(name):
+                path = self.directory / name
+                _redact_attachment(path, path.read_bytes(), text, written=True)
+        self._results, self._attachments, self._held, self._written = [], {}, 0, []
 
 
 def _mapped(data: Any, text: Callable[[str], str]) -> Any:

@@ -5,12 +5,12 @@ call that fails, what was expected and what came back."""
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Sequence
 
 from harness.contract.bindings import same_fault
 from harness.contract.structure import Value
 from harness.judge.compare.pseudonyms import Pseudonyms
+from harness.patterns import Pattern
 from harness.scenarios.answers import Answer, text_of
 from harness.scenarios.values import has_shape
 
@@ -44,7 +44,7 @@ def result_is(answers: Sequence[Answer], expected: str) -> None:
     _each(answers, check)
 
 
-def result_matches(answers: Sequence[Answer], pattern: re.Pattern[str]) -> None:
+def result_matches(answers: Sequence[Answer], pattern: Pattern) -> None:
     def check(a: Answer) -> str | None:
         text = a.result_text()
         if text is not None and pattern.fullmatch(text):
@@ -101,7 +101,7 @@ def element_is(answers: Sequence[Answer], path: str, expected: str) -> None:
     _each(answers, check)
 
 
-def element_matches(answers: Sequence[Answer], path: str, pattern: re.Pattern[str]) -> None:
+def element_matches(answers: Sequence[Answer], path: str, pattern: Pattern) -> None:
     def check(a: Answer) -> str | None:
         text = text_of(a.element(path), a.where, path)
         if pattern.fullmatch(text):

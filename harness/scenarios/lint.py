@@ -28,6 +28,7 @@ from typing import Any
 from harness.contract.bindings import Binding, closest, code_words
 from harness.contract.model import Contract, Operation
 from harness.errors import UsageError
+from harness.patterns import PatternError, compile_pattern
 from harness.scenarios.answers import FAULT_CODES, parse_path
 from harness.scenarios.values import (
     ELEMENTS_TABLE,
@@ -360,9 +361,10 @@ def _check_arguments(args: dict[str, Any], tags: set[str]) -> None:
         parse_path(args["path"])
     if args.get("regex") is not None:
         try:
-            re.compile(re.sub(r"\$\{[^}]*\}", "x", args["regex"]))
-        except re.error as exc:
-            raise UsageError(f"{args['regex']!r} is not a regular expression: {exc}") from None
+            compile_pattern(re.sub(r"\$\{[^}]*\}", "x", args["regex"]))
+        except PatternError as exc:
+            raise UsageError(f"{args['regex']!r} is not a regular expression the harness "
+                             f"runs: {exc}") from None
     code = args.get("code")
     if code is not None and code_words(code)[:1] not in [(c,) for c in FAULT_CODES]:
         raise UsageError(f"{code!r} is not a SOAP fault code (use one of "

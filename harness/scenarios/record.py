@@ -36,6 +36,7 @@ from harness.contract.bindings import (
 from harness.contract.model import Contract, Operation
 from harness.contract.types import ParamType, sample_value
 from harness.errors import ClassificationError, ServiceDescription, UsageError
+from harness.http_messages import status_problem
 from harness.traffic.exchange import Exchange
 from harness.traffic.keys import key_id
 from harness.traffic.redaction import is_pseudonym
@@ -146,6 +147,9 @@ def _classified(contract: Contract, exchange: Exchange, written: Written
                 ) -> Classification | None:
     if exchange.response is None:
         written.skip("no response recorded")
+        return None
+    if status_problem(exchange.response.status) is not None:  # 999, 0, -1: no step says it
+        written.skip("a status HTTP has not (outside 100-599)")
         return None
     try:
         call = classify(contract, exchange.request)

@@ -63,6 +63,7 @@ import httpx
 
 from harness.errors import (
     AuthenticationFailed,
+    NotSendable,
     ResponseTooLarge,
     RunStopped,
     TargetUnreachable,
@@ -70,6 +71,7 @@ from harness.errors import (
     UsageError,
     XMLRejected,
 )
+from harness.http_messages import headers_problem
 from harness.traffic import wsse
 from harness.traffic.auth import AuthOptions, Legs, channel_bindings, load_client_certificate
 from harness.traffic.auth import refusal as http_refusal
@@ -212,6 +214,10 @@ def send(http: httpx.Client, request: HttpRequest,
     ResponseTooLarge (see the module docstring)."""
     options = options or _client_options(http)
     headers = with_headers(request.headers, options.headers)
+    if (problem := unsendable(request.url, headers)) is not None:
+        raise NotSendable(f"the request cannot be sent: {problem}")
+    if not all(v.isascii() for _, v in headers):  # httpx encodes str values as ASCII only
+        headers = [(k, v if v.isascii() else v.encode("utf-8")) for k, v in headers]  # type: ignore[misc]
     body = request.body
     stamped = wsse.stamp(body, options.auth.wsse) if options.auth.wsse is not None else None
     if stamped is not None:  # the UsernameToken on the wire only: reports show the request
@@ -220,11 +226,13 @@ def send(http: httpx.Client, request: HttpRequest,
             headers = with_headers(headers, (("Content-Length", str(len(body))),))
     auth = getattr(http, "auth_flow", None)
     exclusive = getattr(http, "exclusive", None) or contextlib.nullcontext()
-    legs = Legs(auth, request.method, request.url)
     _deadline.at = time.monotonic() + options.timeout
     try:
+        legs = Legs(auth, request.method, request.url)
         with exclusive:
             response = _legs(http, request, headers, body, legs, options)
+    except httpx.InvalidURL as exc:  # not an HTTPError: a URL httpx will not send
+        raise NotSendable(f"the request cannot be sent: its URL is refused ({exc})") from None
     except httpx.TimeoutException:
         raise TargetUnreachable(f"{_origin(request.url)} did not answer {request.method} "
                                 f"{urlsplit(request.url).path} within {options.timeout:g} s"
@@ -246,6 +254,18 @@ def send(http: httpx.Client, request: HttpRequest,
     if why is not None:
         raise AuthenticationFailed(why)
     return response
+
+
+#: The longest URL httpx sends (a longer one is httpx.InvalidURL).
+MAX_URL = 65_536
+
+
+def unsendable(url: str, headers: Iterable[tuple[str, str]]) -> str | None:
+    """Why HTTP/1.1 cannot carry a request with this URL and these headers, or None (every
+    sending command checks before it sends: NotSendable then)."""
+    if len(url) > MAX_URL:
+        return f"its URL is {len(url):,} characters long (at most {MAX_URL:,} are sent)"
+    return headers_problem(headers)
 
 
 def _legs(http: httpx.Client, request: HttpRequest, headers: list[tuple[str, str]],
@@ -329,6 +349,8 @@ class Sender:
     def _failed(self, exc: TargetUnreachable) -> None:
         if exc.hung_up:  # it closed the connection at once: there, and not silent (a request
             return       # it cannot take, e.g. a POST without charset on PySimpleSOAP)
+        if isinstance(exc, NotSendable):  # never sent: says nothing of the target
+            return
         with self._lock:
             self._streak += 1
             if self._streak >= self.options.max_failures and self.stopped is None:
