@@ -148,3 +148,47 @@ def test_entries_inside_strings_and_comments_are_not_counted() -> None:
     # a, c, d, its 1 and 2, [e], f and f.g: 8 entries, one more counted (the top table)
     assert _entries_at_most(text, toml=True) == 9
     assert _entries_at_most('{"a,:[": [1, 2], "b": "\\",{"}', toml=False) == 7
+
+
+FEATURE = ("Feature: mine\n\n  {tags}\n  Scenario: one\n    Given the service under test\n"
+           "    When the client calls GetTokenDevice over HTTP GET\n"
+           "    Then the HTTP status is 200\n")
+
+
+@pytest.mark.parametrize("kind, said", [
+    ("dev-zero", "is not a regular file"), ("fifo", "is not a regular file"),
+    ("folder", "is not a regular file"), ("large", "is larger than 2 MiB"),
+    ("lines", "has 25,007 lines (at most 20,000 are read)"),
+    ("tags", ":3: more than 1,000 tags on one scenario, feature or Examples")])
+def test_a_feature_file_is_read_within_bounds(tmp_path: Path, kind: str, said: str) -> None:
+    """A ``*.feature`` linked to /dev/zero reached 4 GB in 7 s, a FIFO hung certify, 300 MB took
+    1.9 GB and 100,000 tags on one scenario took minutes: each is one line, exit 2, before
+    Gherkin reads it."""
+    mine = tmp_path / "features"
+    mine.mkdir()
+    path = mine / "mine.feature"
+    if kind == "dev-zero":
+        path.symlink_to("/dev/zero")
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "large":
+        path.write_text(FEATURE.format(tags="") + ("    # " + "x" * 1000 + "\n") * 3000)
+    elif kind == "lines":
+        path.write_text("\n" * 25_000 + FEATURE.format(tags=""))
+    else:
+        path.write_text(FEATURE.format(tags=" ".join(f"@t{n}" for n in range(100_000))))
+    done = harness("certify", "--features", mine, "--no-html", "--report-dir", tmp_path / "r")
+    one_error_line(done, said)
+    assert str(path) in done.stderr
+
+
+def test_a_feature_within_the_bounds_runs(tmp_path: Path) -> None:
+    mine = tmp_path / "features"
+    mine.mkdir()
+    (mine / "mine.feature").write_text(FEATURE.format(tags=" ".join(
+        f"@t{n}" for n in range(1_000))))
+    done = harness("certify", "--features", mine, "--no-html", "--report-dir", tmp_path / "r",
+                   cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr

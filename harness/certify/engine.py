@@ -17,6 +17,7 @@ import io
 import os
 import re
 import secrets
+import stat
 import sys
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -39,6 +40,7 @@ from harness.contract.model import (
 from harness.contract.selection import Selection, Values
 from harness.contract.structure import Value
 from harness.errors import HarnessError, ResponseTooLarge, RunStopped, TargetUnreachable, UsageError
+from harness.files import read_limited
 from harness.judge import asmx_matrix, odd_requests, rules, sending, wsdl_rules
 from harness.judge.calls import Call
 from harness.judge.findings import (
@@ -51,8 +53,9 @@ from harness.judge.findings import (
 from harness.judge.profiles import Profile
 from harness.progress import Progress
 from harness.reference.server import target_or_reference
-from harness.reports.allure_bridge import WARNING_LABEL
-from harness.reports.allure_results import redact_results, tidy, write_overview
+from harness.reports.allure_bridge import WARNING_LABEL, hold_results
+from harness.reports.allure_report import AllureMissing, Renderer
+from harness.reports.allure_results import HeldResults, write_overview
 from harness.reports.console import print_report, require_judged
 from harness.reports.json_report import write_json
 from harness.reports.junit import write_junit
@@ -444,8 +447,10 @@ class CertifyPlugin:
     """Hands the run's Report to the steps and keeps pytest's own verdict."""
 
     def __init__(self, report: Report, settings: Settings | None = None,
-                 contract: Contract | None = None) -> None:
+                 contract: Contract | None = None, results: HeldResults | None = None) -> None:
         self.report = report
+        #: Where allure-pytest's results wait for the end of the run (``HeldResults``).
+        self.results = results
         self.settings = settings or Settings()
         self.contract = contract
         self.scenarios = {"passed": 0, "failed": 0, "skipped": 0}
@@ -454,7 +459,10 @@ class CertifyPlugin:
         self.planned: int | None = None
         self.progress: Progress | None = None
 
+    @pytest.hookimpl(trylast=True)  # after allure-pytest's: hold_results swaps its logger
     def pytest_configure(self, config: pytest.Config) -> None:
+        if self.results is not None and config.option.allure_report_dir:
+            hold_results(config, self.results)
         config.stash[REPORT_KEY] = self.report
         config.stash[SETTINGS_KEY] = self.settings
         if self.contract is not None:
@@ -585,6 +593,7 @@ def user_features(directory: Path) -> tuple[Path, ...]:
     if not found:
         raise UsageError(f"--features {directory}: no *.feature file in it")
     for path in found:
+        check_feature_file(path)
         try:
             FeatureParser(str(path.parent), path.name).parse()
         except GherkinParseError as exc:  # FILE:LINE: what is wrong, the line
@@ -600,14 +609,60 @@ def user_features(directory: Path) -> tuple[Path, ...]:
     return found
 
 
+#: A feature file's bounds, checked before Gherkin reads it (and pytest-bdd again, whole): a
+#: team's feature is a few KB, ``harness scenarios`` writes at most 200 examples an operation.
+MAX_FEATURE_BYTES = 2 << 20
+MAX_FEATURE_LINES = 20_000
+#: Tags over one scenario, feature or Examples: pytest marks an item with each, and that
+#: costs the square of their number (100,000 took minutes).
+MAX_TAGS = 1_000
+_TAG_LINE = re.compile(r"\s*@")
+
+
+def check_feature_file(path: Path) -> None:
+    """UsageError (one line) for a ``*.feature`` that is no regular file (a link to /dev/zero,
+    a FIFO that would never end, a folder) or is over the bounds above."""
+    try:
+        regular = stat.S_ISREG(path.stat().st_mode)
+    except OSError as exc:
+        raise UsageError(f"--features: {path}: {exc.strerror or exc}") from None
+    if not regular:
+        raise UsageError(f"--features: {path} is not a regular file (a device, a FIFO or a "
+                         "folder): refused")
+    text = read_limited(path, MAX_FEATURE_BYTES, "--features: feature file")
+    lines = text.count(b"\n") + (not text.endswith(b"\n"))
+    if lines > MAX_FEATURE_LINES:
+        raise UsageError(f"--features: {path} has {lines:,} lines (at most "
+                         f"{MAX_FEATURE_LINES:,} are read)")
+    tags, first = 0, 0
+    for number, line in enumerate(text.splitlines(), 1):
+        if _TAG_LINE.match(line.decode("utf-8", "replace")):
+            tags, first = tags + line.count(b"@"), first or number
+            if tags > MAX_TAGS:
+                raise UsageError(f"{path}:{first}: more than {MAX_TAGS:,} tags on one "
+                                 "scenario, feature or Examples")
+        elif line.strip() and not line.lstrip().startswith(b"#"):
+            tags, first = 0, 0
+
+
 def certify(target: str | None, contract: Contract | str | None, outputs: Outputs,
             stream=None, settings: Settings | None = None,
-            profile: Profile | None = None) -> int:
+            profile: Profile | None = None, renderer: Renderer | None = None) -> int:
     """Run the features against ``target`` (the embedded reference when None); exit status.
 
     ``contract``: the service's Contract (a namespace string, or None, means School Mobile
     under that namespace). ``stream``: where the console report goes (default: sys.stdout as
-    it is at the call, not at import: a test's capture replaces it)."""
+    it is at the call, not at import: a test's capture replaces it). ``renderer``: the HTML
+    renderer, started ahead by the caller (else here, to load while the features run)."""
+    if not outputs.html or renderer is not None:
+        return _certify(target, contract, outputs, stream, settings, profile, renderer)
+    with Renderer() as renderer:
+        return _certify(target, contract, outputs, stream, settings, profile, renderer)
+
+
+def _certify(target: str | None, contract: Contract | str | None, outputs: Outputs,
+             stream, settings: Settings | None, profile: Profile | None,
+             renderer: Renderer | None) -> int:
     stream = sys.stdout if stream is None else stream
     if not isinstance(contract, Contract):
         contract = school_mobile(contract)
@@ -629,7 +684,8 @@ def certify(target: str | None, contract: Contract | str | None, outputs: Output
         redaction = ReportRedaction(contract, settings.key or secrets.token_bytes(KEY_BYTES))
         redaction.add(sensitive_values(contract, settings.values))
         report.redaction = redaction
-        plugin = CertifyPlugin(report, settings, contract)
+        results = HeldResults(outputs.allure_results)
+        plugin = CertifyPlugin(report, settings, contract, results)
         args = [str(CONFORMANCE_TESTS), "-c", str(PYTEST_INI), "--rootdir", str(STEPS.parent),
                 *(a for name in PLUGINS for a in ("-p", name)), "-q", "--tb=no", "-rN",
                 "--no-header", "-p", "no:cacheprovider", "-W", "ignore",
@@ -642,7 +698,10 @@ def certify(target: str | None, contract: Contract | str | None, outputs: Output
                                              f" written in {outputs.features}"),
               file=stream, flush=True)
         with redacting_reports(redaction), stopping.cooperative():
-            code = _run_pytest(args, plugin, stream, features)
+            try:
+                code = _run_pytest(args, plugin, stream, features)
+            finally:  # tidied and through the redaction (a stopped run's too), written once
+                results.write(redaction.text, warning_label=WARNING_LABEL)
     report.finish()
     if settings.stopped is not None:
         raise settings.stopped
@@ -657,8 +716,6 @@ def certify(target: str | None, contract: Contract | str | None, outputs: Output
     report.meta["scenarios"] = {k: n for k, n in plugin.scenarios.items() if n}
     if not plugin.scenarios.get("failed"):
         require_judged(report)
-    tidy(outputs.allure_results, warning_label=WARNING_LABEL)
-    redact_results(outputs.allure_results, redaction.text)  # a step's message too
     write_overview(outputs.allure_results, report, namespace=contract.namespace)
     print(file=stream)
     print_report(report, stream)
@@ -672,8 +729,8 @@ def certify(target: str | None, contract: Contract | str | None, outputs: Output
         write_junit(report, outputs.junit)
         print(f"certify: JUnit XML in {outputs.junit}", file=stream)
     print(f"certify: Allure results in {outputs.allure_results}", file=stream)
-    if outputs.html:
-        _render_html(outputs, stream)
+    if renderer is not None:
+        _render_html(outputs, stream, renderer)
     status = report.exit_code
     if status == 0 and plugin.scenarios.get("failed"):
         print(f"certify: {plugin.scenarios['failed']} scenario(s) failed without a rule "
@@ -732,13 +789,11 @@ def _pytest_environment(features: tuple[Path, ...] = ()) -> Iterator[None]:
             os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = autoload
 
 
-def _render_html(outputs: Outputs, stream) -> None:
-    from harness.reports import allure_report
-
+def _render_html(outputs: Outputs, stream, renderer: Renderer) -> None:
     try:
-        html = allure_report.render(outputs.allure_results, outputs.allure_report,
-                                    name="harness certify", history=outputs.history)
-    except allure_report.AllureMissing as exc:
+        html = renderer.render(outputs.allure_results, outputs.allure_report,
+                               name="harness certify", history=outputs.history)
+    except AllureMissing as exc:
         print(f"certify: no HTML report: {exc}", file=stream)
         return
     print(f"certify: HTML report in {html}", file=stream)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.commands import add_command
 from harness.commands.judging import add_profile_options, profile_of
@@ -18,6 +20,9 @@ from harness.commands.options import (
     selection,
     send_options,
 )
+
+if TYPE_CHECKING:
+    from harness.reports.allure_report import Renderer
 
 
 def register(sub) -> None:
@@ -84,6 +89,15 @@ def run(args: argparse.Namespace) -> int:
     if args.list_rules:
         print(rules.catalogue_table())
         return 0
+    from harness.reports.allure_report import Renderer
+
+    # Node and Allure's modules load while the rest of the harness imports and the features
+    # run (on the other core): the HTML report's start-up is off the run's critical path.
+    with contextlib.nullcontext() if args.no_html else Renderer() as renderer:
+        return _run(args, renderer)
+
+
+def _run(args: argparse.Namespace, renderer: Renderer | None) -> int:
     from harness.certify.engine import Outputs, Settings, certify, features_key, user_features
     from harness.contract.selection import Values
     from harness.traffic.redaction import load_or_create_key
@@ -108,4 +122,4 @@ def run(args: argparse.Namespace) -> int:
     if args.require_wsdl:
         args.severity = [*args.severity, "WSDL-PUBLISHED=failure"]
     return certify(args.target, contract, outputs, settings=settings,
-                   profile=profile_of(args))
+                   profile=profile_of(args), renderer=renderer)

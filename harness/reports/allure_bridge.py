@@ -22,7 +22,7 @@ import pytest
 
 from harness.judge import rules
 from harness.judge.findings import Finding, Verdict, cause_of
-from harness.reports.allure_results import http_text
+from harness.reports.allure_results import HeldResults, http_text
 
 if TYPE_CHECKING:
     from harness.judge.calls import Call
@@ -163,3 +163,25 @@ def attach_call(call: Call) -> None:
               for f in call.findings]
     allure.attach("\n".join(judged), name=f"{label} findings",
                   attachment_type=allure.attachment_type.TEXT)
+
+
+def hold_results(config: pytest.Config, held: HeldResults) -> None:
+    """allure-pytest's file logger swapped for ``held`` for the run (it was made, so
+    ``--clean-alluredir`` cleaned the folder as usual); put back at the config's clean-up,
+    where allure-pytest's own clean-up unregisters it. Called after allure-pytest's
+    ``pytest_configure``."""
+    import allure_commons
+    from allure_commons.logger import AllureFileLogger
+
+    manager = allure_commons.plugin_manager
+    loggers = [p for p in manager.get_plugins() if isinstance(p, AllureFileLogger)]
+    for logger in loggers:
+        manager.unregister(logger)
+    manager.register(held)
+
+    def put_back() -> None:
+        manager.unregister(held)
+        for logger in loggers:
+            manager.register(logger)
+
+    config.add_cleanup(put_back)

@@ -9,6 +9,7 @@ none is left.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -17,7 +18,6 @@ from pathlib import Path
 
 from harness import lifeline
 from harness.errors import HarnessError, UsageError
-from harness.reports.allure_results import WARNING_TAG
 
 #: A clone's copy (scripts/setup installs it there); an installed harness uses one on the PATH.
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,6 +28,9 @@ _SCRIPT_OPEN = re.compile(r"<script\b[^>]*>", re.I)
 _EXTERNAL_SRC = re.compile(r"""\bsrc\s*=\s*["']?\s*(?:https?:)?//""", re.I)
 
 
+#: The tag of a test that passed with warnings (``allure_results`` tags it; CATEGORIES below
+#: matches it). Here, not there: certify starts the renderer before it imports the rest.
+WARNING_TAG = "warning"
 #: The report's categories (its Categories tab and the tree's Categories filter), first match
 #: wins: the tests that passed with warnings (tagged WARNING_TAG) apart from the failures.
 CATEGORIES = [
@@ -73,38 +76,109 @@ def render(results: str | Path, out_dir: str | Path, *, name: str = "harness",
     """Render ``results`` into ``out_dir``/index.html (one file, offline); its path. With
     ``history`` (``history_file``), Allure's own history: the report shows the runs the file
     holds (trend charts, each test's history) and this run is appended to it."""
-    # Absolute: Allure runs in a folder of its own (relative paths failed: "No test results
-    # directories found").
-    results, out_dir = Path(results).resolve(), Path(out_dir).resolve()
-    if not results.is_dir() or not any(results.glob("*-result.json")):
-        raise UsageError(f"{results} holds no Allure results (run harness certify first)")
-    settings: dict[str, object] = {"name": name, "categories": CATEGORIES}
-    if history is not None:
-        kept = history_file(history).resolve()
-        if kept.exists() and not kept.is_file():
-            raise UsageError(f"--history {kept} is not a file")
-        settings |= {"historyPath": str(kept), "historyLimit": HISTORY_LIMIT,
-                     "appendHistory": True}
-    with tempfile.TemporaryDirectory(prefix="harness-allurerc-") as work:
-        config = Path(work) / "allurerc.json"
+    with Renderer() as renderer:
+        return renderer.render(results, out_dir, name=name, history=history)
+
+
+#: Allure 3's awesome command without the rest of its CLI, in a process that loads Allure's
+#: modules before it is given the results (``Renderer``).
+RENDERER = Path(__file__).with_name("allure_render.mjs")
+#: allure_render.mjs's exit status when it cannot load this Allure's modules.
+_NOT_LOADED = 3
+
+
+class Renderer:
+    """Allure 3's renderer, started ahead of the results it renders: Node and Allure's modules
+    load (most of a render's start-up) while the run that writes the results goes on, on the
+    other core; ``render`` then hands it the results. An Allure whose modules it cannot load
+    is run through its CLI (``allure awesome``), as before. ``close`` ends it unused."""
+
+    def __init__(self) -> None:
+        self._work = tempfile.TemporaryDirectory(prefix="harness-allurerc-")
+        self._process: subprocess.Popen[str] | None = None
+        self._command: Path | None = None
+        try:
+            self._command = allure_command()
+            self._process = subprocess.Popen(
+                ["node", str(RENDERER), str(self._command.resolve())], cwd=self._work.name,
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                text=True, preexec_fn=lifeline.child_killed_with_us())
+        except (AllureMissing, OSError):  # said by render, when it is asked for
+            self._process = None
+
+    def render(self, results: str | Path, out_dir: str | Path, *, name: str = "harness",
+               history: str | Path | None = None) -> Path:
+        """As ``render`` (the module's function) does."""
+        # Absolute: Allure runs in a folder of its own (relative paths failed: "No test
+        # results directories found").
+        results, out_dir = Path(results).resolve(), Path(out_dir).resolve()
+        if not results.is_dir() or not any(results.glob("*-result.json")):
+            raise UsageError(f"{results} holds no Allure results (run harness certify first)")
+        settings: dict[str, object] = {"name": name, "categories": CATEGORIES}
+        if history is not None:
+            kept = history_file(history).resolve()
+            if kept.exists() and not kept.is_file():
+                raise UsageError(f"--history {kept} is not a file")
+            settings |= {"historyPath": str(kept), "historyLimit": HISTORY_LIMIT,
+                         "appendHistory": True}
+        config = Path(self._work.name) / "allurerc.json"
         config.write_text(json.dumps(settings), encoding="utf-8")
-        command = [str(allure_command()), "awesome", str(results), "--output", str(out_dir),
+        done = self._run(results, out_dir, name, config)
+        html = out_dir / "index.html"
+        if done.returncode != 0 or not html.is_file():
+            detail = " ".join((done.stderr or done.stdout).split())[-300:]
+            raise HarnessError(f"allure failed (exit {done.returncode}): {detail}")
+        page = html.read_text(encoding="utf-8")
+        stripped = strip_analytics(page)
+        if stripped != page:
+            html.write_text(stripped, encoding="utf-8")
+        left = external_scripts(stripped)
+        if left:
+            raise HarnessError(f"the report still loads scripts from the network: {left[0]}")
+        return html
+
+    def _run(self, results: Path, out_dir: Path, name: str, config: Path
+             ) -> subprocess.CompletedProcess[str]:
+        process, self._process = self._process, None
+        if process is not None:
+            # The trailing separator: the folder as the CLI hands it on (a glob's match).
+            job = {"results": f"{results}{os.sep}", "output": str(out_dir), "name": name,
+                   "config": str(config)}
+            try:
+                out, err = process.communicate(json.dumps(job) + "\n", timeout=300)
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                _end(process)
+                raise HarnessError(f"allure did not run: {exc}") from None
+            if process.returncode != _NOT_LOADED:
+                return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+        if self._command is None:
+            self._command = allure_command()  # AllureMissing: no Node, no Allure
+        command = [str(self._command), "awesome", str(results), "--output", str(out_dir),
                    "--single-file", "--report-name", name, "--config", str(config)]
         try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=300,
-                                  check=False, cwd=work,
+            return subprocess.run(command, capture_output=True, text=True, timeout=300,
+                                  check=False, cwd=self._work.name,
                                   preexec_fn=lifeline.child_killed_with_us())
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise HarnessError(f"allure did not run: {exc}") from None
-    html = out_dir / "index.html"
-    if done.returncode != 0 or not html.is_file():
-        detail = " ".join((done.stderr or done.stdout).split())[-300:]
-        raise HarnessError(f"allure failed (exit {done.returncode}): {detail}")
-    html.write_text(strip_analytics(html.read_text(encoding="utf-8")), encoding="utf-8")
-    left = external_scripts(html.read_text(encoding="utf-8"))
-    if left:
-        raise HarnessError(f"the report still loads scripts from the network: {left[0]}")
-    return html
+
+    def close(self) -> None:
+        if self._process is not None:
+            _end(self._process)
+            self._process = None
+        self._work.cleanup()
+
+    def __enter__(self) -> Renderer:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
+def _end(process: subprocess.Popen[str]) -> None:
+    """Stop a renderer that was not (or not fully) used, and reap it."""
+    process.kill()
+    process.communicate()
 
 
 def _scripts(html: str):

@@ -13,6 +13,9 @@ import hashlib
 import html
 import json
 import os
+import queue
+import shutil
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
@@ -20,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from allure_commons import hookimpl
 from allure_commons.logger import AllureFileLogger
 from allure_commons.model2 import (
     ATTACHMENT_PATTERN,
@@ -29,10 +33,12 @@ from allure_commons.model2 import (
     StatusDetails,
     TestResult,
 )
+from attr import asdict  # allure_commons' models are attrs classes (its logger's way)
 
 from harness import __version__
 from harness.errors import UsageError
 from harness.http_messages import HttpRequest, HttpResponse
+from harness.reports.allure_report import WARNING_TAG
 from harness.traffic.report_text import http_text
 
 if TYPE_CHECKING:
@@ -46,8 +52,6 @@ DEFAULT_DIR = "reports/allure-results"
 #: description at the top of the test (rule, cause, expected, actual, where).
 STATUSES = {"passed": "passed", "failed": "failed", "warning": "passed",
             "not applicable": "skipped"}
-#: The tag of a test that passed with warnings (allure_report.CATEGORIES matches it).
-WARNING_TAG = "warning"
 #: Labels allure-pytest adds that say nothing of the service (the machine, the thread, the
 #: test framework): left out by ``tidy``.
 _NOISE_LABELS = frozenset({"host", "thread", "framework", "language", "package"})
@@ -148,12 +152,8 @@ def exchange_attachments(label: str, request: HttpRequest,
 
 
 def tidy(directory: str | Path, *, warning_label: str = "harness.warning") -> int:
-    """Allure results written by allure-pytest (certify's run) made to read as the service's:
-    pytest-bdd's ``_pytest_bdd_example`` parameter becomes the example's own columns, the
-    machine and framework labels go, fixture set-up and teardown (``<lambda>`` steps) go, and
-    a scenario marked with ``warning_label`` keeps its status (a passed one passes) and gets
-    the tag WARNING_TAG and its warnings at the top of its description. Returns results
-    tidied."""
+    """Allure results written by allure-pytest (certify's run) made to read as the service's
+    (``tidied``); the fixtures' containers go. Returns results tidied."""
     directory = Path(directory)
     done = 0
     for path in directory.glob("*-container.json"):  # fixtures: pytest's plumbing
@@ -164,18 +164,28 @@ def tidy(directory: str | Path, *, warning_label: str = "harness.warning") -> in
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        data["parameters"] = _parameters(data.get("parameters", []))
-        labels = data.get("labels", [])
-        warnings = [label["value"] for label in labels if label.get("name") == warning_label]
-        data["labels"] = [label for label in labels if label.get("name") not in _NOISE_LABELS
-                          and label.get("name") != warning_label]
-        if warnings:
-            data["labels"].append({"name": "tag", "value": WARNING_TAG})
-            data["descriptionHtml"] = warnings_html(
-                warnings, description=data.pop("description", None))
-        path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        path.write_text(json.dumps(tidied(data, warning_label), ensure_ascii=False),
+                        encoding="utf-8")
         done += 1
     return done
+
+
+def tidied(data: dict[str, Any], warning_label: str) -> dict[str, Any]:
+    """A result of allure-pytest's (its JSON) as the service's: pytest-bdd's
+    ``_pytest_bdd_example`` parameter becomes the example's own columns, the machine and
+    framework labels go, and a scenario marked with ``warning_label`` keeps its status (a
+    passed one passes) and gets the tag WARNING_TAG and its warnings at the top of its
+    description."""
+    data["parameters"] = _parameters(data.get("parameters", []))
+    labels = data.get("labels", [])
+    warnings = [label["value"] for label in labels if label.get("name") == warning_label]
+    data["labels"] = [label for label in labels if label.get("name") not in _NOISE_LABELS
+                      and label.get("name") != warning_label]
+    if warnings:
+        data["labels"].append({"name": "tag", "value": WARNING_TAG})
+        data["descriptionHtml"] = warnings_html(
+            warnings, description=data.pop("description", None))
+    return data
 
 
 #: Attachments whose text a run's redaction reads (the others are binary).
@@ -197,15 +207,119 @@ def redact_results(directory: str | Path, text: Callable[[str], str]) -> int:
                 if done != raw:
                     path.write_text(done, encoding="utf-8")
                     changed += 1
-            elif "-attachment" in name and path.suffix in _TEXT_ATTACHMENTS:
-                raw = path.read_bytes().decode("utf-8", "surrogateescape")
-                done = text(raw)
-                if done != raw:
-                    path.write_bytes(done.encode("utf-8", "surrogateescape"))
-                    changed += 1
+            elif _is_text_attachment(name):
+                changed += _redact_attachment(path, path.read_bytes(), text)
         except (OSError, ValueError):
             continue
     return changed
+
+
+def _is_text_attachment(name: str) -> bool:
+    return "-attachment" in name and Path(name).suffix in _TEXT_ATTACHMENTS
+
+
+def _redact_attachment(path: Path, body: bytes, text: Callable[[str], str]) -> bool:
+    """The attachment ``path`` (its content ``body``) with its words through ``text``,
+    rewritten only if that changes it; whether it did."""
+    raw = body.decode("utf-8", "surrogateescape")
+    done = text(raw)
+    if done != raw:
+        path.write_bytes(done.encode("utf-8", "surrogateescape"))
+    return done != raw
+
+
+#: Bytes of attachments ``HeldResults`` keeps to redact at the end (the rest is read back).
+HOLD_BYTES = 64 * 1024 * 1024
+
+
+class HeldResults:
+    """allure_commons' file logger for a run whose results are finished when it ends
+    (certify's: ``tidied``, then through the run's redaction, which learns secrets as the run
+    goes): the files AllureFileLogger, ``tidy`` and ``redact_results`` leave, each written
+    once. Results are held and ``write`` writes them finished (the fixtures' containers, which
+    tidy deletes, not at all). Attachments are written as they come by a thread of their own
+    (creating some 1,800 files is mostly the kernel's work, done beside the run rather than
+    after it), and kept, up to ``hold_bytes``, so that at the end only those the run's final
+    redaction changes are written again (past ``hold_bytes`` they are read back)."""
+
+    def __init__(self, directory: str | Path, hold_bytes: int = HOLD_BYTES) -> None:
+        self.directory = Path(directory).absolute()
+        self.hold_bytes = hold_bytes
+        self._results: list[tuple[str, dict[str, Any]]] = []
+        self._attachments: dict[str, bytes] = {}  # kept to redact: name -> as written
+        self._held = 0
+        self._unheld: list[str] = []  # written, not kept: read back at the end
+        self._queue: queue.SimpleQueue[tuple[str, bytes] | None] = queue.SimpleQueue()
+        self._writer: threading.Thread | None = None
+        self._failed: OSError | None = None
+
+    @hookimpl
+    def report_result(self, result: TestResult) -> None:
+        # As AllureFileLogger names and serialises it.
+        self._results.append((result.file_pattern.format(prefix=uuid.uuid4()),
+                              asdict(result, filter=lambda _, v: v or v is False)))
+
+    @hookimpl
+    def report_container(self, container: Any) -> None:
+        """pytest's fixtures: plumbing, which ``tidy`` drops."""
+
+    @hookimpl
+    def report_attached_data(self, body: bytes | str, file_name: str) -> None:
+        data = body.encode("utf-8") if isinstance(body, str) else body
+        if self._held + len(data) <= self.hold_bytes:
+            self._attachments[file_name] = data
+            self._held += len(data)
+        else:
+            self._unheld.append(file_name)
+        if self._writer is None:
+            self._writer = threading.Thread(target=self._write_attachments,
+                                            name="allure-attachments", daemon=True)
+            self._writer.start()
+        self._queue.put((file_name, data))
+
+    @hookimpl
+    def report_attached_file(self, source: str, file_name: str) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, self.directory / file_name)
+        self._unheld.append(file_name)
+
+    def _write_attachments(self) -> None:
+        while (item := self._queue.get()) is not None:
+            if self._failed is None:
+                try:
+                    self.directory.mkdir(parents=True, exist_ok=True)
+                    (self.directory / item[0]).write_bytes(item[1])
+                except OSError as exc:
+                    self._failed = exc
+
+    def write(self, text: Callable[[str], str], *, warning_label: str) -> None:
+        """Every result tidied, every result and text attachment through ``text``, into the
+        folder; what was held is let go. UsageError when the folder cannot be written."""
+        if self._writer is not None:
+            self._queue.put(None)
+            self._writer.join()
+            self._writer = None
+        try:
+            if self._failed is not None:
+                raise self._failed
+            self.directory.mkdir(parents=True, exist_ok=True)
+            for name, body in self._attachments.items():
+                if _is_text_attachment(name):
+                    _redact_attachment(self.directory / name, body, text)
+            for name in self._unheld:
+                if _is_text_attachment(name):
+                    path = self.directory / name
+                    _redact_attachment(path, path.read_bytes(), text)
+            for name, data in self._results:
+                (self.directory / name).write_text(
+                    json.dumps(_mapped(tidied(data, warning_label), text), ensure_ascii=False),
+                    encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot write Allure results to {self.directory}: "
+                             f"{exc.strerror or exc}") from None
+        finally:
+            self._results, self._attachments, self._held, self._unheld = [], {}, 0, []
+            self._failed = None
 
 
 def _mapped(data: Any, text: Callable[[str], str]) -> Any:
