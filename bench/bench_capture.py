@@ -36,6 +36,8 @@ import argparse
 import asyncio
 import multiprocessing
 import os
+import random
+import resource
 import signal
 import socket
 import statistics
@@ -128,10 +130,11 @@ def canned_answers(requests: list[Request]) -> dict[tuple[str, str, bytes], byte
 
 
 def serve_canned(port: int, answers: dict[tuple[str, str, bytes], bytes], pieces: int = 1,
-                 pause: float = 0.0) -> None:
+                 pause: float = 0.0, delay: float = 0.0) -> None:
     """The upstream process: answers each known request with its canned bytes (404 else); with
     ``pieces`` > 1, trickled: in that many pieces, ``pause`` seconds apart (bench_shadow's slow
-    candidate)."""
+    candidate); with ``delay``, each answer that many seconds after its request (a service
+    time, as a deployment's: the timer costs no CPU)."""
     import httptools
     import uvloop
 
@@ -155,12 +158,20 @@ def serve_canned(port: int, answers: dict[tuple[str, str, bytes], bytes], pieces
             key = (self.parser.get_method().decode(), self.url.decode("latin-1"),
                    b"".join(self.body))
             self.url, self.body = b"", []
+            if delay:
+                asyncio.get_running_loop().call_later(delay, self.write,
+                                                      answers.get(key, missing))
+                return
             if pieces <= 1:
                 self.transport.write(answers.get(key, missing))
                 return
             task = asyncio.ensure_future(self.trickle(answers.get(key, missing)))
             running.add(task)  # held until done: the loop keeps only weak references
             task.add_done_callback(running.discard)
+
+        def write(self, data: bytes) -> None:
+            if not self.transport.is_closing():
+                self.transport.write(data)
 
         async def trickle(self, data: bytes) -> None:
             step = max(1, -(-len(data) // pieces))
@@ -221,22 +232,29 @@ class Load:
 Wire = tuple[bytes, int]
 
 
-def _client_process(port: int, wires: list[Wire], conns: int, ready, results) -> None:
+def _client_process(port: int, wires: list[Wire], conns: int, ready, results,
+                    every: float = 0.0) -> None:
     import uvloop
 
-    results.put(uvloop.run(_connections(port, wires, conns, ready)))
+    results.put(uvloop.run(_connections(port, wires, conns, ready, every)))
 
 
-async def _connections(port: int, wires: list[Wire], conns: int, ready) -> Load:
+async def _connections(port: int, wires: list[Wire], conns: int, ready,
+                       every: float = 0.0) -> Load:
     """``conns`` keep-alive connections: each sends one warm-up request, then (once every
-    client process is warm: ``ready``, a barrier) its share of ``wires`` one after another."""
+    client process is warm: ``ready``, a barrier) its share of ``wires`` one after another;
+    with ``every``, one request every that many seconds (as a crowd of apps calling now and
+    then: the load is the same whatever the latency), from a random start within the first
+    period."""
     load = Load()
     clients = [Connection(port, load) for _ in range(conns)]
     await asyncio.gather(*(c.send(wires[n % len(wires)], count=False)
                            for n, c in enumerate(clients)))
     await asyncio.get_running_loop().run_in_executor(None, ready.wait)
     load.started = time.time()
-    await asyncio.gather(*(c.send_all(wires[n::conns]) for n, c in enumerate(clients)))
+    starts = random.Random(conns).sample(range(max(conns, 1)), conns)
+    await asyncio.gather(*(c.send_all(wires[n::conns], every, every * starts[n] / conns)
+                           for n, c in enumerate(clients)))
     load.ended = time.time()
     for c in clients:
         c.close()
@@ -254,8 +272,13 @@ class Connection(asyncio.Protocol):
         self.parser = httptools.HttpResponseParser(self)
         self.answered: asyncio.Future[int] | None = None
 
-    async def send_all(self, wires: list[Wire]) -> None:
+    async def send_all(self, wires: list[Wire], every: float = 0.0, start: float = 0.0
+                       ) -> None:
+        due = time.perf_counter() + start
         for wire_ in wires:
+            if every:
+                await asyncio.sleep(max(0.0, due - time.perf_counter()))
+                due += every
             await self.send(wire_)
 
     async def send(self, wire_: Wire, count: bool = True) -> None:
@@ -309,14 +332,15 @@ class Connection(asyncio.Protocol):
 
 
 def measure(port: int, wires: list[Wire], clients: int, procs: int,
-            pids: list[int]) -> tuple[Load, list[float]]:
-    """Send ``wires`` over ``clients`` connections in ``procs`` processes; what they saw, and the
-    CPU seconds each of ``pids`` spent from the first request to the last answer."""
+            pids: list[int], every: float = 0.0) -> tuple[Load, list[float]]:
+    """Send ``wires`` over ``clients`` connections in ``procs`` processes (each connection one
+    request ``every`` so many seconds, if given); what they saw, and the CPU seconds each of
+    ``pids`` spent from the first request to the last answer."""
     ctx = multiprocessing.get_context("fork")
     ready, results = ctx.Barrier(procs + 1), ctx.Queue()
     share = max(1, clients // procs)
     workers = [ctx.Process(target=_client_process,
-                           args=(port, wires[n::procs], share, ready, results))
+                           args=(port, wires[n::procs], share, ready, results, every))
                for n in range(procs)]
     for w in workers:
         w.start()
@@ -425,7 +449,18 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--addon", action="store_true",
                         help="also run mitmdump -s harness/capture/addon.py")
+    parser.add_argument("--thousand", type=int, default=1000,
+                        help="connections of the many-clients phase, direct and through "
+                             "capture (default 1000; 0: no such phase)")
+    parser.add_argument("--thousand-requests", type=int, default=5000,
+                        help="requests of the many-clients phase (default 5000)")
+    parser.add_argument("--thousand-rate", type=float, default=500.0,
+                        help="requests per second all its clients send together (default 500)")
+    parser.add_argument("--service-ms", type=float, default=20.0,
+                        help="the many-clients phase's upstream answers each request after "
+                             "this many ms (default 20)")
     opts = parser.parse_args()
+    raise_fd_limit()
 
     requests = bench_requests()
     answers = canned_answers(requests)
@@ -442,11 +477,13 @@ def main() -> None:
         method, target, _headers, body = requests[i % len(requests)]
         ordered.append((wire(requests[i % len(requests)], host),
                         expected[(method, target, body)]))
-    wires = {"fast": ordered[:opts.requests], "crowd": ordered[:opts.crowd_requests]}
+    wires = {"fast": ordered[:opts.requests], "crowd": ordered[:opts.crowd_requests],
+             "many": [ordered[i % len(ordered)] for i in range(opts.thousand_requests)]}
     tmp = Path(tempfile.mkdtemp(prefix="bench-capture-"))
     loads = [os.getloadavg()[0]]
     machine, ours, started = _machine_cpu(), _our_cpu(), time.monotonic()
     results: dict[str, list[Result]] = {}
+    many: list[Many] = []
     try:
         direct, _ = measure(up_port, wires["fast"], opts.clients, opts.procs, [])
         for round_ in range(opts.rounds):
@@ -457,11 +494,98 @@ def main() -> None:
                 results.setdefault(name, []).append(
                     run_setup(name, upstream, tmp, f"{name.split()[-1]}-{round_}", opts, wires))
             loads.append(os.getloadavg()[0])
+        if opts.thousand:
+            many = many_clients(answers, wires["many"], tmp, opts)
+            loads.append(os.getloadavg()[0])
     finally:
         upstream_proc.terminate()
         upstream_proc.join()
     others = ((_machine_cpu() - machine) - (_our_cpu() - ours)) / (time.monotonic() - started)
     report(results, direct, loads, others, opts)
+    if many:
+        report_many(many, opts)
+
+
+def raise_fd_limit() -> None:
+    """The soft limit of open files up to the hard limit, for this process and the ones it
+    starts (they inherit it): 1,000 clients take 1,000 sockets in the clients, 2,000 in the
+    proxy (each client's and its upstream connection) and 1,000 in the upstream."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+@dataclass
+class Many:
+    """One round of the many-clients phase: direct and through capture, and exchanges lost."""
+
+    direct: Load
+    capture: Load
+    lost: int
+
+
+def many_clients(answers: dict[tuple[str, str, bytes], bytes], wires: list[Wire], tmp: Path,
+                 opts) -> list[Many]:
+    """``opts.thousand`` connections, each sending its share of ``wires`` at a steady pace
+    (``opts.thousand_rate`` requests per second in all), to an upstream that answers after
+    ``opts.service_ms``: straight to it and through ``harness capture``, alternating which goes
+    first, ``opts.rounds`` rounds."""
+    port = _free_port()
+    server = multiprocessing.get_context("spawn").Process(
+        target=serve_canned, args=(port, answers),
+        kwargs={"delay": opts.service_ms / 1000}, daemon=True)
+    server.start()
+    _wait_port(port)
+    every = opts.thousand / opts.thousand_rate
+    rounds = []
+    try:
+        for round_ in range(opts.rounds):
+            seen: dict[str, Load] = {}
+            out = tmp / f"many-{round_}.jsonl"
+            for name in ("direct", CAPTURE) if round_ % 2 == 0 else (CAPTURE, "direct"):
+                if name == "direct":
+                    seen[name], _ = measure(port, wires, opts.thousand, opts.procs, [], every)
+                    continue
+                with CaptureProcess(f"http://127.0.0.1:{port}", out, "--key-file",
+                                    str(tmp / f"many-{round_}.key")) as cap:
+                    seen[name], _ = measure(int(cap.url.rsplit(":", 1)[1]), wires,
+                                            opts.thousand, opts.procs, [], every)
+                    code, _out, err = cap.stop()
+                if code != 0:
+                    raise RuntimeError(f"harness capture exited {code}: {err.strip()[-500:]}")
+            rounds.append(Many(seen["direct"], seen[CAPTURE],
+                               seen[CAPTURE].answered - _recorded(out)))
+    finally:
+        server.terminate()
+        server.join()
+    return rounds
+
+
+def _p99(load: Load) -> float:
+    lat = sorted(load.latencies)
+    return lat[min(len(lat) - 1, int(len(lat) * 0.99))] if lat else float("nan")
+
+
+def report_many(rounds: list[Many], opts) -> None:
+    print(f"{opts.thousand} clients: {opts.thousand_requests} requests, "
+          f"{opts.thousand_rate:.0f} req/s offered in all (each connection one request every "
+          f"{opts.thousand / opts.thousand_rate:.1f} s), upstream answering after "
+          f"{opts.service_ms:.0f} ms; {opts.rounds} rounds, direct and capture alternating")
+    print(f"{'setup':<26} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} {'req/s':>7} {'failed':>8} "
+          f"{'lost':>5}")
+    for name in ("direct", CAPTURE):
+        loads = [getattr(r, "capture" if name == CAPTURE else "direct") for r in rounds]
+        mid = sorted(loads, key=_p99)[len(loads) // 2]
+        lat = sorted(mid.latencies)
+        lost = str(sum(r.lost for r in rounds)) if name == CAPTURE else ""
+        print(f"{name:<26} {lat[len(lat) // 2] * 1e3:>7.2f} {_p99(mid) * 1e3:>7.2f} "
+              f"{lat[-1] * 1e3:>7.2f} {mid.rate:>7.0f} {sum(x.failed for x in loads):>8} "
+              f"{lost:>5}")
+    ratios = [_p99(r.capture) / _p99(r.direct) for r in rounds]
+    print(f"harness capture / direct, p99 at {opts.thousand} clients: "
+          f"{statistics.median(ratios):.2f} (median of rounds "
+          f"{', '.join(f'{r:.2f}' for r in ratios)}; goal: at most 1.10); lost: "
+          f"{sum(r.lost for r in rounds)} (goal: 0)")
 
 
 def _machine_cpu() -> float:

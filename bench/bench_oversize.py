@@ -157,6 +157,55 @@ def measure_readers(folder: Path, url: str) -> list[tuple[str, float, int, int, 
     return rows
 
 
+#: A feature step whose pattern backtracks for ~2^64 steps on Python's re against the 64 hex
+#: digits of GetTokenDevice's token (user patterns run on RE2: harness/patterns.py).
+CATASTROPHIC_FEATURE = """\
+Feature: tokens
+  Scenario: the token is hex
+    Given the service under test
+    When the client calls GetTokenDevice over HTTP GET with:
+      | parameter | value  |
+      | id        | dev-77 |
+    Then the result matches "([0-9a-f]+)+z"
+"""
+
+
+def measure_hostile(folder: Path, url: str) -> list[tuple[str, float, int, int, str]]:
+    """What the user writes or a recording holds that backtracking or HTTP cannot take: a
+    catastrophic pattern in a feature, a GET URL over 64 KiB in a recording, recorded
+    statuses 999, 0 and -1 (tests/test_user_patterns.py, tests/test_hostile_answers.py)."""
+    from dataclasses import replace
+
+    from traffic import exchange, request
+
+    from harness.contract.bindings import Binding
+    from harness.traffic.exchange import Exchange
+
+    contract = school_mobile()
+    features = folder / "hostile-features"
+    features.mkdir(exist_ok=True)
+    (features / "tokens.feature").write_text(CATASTROPHIC_FEATURE, encoding="utf-8")
+    plain = exchange(contract, request(contract, "GetTokenDevice", Binding.HTTP_GET))
+    long_url = replace(plain.request, url=plain.request.url + "a" * 70_000)
+    statuses = [replace(plain, response=replace(plain.response, status=s)) for s in (999, 0, -1)]
+    recording = write_recording(folder / "hostile.jsonl",
+                                [plain, Exchange(long_url, plain.response), *statuses])
+    commands = {
+        "certify": (["certify", "--features", str(features), "--target", url, "--no-html",
+                     "--report-dir", str(folder / "reports")], "checks over"),
+        "replay": (["replay", str(recording), "--target", url, "--quiet",
+                    "--namespace", "http://tempuri.org/"], "cannot be sent"),
+        "scenarios": (["scenarios", str(recording), "-o", str(folder / "from-hostile"),
+                       "--force"], "left out"),
+    }
+    rows = []
+    for command, (args, wanted) in commands.items():
+        run = measure_run([HARNESS, *args], folder)
+        said = [line.strip() for line in (run.out + run.err).splitlines() if wanted in line]
+        rows.append((command, run.seconds, run.peak_kb, run.returncode, (said or [""])[0][:100]))
+    return rows
+
+
 def measure_served(args: list[str], cwd: Path):
     """A server command (mock) from its start until it listens, then stopped with SIGINT."""
     import signal
@@ -196,6 +245,8 @@ def main() -> int:
                         help="skip lint and replay over 1 MB-header lines")
     parser.add_argument("--no-readers", action="store_true",
                         help="skip every reader over the 10 million-header .zhar")
+    parser.add_argument("--no-hostile", action="store_true",
+                        help="skip the catastrophic pattern and the hostile recorded exchanges")
     args = parser.parse_args()
     print(f"cores: {os.cpu_count()}, load average: {os.getloadavg()[0]:.2f}")
     print(f"{'command':>8}  {'target':>9}  {'seconds':>7}  {'peak RSS MB':>11}  exit  summary")
@@ -226,6 +277,14 @@ def main() -> int:
                 for command, seconds, peak, code, summary in measure_readers(folder, url):
                     worst = max(worst, peak)
                     print(f"{command:>9}  {'10M-hdrs':>9}  {seconds:>7.1f}  "
+                          f"{peak / 1024:>11.1f}  {code:>4}  {summary}", flush=True)
+        if not args.no_hostile:
+            print("a catastrophic pattern, a 70 KB GET URL, statuses 999/0/-1 "
+                  f"(load average {os.getloadavg()[0]:.2f}):", flush=True)
+            with running() as url:
+                for command, seconds, peak, code, summary in measure_hostile(folder, url):
+                    worst = max(worst, peak)
+                    print(f"{command:>9}  {'hostile':>9}  {seconds:>7.1f}  "
                           f"{peak / 1024:>11.1f}  {code:>4}  {summary}", flush=True)
     verdict = "met" if worst / 1024 <= TARGET_MB else "NOT met"
     print(f"target: peak RSS <= {TARGET_MB} MB: {verdict} (worst {worst / 1024:.0f} MB); "

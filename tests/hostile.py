@@ -13,7 +13,7 @@ Set-Cookie credential: not the service), ``broken`` (a plain-text 500 to everyth
 cookie: judged as a failing service),
 ``tls`` (``serve("tls", cert=...)``: HTTPS with a self-signed certificate, answers as ``broken``),
 ``large`` (a body of 8 MiB, sent as ``huge`` is), ``hangup`` (headers announcing 100,000
-bytes, 1,000 of them, then the connection closes).
+bytes, 1,000 of them, then the connection closes), ``odd-status`` (status 999 to everything).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from pathlib import Path
 
 BLOCK = b"x" * (1 << 20)
 KINDS = ("silent", "trickle", "huge", "large", "endless", "gzip-bomb", "html", "broken", "tls",
-         "hangup")
+         "hangup", "odd-status")
 #: Heads of the requests the servers read (this process), to check what was sent.
 SEEN: list[bytes] = []
 #: The cookie the ``html`` and ``broken`` servers set: a credential that must never reach a report.
@@ -127,6 +127,14 @@ def _broken(conn: socket.socket, stop: threading.Event) -> None:
                      % (COOKIE_SECRET.encode(), len(text), text))
 
 
+def _odd_status(conn: socket.socket, stop: threading.Event) -> None:
+    """Status 999 to everything: three digits, as HTTP/1.1's grammar allows, outside the
+    100-599 a server may send."""
+    while _read_request(conn):
+        conn.sendall(b"HTTP/1.1 999 Odd\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n"
+                     b"\r\nodd")
+
+
 def _large(conn: socket.socket, stop: threading.Event) -> None:
     _huge(conn, stop, 8 << 20)
 
@@ -140,7 +148,7 @@ def _hangup(conn: socket.socket, stop: threading.Event) -> None:
 HANDLERS: dict[str, Callable[[socket.socket, threading.Event], None]] = {
     "silent": _silent, "trickle": _trickle, "huge": _huge, "endless": _endless,
     "gzip-bomb": _gzip_bomb, "html": _html, "broken": _broken, "tls": _broken, "hangup": _hangup,
-    "large": _large}
+    "large": _large, "odd-status": _odd_status}
 
 
 @contextlib.contextmanager

@@ -16,6 +16,7 @@ It runs inside ``harness capture``, or in your own mitmproxy::
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import time
@@ -29,7 +30,6 @@ from mitmproxy.proxy.mode_specs import ReverseMode
 from harness.capture import addresses
 from harness.capture.writer import (
     Snapshot,
-    WriterGone,
     WriterProcess,
     WriterSetup,
     recording_setup,
@@ -152,10 +152,14 @@ class Recorder:
         if flow.response is not None and flow.response.stream is True:
             flow.response.stream = Tap()
 
-    async def response(self, flow: http.HTTPFlow) -> None:
+    def response(self, flow: http.HTTPFlow) -> asyncio.Future[None] | None:
         """Record the exchange, and release the response only once it is in the recording: no
         client gets an answer the recording lacks (a 502 instead, with a ``meta.error`` line
-        when the exchange cannot be handed to the writer; a 502 alone if the writer died)."""
+        when the exchange cannot be handed to the writer; a 502 alone if the writer died).
+
+        Not a coroutine: it returns the future mitmproxy waits for (done once the writer has
+        the exchange), so that capture's connection handler completes the hook from the
+        future's callback, without a task per exchange (``harness.capture.lean``)."""
         try:
             snapshot = self._snapshot(flow)  # what the upstream sent, before any rewriting
         except Exception as exc:  # a flow the harness cannot take a snapshot of
@@ -177,11 +181,8 @@ class Recorder:
             self._refuse_recorded(flow, f"not recorded: {type(exc).__name__}: {exc}")
             return
         if not self.hold:
-            return
-        try:
-            await writer.written(number)
-        except WriterGone as exc:
-            refuse(flow, str(exc))
+            return None
+        return released(flow, writer.written(number))
 
     def error(self, flow: http.HTTPFlow) -> None:
         """An exchange that failed (the upstream hung up mid-body, the client gave up, no
@@ -234,6 +235,21 @@ class Recorder:
         self.failed = message
         logger.error(message)
         ctx.master.shutdown()
+
+
+def released(flow: http.HTTPFlow, written: asyncio.Future[None]) -> asyncio.Future[None]:
+    """Done once ``written`` is: the response goes out then, or a 502 instead if the writer
+    stopped first (``WriterGone``)."""
+    done = written.get_loop().create_future()
+
+    def settle(_: asyncio.Future[None]) -> None:
+        gone = None if written.cancelled() else written.exception()
+        if gone is not None:
+            refuse(flow, str(gone))
+        done.set_result(None)
+
+    written.add_done_callback(settle)
+    return done
 
 
 def refuse(flow: http.HTTPFlow, why: str | None) -> None:

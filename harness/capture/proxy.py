@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 from mitmproxy import exceptions, flow, hooks
 from mitmproxy.addonmanager import AddonManager
 
+from harness.capture import lean
 from harness.capture.addon import Recorder
 from harness.contract.model import Contract, school_mobile
 from harness.errors import HarnessError, TargetUnreachable, UsageError
@@ -166,13 +167,12 @@ async def serve(settings: CaptureSettings, recorder: Recorder,
     """Run mitmproxy with capture's addons and ``recorder`` until SIGINT/SIGTERM (or
     ``master.shutdown()``); ``announce(master)`` runs once it is started (it says where it
     listens). ``harness shadow`` serves through here too, with its own recorder."""
-    from mitmproxy import options
     from mitmproxy.master import Master
 
     logging.getLogger("mitmproxy").setLevel(logging.ERROR)
-    _skip_debug_type_checks()
+    lean.install()
     mode = f"reverse:{settings.upstream}" if settings.mode == "reverse" else "regular"
-    opts = options.Options(**({"confdir": settings.confdir} if settings.confdir else {}))
+    opts = lean.CachedOptions(**({"confdir": settings.confdir} if settings.confdir else {}))
     if settings.web_port is None:
         master = Master(opts)
         master.addons = HookCache(master)  # before any addon is added
@@ -252,6 +252,7 @@ class HookCache(AddonManager):
         super().__init__(master)
         self._hooks: dict[str, list] = {}
         self._fields: dict[type, tuple[str, ...]] = {}  # the argument names of each event
+        self._plain: dict[str, bool] = {}  # events whose handlers are all plain functions
 
     async def handle_lifecycle(self, event) -> None:
         """As mitmproxy's, without the ``update`` event after each flow event when no addon
@@ -264,14 +265,17 @@ class HookCache(AddonManager):
 
     def add(self, *addons) -> None:
         self._hooks.clear()
+        self._plain.clear()
         super().add(*addons)
 
     def remove(self, addon) -> None:
         self._hooks.clear()
+        self._plain.clear()
         super().remove(addon)
 
     def clear(self) -> None:
         self._hooks.clear()
+        self._plain.clear()
         super().clear()
 
     def _handlers(self, event) -> list:
@@ -281,12 +285,34 @@ class HookCache(AddonManager):
                 func for addon in self.chain for _a, func in self._iter_hooks(addon, event)]
         return found
 
+    def inline(self, hook) -> bool | asyncio.Future:
+        """Run ``hook``'s handlers now (``harness.capture.lean``), when every one is a plain
+        function and no addon wants ``update`` events: True once they ran, or a future when
+        one of them returned an awaitable (the handlers after it run once it is done, and
+        then the future is done). False, running nothing, otherwise."""
+        plain = self._plain.get(hook.name)
+        if plain is None:
+            plain = self._plain[hook.name] = not self._handlers(UPDATE) and not any(
+                inspect.iscoroutinefunction(func) for func in self._handlers(hook))
+        if not plain:
+            return False
+        handlers = self._handlers(hook)
+        pending = self._call(handlers, self._args(hook)) if handlers else None
+        return True if pending is None else pending
+
+    def subject(self, hook) -> Any:
+        """The one argument of a proxy hook (a flow, a connection...)."""
+        return getattr(hook, self._args_names(hook)[0])
+
     def _args(self, event) -> list:
         """``event.args()``, without looking the dataclass fields up each time."""
+        return [getattr(event, name) for name in self._args_names(event)]
+
+    def _args_names(self, event) -> tuple[str, ...]:
         names = self._fields.get(type(event))
         if names is None:
             names = self._fields[type(event)] = tuple(f.name for f in fields(event))
-        return [getattr(event, name) for name in names]
+        return names
 
     async def trigger_event(self, event) -> None:
         handlers = self._handlers(event)
@@ -303,18 +329,47 @@ class HookCache(AddonManager):
             except exceptions.OptionsError:
                 raise
             except Exception as exc:
-                logging.getLogger("mitmproxy.addonmanager").error(
-                    f"Addon error: {exc}", exc_info=True)
+                _addon_error(exc)
+
+    def _call(self, handlers: list, args: list, start: int = 0) -> asyncio.Future | None:
+        """``trigger_event`` for plain functions, from ``handlers[start]`` on: None once all
+        ran; a future if one returned an awaitable (done once it and the rest are)."""
+        for at in range(start, len(handlers)):
+            try:
+                result = handlers[at](*args)
+            except exceptions.AddonHalt:
+                return None
+            except exceptions.OptionsError:
+                raise
+            except Exception as exc:
+                _addon_error(exc)
+                continue
+            if result is not None and inspect.isawaitable(result):
+                return self._then(asyncio.ensure_future(result), handlers, args, at + 1)
+        return None
+
+    def _then(self, awaited: asyncio.Future, handlers: list, args: list,
+              start: int) -> asyncio.Future:
+        done = awaited.get_loop().create_future()
+
+        def go_on(_: asyncio.Future) -> None:
+            failed = None if awaited.cancelled() else awaited.exception()
+            halted = isinstance(failed, exceptions.AddonHalt)
+            if failed is not None and not halted:
+                _addon_error(failed)
+            rest = None if halted else self._call(handlers, args, start)
+            if rest is None:
+                done.set_result(None)
+            else:
+                rest.add_done_callback(lambda _: done.set_result(None))
+
+        awaited.add_done_callback(go_on)
+        return done
 
 
-def _skip_debug_type_checks() -> None:
-    """mitmproxy type-checks every field of every request and response it creates, under
-    ``if __debug__`` (a development check; ``python -O`` drops it). It costs about a tenth of
-    the proxy's CPU per exchange; the messages are mitmproxy's own, built by its HTTP layer."""
-    from mitmproxy import http
-
-    if "__post_init__" in vars(http.MessageData):
-        http.MessageData.__post_init__ = lambda self: None  # type: ignore[method-assign]
+def _addon_error(exc: Exception) -> None:
+    """Logged as mitmproxy's addon manager does; the other hooks still run."""
+    logging.getLogger("mitmproxy.addonmanager").error(f"Addon error: {exc}", exc_info=exc)
 
 
 def capture_addons() -> list[object]:

@@ -36,7 +36,12 @@ from locust.user.task import LOCUST_STATE_STOPPING
 
 from harness.contract.model import Contract
 from harness.contract.selection import Selection
-from harness.errors import AuthenticationFailed, ResponseTooLarge, TargetUnreachable
+from harness.errors import (
+    AuthenticationFailed,
+    NotSendable,
+    ResponseTooLarge,
+    TargetUnreachable,
+)
 from harness.load.schedule import Schedule
 from harness.load.slicing import Recordings
 from harness.load.verdict import Gathered, sampled
@@ -50,6 +55,7 @@ from harness.traffic.send import (
     SendOptions,
     decoded_pieces,
     retarget,
+    unsendable,
     with_headers,
 )
 
@@ -209,6 +215,8 @@ class Feed:
     def _streak_of(self, answer: object) -> None:
         """After ``max_failures`` requests in a row without an answer the run stops, as
         replay's Sender does (harness.traffic.send): the target is down, not slow."""
+        if isinstance(answer, NotSendable):  # never sent: says nothing of the target
+            return
         if not isinstance(answer, TargetUnreachable):
             self._streak = 0
             return
@@ -361,6 +369,8 @@ def _exchange_over(http: Any, wire: _Wire, options: SendOptions, hold: Hold | No
     target refuses it."""
     limit = options.max_response_bytes
     size = 0
+    if (problem := unsendable(wire.url, wire.headers)) is not None:
+        return NotSendable(f"the request cannot be sent: {problem}"), size
     legs = Legs(auth, wire.method, wire.url)
     try:
         with gevent.Timeout(options.timeout):

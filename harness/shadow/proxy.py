@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import os
 import signal
 import sys
@@ -27,9 +26,6 @@ from harness.shadow.live import HOST as LIVE_HOST
 from harness.shadow.setup import HURRY, MirrorOptions, ShadowSetup
 from harness.traffic.send import check_reachable
 
-#: The hand-over pipe's size: room for a burst while the worker is busy (Linux).
-PIPE_BYTES = 1 << 20
-_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 #: Exchanges held in the proxy while the hand-over pipe is full (bytes).
 BACKLOG_BYTES = 64 << 20
 #: Seconds the proxy gives the worker, past its --timeout and stop grace, to write the
@@ -65,10 +61,7 @@ class ShadowRecorder(Recorder):
 
     def configure(self, updated: set[str]) -> None:
         super().configure(updated)
-        if self.writer is not None:
-            with contextlib.suppress(OSError):  # a smaller pipe only means less room
-                fcntl.fcntl(self.writer.proc.stdin.fileno(),  # type: ignore[union-attr]
-                            _SETPIPE_SZ, PIPE_BYTES)
+        if self.writer is not None:  # its hand-over pipe is 1 MiB (writer.PIPE_BYTES)
             # the worker waits for the calls in flight (each within --timeout) before it
             # reports: killing it sooner would lose their lines
             self.writer.drain_timeout = (self.mirror.send.timeout + self.mirror.stop_grace

@@ -214,8 +214,10 @@ def send(http: httpx.Client, request: HttpRequest,
     ResponseTooLarge (see the module docstring)."""
     options = options or _client_options(http)
     headers = with_headers(request.headers, options.headers)
-    if (problem := _unsendable(request.url, headers)) is not None:
+    if (problem := unsendable(request.url, headers)) is not None:
         raise NotSendable(f"the request cannot be sent: {problem}")
+    if not all(v.isascii() for _, v in headers):  # httpx encodes str values as ASCII only
+        headers = [(k, v if v.isascii() else v.encode("utf-8")) for k, v in headers]  # type: ignore[misc]
     body = request.body
     stamped = wsse.stamp(body, options.auth.wsse) if options.auth.wsse is not None else None
     if stamped is not None:  # the UsernameToken on the wire only: reports show the request
@@ -258,8 +260,9 @@ def send(http: httpx.Client, request: HttpRequest,
 MAX_URL = 65_536
 
 
-def _unsendable(url: str, headers: list[tuple[str, str]]) -> str | None:
-    """Why HTTP/1.1 cannot carry a request with this URL and these headers, or None."""
+def unsendable(url: str, headers: Iterable[tuple[str, str]]) -> str | None:
+    """Why HTTP/1.1 cannot carry a request with this URL and these headers, or None (every
+    sending command checks before it sends: NotSendable then)."""
     if len(url) > MAX_URL:
         return f"its URL is {len(url):,} characters long (at most {MAX_URL:,} are sent)"
     return headers_problem(headers)
@@ -346,6 +349,8 @@ class Sender:
     def _failed(self, exc: TargetUnreachable) -> None:
         if exc.hung_up:  # it closed the connection at once: there, and not silent (a request
             return       # it cannot take, e.g. a POST without charset on PySimpleSOAP)
+        if isinstance(exc, NotSendable):  # never sent: says nothing of the target
+            return
         with self._lock:
             self._streak += 1
             if self._streak >= self.options.max_failures and self.stopped is None:

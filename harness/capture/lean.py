@@ -1,0 +1,252 @@
+"""mitmproxy's proxy core with less work per exchange, the same behaviour.
+
+Capture runs mitmproxy as its engine; these cut what mitmproxy does for every exchange that
+capture has no use for (bench/bench_capture.py; docs/benchmarks.md says what each saved):
+
+- ``InlineHooks``: for every hook an exchange passes through (``requestheaders``, ``request``,
+  ``responseheaders``, ``response``) mitmproxy's ``ConnectionHandler.server_event`` starts a
+  task; the task runs the addons' hooks, then waits for the handler's lock (held by the
+  ``server_event`` that started it) to hand ``HookCompleted`` back to the layers. When every
+  handler of the hook is a plain function, that task, its lock wait and its second pass through
+  the lock are overhead: the hooks ran at once anyway (mitmproxy starts its tasks eagerly).
+  Here such a hook runs in line, and its ``HookCompleted`` goes to the layers as soon as the
+  event being handled is through, under the same lock. A hook with a coroutine among its
+  handlers (capture's ``response``, which waits for the writer), or a flow an addon
+  intercepted, takes mitmproxy's own path.
+- It also joins writes: mitmproxy sends an HTTP/1 message's head and its body to the socket in
+  two sends, one after the other; consecutive writes to one connection within one event are
+  joined into one send (the same bytes in the same order; a command in between writes what
+  came before it first).
+- ``CachedOptions``: mitmproxy's layers read a dozen options per exchange, and each read
+  deep-copies the value; plain values (numbers, strings, booleans, None) are kept until an
+  option changes.
+- ``Context.fork`` (once per exchange) built a server connection (with a uuid4) only to throw
+  it away.
+- mitmproxy type-checks every field of every request and response it creates, under ``if
+  __debug__`` (a development check; ``python -O`` drops it): about a tenth of its CPU per
+  exchange; the messages are mitmproxy's own, built by its HTTP layer.
+
+``install`` patches mitmproxy's classes only on the mitmproxy versions this was written against
+(``SUPPORTED``); ``InlineHooks`` works only under capture's addon manager (``HookCache``, which
+has ``inline``); anywhere else mitmproxy's own code runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+from typing import Any
+
+from mitmproxy import flow, http, options
+from mitmproxy.proxy import commands, context, events, mode_servers
+from mitmproxy.proxy.mode_servers import ProxyConnectionHandler
+from mitmproxy.utils import asyncio_utils, signals
+from mitmproxy.version import VERSION
+
+#: The mitmproxy releases whose ``ConnectionHandler.server_event``, ``Context`` and options
+#: this mirrors.
+SUPPORTED = ("12.",)
+
+
+def install() -> bool:
+    """Make mitmproxy's servers hand their connections to ``InlineHooks``, and its
+    ``Context.fork`` and messages lean (on a supported mitmproxy); whether it did."""
+    if not VERSION.startswith(SUPPORTED):
+        return False
+    mode_servers.ProxyConnectionHandler = InlineHooks  # what ServerInstance instantiates
+    context.Context.fork = _fork  # type: ignore[method-assign]
+    if "__post_init__" in vars(http.MessageData):  # the debug-only type checks
+        http.MessageData.__post_init__ = lambda self: None  # type: ignore[method-assign]
+    return True
+
+
+def _fork(self: context.Context) -> context.Context:
+    """``Context.fork`` without building a server connection that is replaced at once."""
+    forked = context.Context.__new__(context.Context)
+    forked.client, forked.options = self.client, self.options
+    forked.server, forked.layers = self.server, self.layers.copy()
+    return forked
+
+
+class CachedOptions(options.Options):
+    """mitmproxy's options, with plain values read without a deep copy each time: kept until
+    any option changes (every change, rollback included, is sent on ``changed``, and the cache
+    is emptied before anyone hears of it)."""
+
+    def __init__(self, **kwargs: object) -> None:
+        self.__dict__["_cached"] = {}
+        super().__init__(**kwargs)
+        # First in line: an addon's ``configure`` reading an option must see the new value.
+        self.changed.receivers.insert(0, signals.make_weak_ref(self._forget))
+        self._cached.clear()
+
+    def _forget(self, updated: object) -> None:
+        self._cached.clear()
+
+    def __getattr__(self, attr: str) -> object:
+        cached = self.__dict__["_cached"]
+        try:
+            return cached[attr]
+        except KeyError:
+            value = super().__getattr__(attr)
+            if value is None or type(value) in _PLAIN:
+                cached[attr] = value
+            return value
+
+
+#: Values a caller cannot change in place (a copy of them would be equal and as immutable).
+_PLAIN = frozenset({bool, int, float, str, bytes})
+
+
+class InlineHooks(ProxyConnectionHandler):
+    """A ``ProxyConnectionHandler`` whose ``server_event`` runs hooks in line and joins writes
+    (module docstring), when ``master.addons`` is capture's ``HookCache`` (it has ``inline``);
+    mitmproxy's own ``server_event`` otherwise.
+
+    mitmproxy's ``server_event`` holds an asyncio lock while the layers handle an event: its
+    body never awaits, so the lock only ever holds off a task started eagerly under the event
+    (a hook, a server connection), which re-enters ``server_event`` before the layers are
+    through. Here such an event waits in ``_queued`` and is handled right after, before its
+    task goes on; a hook that completes later (a handler's future: capture's ``response``
+    waits for the writer) hands ``HookCompleted`` to the layers from the future's callback,
+    without a task.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._busy = False  # the layers are handling an event
+        self._queued: collections.deque[tuple[events.Event, asyncio.Future | None]] = (
+            collections.deque())
+
+    async def server_event(self, event: events.Event) -> None:
+        if not hasattr(self.master.addons, "inline"):
+            await super().server_event(event)
+        elif self._busy:  # re-entered by a task started under the event being handled
+            handled = asyncio.get_running_loop().create_future()
+            self._queued.append((event, handled))
+            await handled
+        else:
+            self._handle(event)
+
+    def _handle(self, event: events.Event) -> None:
+        """Let the layers handle ``event``, then every event it brought about (hooks run in
+        line, events of the tasks it started), one after another."""
+        self._busy = True
+        addons = self.master.addons
+        due: collections.deque[events.Event] = collections.deque([event])
+        try:
+            while True:
+                while due:
+                    self.timeout_watchdog.register_activity()
+                    try:
+                        self._run(self.layer.handle_event(due.popleft()), addons, due)
+                    except Exception:
+                        self.log("mitmproxy has crashed!", logging.ERROR, exc_info=True)
+                if not self._queued:
+                    break
+                queued, handled = self._queued.popleft()
+                due.append(queued)
+                if handled is not None:
+                    handled.set_result(None)  # its task goes on once this handling is through
+        finally:
+            self._busy = False
+
+    def _run(self, layer_commands, addons, due: collections.deque) -> None:
+        """mitmproxy's command loop, with hooks run in line (their completions appended to
+        ``due``) and consecutive writes to one connection joined."""
+        to, chunks = None, []  # the writes waiting to be joined, and their connection
+        for command in layer_commands:
+            if isinstance(command, commands.SendData) and command.connection in self.transports:
+                if to is not command.connection:
+                    self._write(to, chunks)
+                    to, chunks = command.connection, []
+                chunks.append(command.data)
+                continue
+            self._write(to, chunks)
+            to, chunks = None, []
+            if isinstance(command, commands.StartHook):
+                ran = addons.inline(command)
+                if ran is True:
+                    self._hook_done(command, due)
+                    continue
+                if ran is not False:  # a handler's future: completed when it is done
+                    self._complete_later(command, ran)
+                    continue
+            self._command(command)
+        self._write(to, chunks)
+
+    def _hook_done(self, hook: commands.StartHook, due: collections.deque | None) -> None:
+        data = self.master.addons.subject(hook)
+        if isinstance(data, flow.Flow) and data.intercepted:
+            self._resume_later(hook, data)  # an addon holds it: mitmproxy's way
+        elif hook.blocking:
+            if due is not None:
+                due.append(events.HookCompleted(hook))
+            elif self._busy:  # pragma: no cover (callbacks run from the loop, never nested)
+                self._queued.append((events.HookCompleted(hook), None))
+            else:
+                self._handle(events.HookCompleted(hook))
+
+    def _complete_later(self, hook: commands.StartHook, pending: asyncio.Future) -> None:
+        # As mitmproxy does while a hook runs: no inactivity timeout meanwhile.
+        disarmed = self.timeout_watchdog.disarm()
+        disarmed.__enter__()
+
+        def completed(_: asyncio.Future) -> None:
+            disarmed.__exit__(None, None, None)
+            self._hook_done(hook, None)
+
+        pending.add_done_callback(completed)
+
+    def _write(self, connection, chunks: list[bytes]) -> None:
+        if not chunks:
+            return
+        writer = self.transports[connection].writer
+        assert writer
+        if not writer.is_closing():
+            writer.write(chunks[0] if len(chunks) == 1 else b"".join(chunks))
+
+    def _resume_later(self, hook: commands.StartHook, data: flow.Flow) -> None:
+        async def resumed() -> None:
+            await data.wait_for_resume()
+            if hook.blocking:
+                await self.server_event(events.HookCompleted(hook))
+
+        asyncio_utils.create_task(resumed(), name=f"handle_hook({hook.name})", keep_ref=True,
+                                  client=self.client.peername)
+
+    def _command(self, command: commands.Command) -> None:
+        """Every other command as mitmproxy's ``server_event`` carries it out."""
+        if isinstance(command, commands.OpenConnection):
+            assert command.connection not in self.transports
+            handler = asyncio_utils.create_task(
+                self.open_connection(command),
+                name=f"server connection handler {command.connection.address}",
+                keep_ref=False, client=self.client.peername)
+            self.transports[command.connection] = _connection_io(handler)
+        elif isinstance(command, commands.RequestWakeup):
+            task = asyncio_utils.create_task(
+                self.wakeup(command), name=f"wakeup timer ({command.delay:.1f}s)",
+                keep_ref=False, client=self.client.peername)
+            self.wakeup_timer.add(task)
+        elif (isinstance(command, commands.ConnectionCommand)
+              and command.connection not in self.transports):
+            pass  # The connection has already been closed.
+        elif isinstance(command, commands.CloseTcpConnection):
+            self.close_connection(command.connection, command.half_close)
+        elif isinstance(command, commands.CloseConnection):
+            self.close_connection(command.connection, False)
+        elif isinstance(command, commands.StartHook):
+            asyncio_utils.create_task(self.hook_task(command), name=f"handle_hook({command.name})",
+                                      keep_ref=True, client=self.client.peername)
+        elif isinstance(command, commands.Log):
+            self.log(command.message, command.level)
+        else:
+            raise RuntimeError(f"Unexpected command: {command}")
+
+
+def _connection_io(handler: asyncio.Task):
+    from mitmproxy.proxy.server import ConnectionIO
+
+    return ConnectionIO(handler=handler)

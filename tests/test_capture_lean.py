@@ -1,0 +1,111 @@
+"""Capture's leaner mitmproxy core (``harness.capture.lean``): hooks run in line, without a task
+per hook, every exchange still recorded and held until it is; options read without a copy,
+never stale."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from pathlib import Path
+
+import httpx
+from mitmproxy.utils import asyncio_utils
+
+from harness.capture import lean
+from harness.capture.addon import Recorder
+from harness.capture.proxy import CaptureSettings, event_loop_factory, serve
+from harness.contract.bindings import Binding, build_request
+from harness.contract.model import Contract, sample_arguments
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_an_exchange_through_capture_starts_no_hook_task(
+        tmp_path: Path, reference_url: str, contract: Contract, monkeypatch) -> None:
+    """mitmproxy started a task for each of the four hooks of every exchange; capture's handler
+    runs them in line (``response`` completes from the writer's acknowledgement), so 20
+    keep-alive exchanges start no hook task at all, and each is recorded and answered."""
+    started: list[str] = []
+    real = asyncio_utils.create_task
+
+    def counted(coro, *, name: str, keep_ref: bool, client=None):
+        started.append(name)
+        return real(coro, name=name, keep_ref=keep_ref, client=client)
+
+    monkeypatch.setattr(asyncio_utils, "create_task", counted)
+    op = contract.operation("GetTokenDevice")
+    request = build_request(contract, op, sample_arguments(op, 0), Binding.SOAP11, "http://x")
+    port, out = _free_port(), tmp_path / "lean.jsonl"
+    statuses: list[int] = []
+
+    def clients() -> None:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", trust_env=False) as client:
+            for _ in range(20):
+                answer = client.request(request.method, request.target, content=request.body,
+                                        headers=[(k, v) for k, v in request.headers
+                                                 if k.lower() != "host"])
+                statuses.append(answer.status_code)
+
+    async def announce(master) -> None:
+        while not master.addons.get("proxyserver").listen_addrs():
+            await asyncio.sleep(0.01)
+        started.clear()  # from here on: the exchanges only
+        await asyncio.to_thread(clients)
+        master.shutdown()
+
+    settings = CaptureSettings(out=str(out), upstream=reference_url, listen_port=port,
+                               key_file="-")
+    with (tmp_path / "console.txt").open("w") as console:
+        asyncio.run(serve(settings, Recorder(contract, console), announce),
+                    loop_factory=event_loop_factory())
+
+    assert statuses == [200] * 20
+    assert [name for name in started if name.startswith("handle_hook")] == []
+    lines = [json.loads(line) for line in out.read_text().splitlines()[1:]]
+    assert [line["response"]["status"] for line in lines] == [200] * 20
+
+
+def test_options_read_from_the_cache_are_never_stale() -> None:
+    """Plain option values are kept between reads, but every change empties the cache before
+    anyone hears of it: a subscriber reading the option sees the new value, a rollback the
+    old one; a list comes as a copy, as mitmproxy gives it."""
+    from mitmproxy import exceptions
+
+    options = lean.CachedOptions()
+    assert options.listen_port is None
+    seen: list[object] = []
+
+    def subscriber(updated: set[str]) -> None:
+        seen.append(options.listen_port)
+
+    options.changed.connect(subscriber)
+    options.update(listen_port=8081)
+    assert options.listen_port == 8081 and seen == [8081]
+    options.update(listen_port=8082)
+    assert options.listen_port == 8082 and seen == [8081, 8082]
+    with options.rollback({"listen_port"}):
+        options.update(listen_port=8083)
+        raise exceptions.OptionsError("rolled back")
+    assert options.listen_port == 8082
+    modes = options.mode
+    modes.append("socks5")
+    assert options.mode == ["regular"]
+
+
+def test_the_lean_core_is_only_installed_on_the_mitmproxy_it_mirrors(monkeypatch) -> None:
+    """On another mitmproxy release, mitmproxy's own connection handler runs."""
+    from mitmproxy.proxy import mode_servers
+
+    before = mode_servers.ProxyConnectionHandler
+    monkeypatch.setattr(lean, "VERSION", "13.0.0")
+    assert lean.install() is False
+    assert mode_servers.ProxyConnectionHandler is before
+    monkeypatch.setattr(lean, "VERSION", lean.SUPPORTED[0] + "9")
+    monkeypatch.setattr(mode_servers, "ProxyConnectionHandler", before)
+    assert lean.install() is True
+    assert mode_servers.ProxyConnectionHandler is lean.InlineHooks
