@@ -184,8 +184,9 @@ def test_replays_worker_processes_give_large_buffers_back(contract: Contract, re
         cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         seen: dict[int, str | None] = {}  # every process replay started: its variable
-        while replay.poll() is None and len(seen) < 4:  # forkserver, tracker, 2 workers
-            for pid in set(_descendants(replay.pid)) - set(seen):
+        # (read again until set: a child between its fork and its exec shows its parent's)
+        while replay.poll() is None and (len(seen) < 4 or None in seen.values()):
+            for pid in set(_descendants(replay.pid)) | {p for p, v in seen.items() if not v}:
                 with contextlib.suppress(OSError):
                     seen[pid] = _environment(pid).get("MALLOC_MMAP_THRESHOLD_")
             time.sleep(0.05)
