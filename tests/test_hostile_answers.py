@@ -29,6 +29,7 @@ HOSTILE_HEADERS = {
     "space": ("X Evil", "1"),
 }
 HOSTILE_STATUSES = {"s999": 999, "s0": 0, "sneg": -1}
+UTF8_HEADER = ("X-Device", "Galaxy de José €")
 
 
 def _token_call(contract: Contract, identifier: str, binding: Binding = Binding.SOAP11
@@ -50,7 +51,9 @@ def _hostile_recording(contract: Contract, path: Path) -> Path:
         e = _token_call(contract, name)
         e.response = replace(e.response, status=status)
         hostile.append(e)
-    return write_recording(path, [*hostile, _token_call(contract, "plain")])
+    utf8 = _token_call(contract, "utf8")  # capture decodes a header's bytes as UTF-8
+    utf8.response = replace(utf8.response, headers=(*utf8.response.headers, UTF8_HEADER))
+    return write_recording(path, [*hostile, _token_call(contract, "plain"), utf8])
 
 
 def _soap11(contract: Contract, url: str, identifier: str) -> httpx.Response:
@@ -66,7 +69,7 @@ def test_the_mock_answers_every_hostile_recorded_answer_and_says_so_in_one_line(
     served = Served(str(path), cwd=tmp_path)
     try:
         answers = {name: _soap11(contract, served.url, name)
-                   for name in [*HOSTILE_HEADERS, *HOSTILE_STATUSES, "plain"]}
+                   for name in [*HOSTILE_HEADERS, *HOSTILE_STATUSES, "plain", "utf8"]}
     finally:
         code, _out, err = served.stop(signal.SIGINT)
     assert code == 0 and "Traceback" not in err, err
@@ -83,6 +86,8 @@ def test_the_mock_answers_every_hostile_recorded_answer_and_says_so_in_one_line(
                                 f"{HOSTILE_STATUSES[name]} is no HTTP status (100-599)")
     assert answers["plain"].status_code == 200 and answers["plain"].headers[
         "x-harness-mock"] == "recorded"
+    assert answers["utf8"].status_code == 200  # the header's bytes as recorded
+    assert (b"x-device", UTF8_HEADER[1].encode("utf-8")) in answers["utf8"].headers.raw
     said = [x for x in err.splitlines() if "cannot send" in x or "cannot be sent" in x]
     assert said == [
         f"harness mock: error: GetTokenDevice: the answer recorded at {path}:2 has what HTTP "
@@ -103,7 +108,7 @@ def test_scenarios_leave_out_a_status_http_has_not_and_certify_runs_the_rest(
         in done.stdout.splitlines(), done.stdout
     run = certify_features(tmp_path / "run", {}, "--features", str(tmp_path / "features"))
     assert run.code == 0, run.stdout + run.stderr
-    assert set(run.scenarios.values()) == {("passed", "")} and len(run.scenarios) == 3
+    assert set(run.scenarios.values()) == {("passed", "")} and len(run.scenarios) == 4
 
 
 @pytest.fixture(scope="module")
@@ -115,9 +120,11 @@ def long_url_recording(contract: Contract, tmp_path_factory) -> Path:
                        + "?id=" + "a" * 70_000)
     folder = tmp_path_factory.mktemp("long-url")
     broken_header = plain.request.with_header("X-Trace", "a\r\nX-Injected: 1")
+    utf8 = exchange(contract, request(contract, "GetTokenDevice", Binding.HTTP_GET, 2,
+                                      client="SchoolMobile/2.3 (Galaxy de José €)"))
     return write_recording(folder / "long.jsonl", [
         plain, Exchange(long_url, plain.response), Exchange(broken_header, plain.response),
-        exchange(contract, request(contract, "GetTokenDevice", Binding.HTTP_GET, 1))])
+        exchange(contract, request(contract, "GetTokenDevice", Binding.HTTP_GET, 1)), utf8])
 
 
 def test_replay_reports_a_url_it_cannot_send_as_that_exchanges_finding(
@@ -133,7 +140,7 @@ def test_replay_reports_a_url_it_cannot_send_as_that_exchanges_finding(
         "  the request cannot be sent: header X-Trace: a line break (CR) in its value -- "
         f"GetTokenDevice x HTTP GET #3 in {long_url_recording} [REPLAY-TRANSPORT]"}, done.stdout
     verdict = next(x for x in done.stdout.splitlines() if x.startswith("replay: FAILED"))
-    assert "over 4 calls" in verdict and "2 failed" in verdict, verdict
+    assert "over 5 calls" in verdict and "2 failed" in verdict, verdict  # the UTF-8 one passes
 
 
 def test_load_reports_a_url_it_cannot_send_and_sends_the_rest(long_url_recording: Path,
@@ -142,7 +149,7 @@ def test_load_reports_a_url_it_cannot_send_and_sends_the_rest(long_url_recording
                    cwd=long_url_recording.parent)
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stdout + done.stderr
     assert f"#2 in {long_url_recording} [REPLAY-TRANSPORT]" in done.stdout, done.stdout
-    assert "load: 4 requests in " in done.stdout, done.stdout
+    assert "load: 5 requests in " in done.stdout, done.stdout
 
 
 def test_requests_never_sent_do_not_count_as_a_silent_target(contract: Contract,

@@ -75,11 +75,21 @@ def sendable(response: HttpResponse, what: Callable[[], str]
             f"{said}: answered 502 Bad Gateway"
     problems = [header_problem(k, v) for k, v in response.headers]
     if not any(problems):
-        return response, None
+        return _utf8_values(response), None
     kept = tuple(h for h, p in zip(response.headers, problems, strict=True) if p is None)
     left_out = "; ".join(p for p in problems if p is not None)
-    return (HttpResponse(response.status, kept, response.body, response.reason),
+    return (_utf8_values(HttpResponse(response.status, kept, response.body, response.reason)),
             f"{what()} has what HTTP cannot send ({left_out}): answered without it")
+
+
+def _utf8_values(response: HttpResponse) -> HttpResponse:
+    """``response`` with each header value beyond Latin-1 as the UTF-8 bytes capture decoded
+    it from (the server sends header values as Latin-1 characters, one byte each)."""
+    if all(v.isascii() for _, v in response.headers):
+        return response
+    headers = tuple((k, v if v.isascii() else v.encode("utf-8").decode("latin-1"))
+                    for k, v in response.headers)
+    return HttpResponse(response.status, headers, response.body, response.reason)
 
 
 def _result(op: Operation, reading: ResponseReading) -> structure.Value:

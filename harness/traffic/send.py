@@ -216,6 +216,8 @@ def send(http: httpx.Client, request: HttpRequest,
     headers = with_headers(request.headers, options.headers)
     if (problem := unsendable(request.url, headers)) is not None:
         raise NotSendable(f"the request cannot be sent: {problem}")
+    if not all(v.isascii() for _, v in headers):  # httpx encodes str values as ASCII only
+        headers = [(k, v if v.isascii() else v.encode("utf-8")) for k, v in headers]  # type: ignore[misc]
     body = request.body
     stamped = wsse.stamp(body, options.auth.wsse) if options.auth.wsse is not None else None
     if stamped is not None:  # the UsernameToken on the wire only: reports show the request
