@@ -1,18 +1,23 @@
 """Wall and CPU time of a full ``harness certify`` against the embedded reference: command start
 to exit, Allure results and the HTML report included (and without the HTML, to show its share).
 
-    .venv/bin/python bench/bench_certify.py [--runs 3] [--against OTHER_CHECKOUT]
+    .venv/bin/python bench/bench_certify.py [--runs 3] [--against OTHER_CHECKOUT] [--phases]
 
 CPU is user + system time of the whole process tree (certify, and the Node renderer it waits
 for), from wait4: on a busy machine wall time stretches while CPU time barely moves. With
 ``--against`` (another checkout with its own .venv, e.g. a worktree of main) both are run in
 the same rounds, alternating which goes first, so a noisy machine weighs on both alike; the
 ratio of their medians is the figure to quote. The load average is printed before and after.
+
+``--phases`` adds runs (with the HTML report) through bench/certify_phases.py, which times
+each phase inside the command (wall and CPU from one edge to the next, medians): where the
+time goes.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -26,11 +31,17 @@ ROOT = Path(__file__).resolve().parent.parent
 MODES = (("html", []), ("no-html", ["--no-html"]))
 
 
-def one_run(python: str, extra: list[str]) -> tuple[float, float]:
-    """(wall seconds, CPU seconds of the process tree) of one certify run."""
+PHASES = ROOT / "bench" / "certify_phases.py"
+
+
+def one_run(python: str, extra: list[str], phases: bool = False
+            ) -> tuple[float, float, list | None]:
+    """(wall seconds, CPU seconds of the process tree, the phases' marks or None) of one
+    certify run."""
     with tempfile.TemporaryDirectory(prefix="bench-certify-") as work:
         started = time.perf_counter()
-        child = subprocess.Popen([python, "-m", "harness", "certify", "--quiet", "--report-dir",
+        how = [str(PHASES)] if phases else ["-m", "harness"]
+        child = subprocess.Popen([python, *how, "certify", "--quiet", "--report-dir",
                                   str(Path(work) / "reports"), "--json",
                                   str(Path(work) / "c.json"), *extra],
                                  cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -41,7 +52,8 @@ def one_run(python: str, extra: list[str]) -> tuple[float, float]:
         child.returncode = os.waitstatus_to_exitcode(status)
     if child.returncode != 0:
         sys.exit(f"bench: {python} certify exited {child.returncode}: {err.decode().strip()}")
-    return elapsed, usage.ru_utime + usage.ru_stime
+    marks = json.loads(err.decode().strip().splitlines()[-1]) if phases else None
+    return elapsed, usage.ru_utime + usage.ru_stime, marks
 
 
 def load() -> str:
@@ -54,22 +66,28 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--against", type=Path, metavar="CHECKOUT",
                         help="another checkout (with its .venv) run in the same rounds")
+    parser.add_argument("--phases", action="store_true",
+                        help="also time each phase inside the command (bench/certify_phases.py)")
     args = parser.parse_args()
     setups = {"this": str(ROOT / ".venv" / "bin" / "python")}
     if args.against:
         setups["against"] = str(args.against.resolve() / ".venv" / "bin" / "python")
     print(f"load average at start: {load()}")
-    figures: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    figures: dict[tuple[str, str], list[tuple[float, float, list | None]]] = {}
+    modes = [*MODES, *([("phases", [])] if args.phases else [])]
     for round_ in range(args.runs):
         order = list(setups.items())
         if round_ % 2:
             order.reverse()
         for name, python in order:
-            for mode, extra in MODES:
-                figures.setdefault((name, mode), []).append(one_run(python, extra))
+            for mode, extra in modes:
+                figures.setdefault((name, mode), []).append(
+                    one_run(python, extra, phases=mode == "phases"))
     print(f"load average at end: {load()}")
     for (name, mode), runs in figures.items():
-        walls, cpus = [w for w, _ in runs], [c for _, c in runs]
+        if mode == "phases":
+            continue
+        walls, cpus = [r[0] for r in runs], [r[1] for r in runs]
         label = "certify" + ("" if mode == "html" else " --no-html")
         tree = "" if name == "this" else f" [{args.against}]"
         print(f"{label}{tree}: wall median {statistics.median(walls):.2f} s (min "
@@ -80,10 +98,38 @@ def main() -> None:
             this, other = figures["this", mode], figures["against", mode]
             print(f"{mode}: this/against wall {_ratio(this, other, 0):.2f}, "
                   f"CPU {_ratio(this, other, 1):.2f}")
+    if args.phases:
+        print_phases({name: figures[name, "phases"] for name in setups})
 
 
-def _ratio(this: list[tuple[float, float]], other: list[tuple[float, float]], i: int) -> float:
+def _ratio(this: list, other: list, i: int) -> float:
     return statistics.median(r[i] for r in this) / statistics.median(r[i] for r in other)
+
+
+def print_phases(runs: dict[str, list]) -> None:
+    """Where the time goes: each phase (from one mark to the next) as wall / CPU seconds,
+    medians over the runs, one column per checkout. "interpreter" is the wall time before
+    the first mark and after the last (Python starting, exiting)."""
+    table: dict[str, dict[str, tuple[float, float]]] = {}
+    for name, rounds in runs.items():
+        phases: dict[str, list[tuple[float, float]]] = {}
+        for wall, _cpu, marks in rounds:
+            previous = marks[0]
+            for mark in marks[1:]:
+                label = f"{previous[0]} -> {mark[0]}"
+                spent = (mark[1] - previous[1], mark[2] + mark[3] - previous[2] - previous[3])
+                phases.setdefault(label, []).append(spent)
+                previous = mark
+            phases.setdefault("interpreter", []).append((wall - marks[-1][1], 0.0))
+        for label, spent in phases.items():
+            table.setdefault(label, {})[name] = (statistics.median(w for w, _ in spent),
+                                                 statistics.median(c for _, c in spent))
+    names = list(runs)
+    print("phase".ljust(44) + "".join(f"{n + ' wall / CPU s':>26}" for n in names))
+    for label, by_name in table.items():
+        cells = "".join(f"{by_name[n][0]:>15.2f} / {by_name[n][1]:<8.2f}" if n in by_name
+                        else f"{'-':>26}" for n in names)
+        print(label.ljust(44) + cells)
 
 
 if __name__ == "__main__":

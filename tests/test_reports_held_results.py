@@ -1,19 +1,21 @@
-"""certify's Allure results written once (issue 35): ``HeldResults`` holds what allure-pytest
-reports and writes each result and attachment once, finished, the very files AllureFileLogger
-followed by ``tidy`` and ``redact_results`` leave (without the fixtures' containers, the
-temporary files and the second and third pass over some 2,000 files); past its budget it
-writes attachments as they come and redacts them on disk at the end."""
+"""certify's Allure results written once (issue 35): ``HeldResults`` writes what allure-pytest
+reports as the very files AllureFileLogger followed by ``tidy`` and ``redact_results`` leave
+(without the fixtures' containers, the temporary files and the second and third pass over some
+2,000 files): attachments as they come (a thread of their own), rewritten at the end only where
+the run's final redaction changes them, whatever part of them it keeps in memory."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import pytest
 from allure_commons import model2  # by the module: pytest would try to collect its Test*
 from allure_commons.logger import AllureFileLogger
 from allure_commons.model2 import Attachment, Label, Parameter, StatusDetails
 
-from harness.reports.allure_results import HeldResults, redact_results, tidy
+from harness.errors import UsageError
+from harness.reports.allure_results import HOLD_BYTES, HeldResults, redact_results, tidy
 
 WARNING_LABEL = "harness.warning"
 
@@ -40,6 +42,8 @@ def report_run(logger) -> None:
         description="the token", labels=[Label(name=WARNING_LABEL, value="WARNING [GAP] x"),
                                          Label(name="thread", value="1")],
         attachments=[Attachment(name="GetTokenDevice response", source="a2-attachment.txt",
+                                type="text/plain"),
+                     Attachment(name="AuthCode request again", source="a4-attachment.txt",
                                 type="text/plain")])
     logger.report_attached_data(body="POST /Auth.asmx\n\nphone=0501234567",
                                 file_name="a1-attachment.txt")
@@ -48,47 +52,58 @@ def report_run(logger) -> None:
     logger.report_attached_data(body=b"HTTP/1.1 200 OK\n\n<r>tok-9</r>",
                                 file_name="a2-attachment.txt")
     logger.report_attached_data(body=b"\x89PNG\x00tok-9", file_name="a3-attachment.png")
+    logger.report_attached_data(body="POST /Auth.asmx\n\nphone=redacted-1f2e",
+                                file_name="a4-attachment.txt")
     logger.report_container(model2.TestResultContainer(uuid="c2", name="calls"))
     logger.report_result(second)
 
 
-def files(folder: Path) -> dict[str, object]:
-    """Each file's content, results by their test's uuid (the file names are random)."""
+def shown(folder: Path) -> dict[str, object]:
+    """Each result as a report shows it: its JSON with each attachment's ``source`` replaced
+    by the file's content (the names are random); the other files by name."""
+    def resolved(data: object) -> object:
+        if isinstance(data, list):
+            return [resolved(v) for v in data]
+        if isinstance(data, dict):
+            return {k: (folder / v).read_bytes() if k == "source" else resolved(v)
+                    for k, v in data.items()}
+        return data
+
     out: dict[str, object] = {}
     for path in folder.iterdir():
         if path.name.endswith("-result.json"):
             data = json.loads(path.read_text(encoding="utf-8"))
-            out[f"result {data['uuid']}"] = path.read_text(encoding="utf-8")
-        else:
+            out[f"result {data['uuid']}"] = resolved(data)
+        elif "-attachment" not in path.name:
             out[path.name] = path.read_bytes()
     return out
 
 
-def test_held_results_are_the_files_tidy_and_redact_leave(tmp_path: Path) -> None:
+@pytest.mark.parametrize("hold_bytes", [HOLD_BYTES, 40, 0])
+def test_held_results_are_the_files_tidy_and_redact_leave(tmp_path: Path,
+                                                          hold_bytes: int) -> None:
+    """Whatever it keeps in memory (all, the first attachment, none: read back at the end)."""
     report_run(AllureFileLogger(str(tmp_path / "before")))
     tidy(tmp_path / "before", warning_label=WARNING_LABEL)
     redact_results(tmp_path / "before", redact)
-    held = HeldResults(tmp_path / "after")
+    held = HeldResults(tmp_path / "after", hold_bytes=hold_bytes)
     report_run(held)
-    assert not (tmp_path / "after").exists()  # nothing written while the run goes on
     held.write(redact, warning_label=WARNING_LABEL)
-    before, after = files(tmp_path / "before"), files(tmp_path / "after")
+    before, after = shown(tmp_path / "before"), shown(tmp_path / "after")
     assert after == before
-    assert sorted(after) == ["a1-attachment.txt", "a2-attachment.txt", "a3-attachment.png",
-                             "result u1", "result u2"]
-    assert b"0501234567" not in after["a1-attachment.txt"]  # type: ignore[operator]
-    assert "0501234567" not in after["result u1"]  # type: ignore[operator]
-    assert after["a3-attachment.png"] == b"\x89PNG\x00tok-9"  # binary: as it came
-
-
-def test_past_its_budget_attachments_are_written_as_they_come_and_redacted_at_the_end(
-        tmp_path: Path) -> None:
-    held = HeldResults(tmp_path / "results", hold_bytes=40)
-    report_run(held)
-    on_disk = sorted(p.name for p in (tmp_path / "results").iterdir())
-    assert on_disk == ["a2-attachment.txt", "a3-attachment.png"]  # the first one fits
-    assert b"tok-9" in (tmp_path / "results" / "a2-attachment.txt").read_bytes()
-    held.write(redact, warning_label=WARNING_LABEL)
-    assert (tmp_path / "results" / "a2-attachment.txt").read_bytes() == \
+    assert sorted(after) == ["result u1", "result u2"]
+    assert "0501234567" not in json.dumps(after, default=repr)
+    assert (tmp_path / "after" / "a3-attachment.png").read_bytes() == b"\x89PNG\x00tok-9"
+    assert sorted(p.name for p in (tmp_path / "after").iterdir() if "-attachment" in p.name
+                  ) == ["a1-attachment.txt", "a2-attachment.txt", "a3-attachment.png",
+                        "a4-attachment.txt"]
+    assert (tmp_path / "after" / "a2-attachment.txt").read_bytes() == \
         b"HTTP/1.1 200 OK\n\n<r>redacted-77aa</r>"
-    assert b"0501234567" not in (tmp_path / "results" / "a1-attachment.txt").read_bytes()
+
+
+def test_a_folder_that_cannot_be_written_is_one_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "results").write_text("a file where the folder goes", encoding="utf-8")
+    held = HeldResults(tmp_path / "results")
+    report_run(held)
+    with pytest.raises(UsageError, match="cannot write Allure results to"):
+        held.write(redact, warning_label=WARNING_LABEL)

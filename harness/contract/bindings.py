@@ -13,7 +13,6 @@ import codecs
 import difflib
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from enum import StrEnum
 from functools import cached_property
 from urllib.parse import urlencode, urlsplit
@@ -664,7 +663,7 @@ def _xml_response(status: int, content_type: str, body: bytes,
                                  ("Content-Length", str(len(body)))), body, reason)
 
 
-@dataclass(frozen=True)
+@frozen  # built for every response judged
 class ResponseReading:
     """What a response says in the contract's terms; fields are None where absent."""
 

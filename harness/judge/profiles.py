@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import cached_property
 
 from harness.errors import UsageError
 
@@ -51,7 +52,7 @@ class Profile:
         """The override of ``rule``, if any."""
         return self._by_rule.get(rule)
 
-    @property
+    @cached_property  # read for every exchange judged
     def off(self) -> frozenset[str]:
         return frozenset(r for r, s in self.overrides if s is Severity.OFF)
 

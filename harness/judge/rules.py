@@ -40,6 +40,7 @@ from harness.contract.structure import check as check_structure
 from harness.contract.structure import signature
 from harness.contract.xmlsafe import element_children, local_name, namespace
 from harness.errors import ClassificationError, ServiceDescription
+from harness.frozen import frozen
 from harness.http_messages import charset as charset_of
 from harness.judge import request_validation
 from harness.judge.causes import failed_call_cause, leak_cause
@@ -114,7 +115,7 @@ def not_applicable(message: str) -> Outcome:
     return _new(Outcome, (Verdict.NOT_APPLICABLE, "", "", message, False, message, ""))
 
 
-@dataclass(frozen=True)
+@frozen  # built for every exchange judged
 class Case:
     """One exchange in the contract's terms, built once and shared by every check."""
 
@@ -222,6 +223,9 @@ def _qname(ns: str | None, name: str) -> str:
 def _describe_element(element: etree._Element | None) -> str:
     if element is None:
         return "no element"
+    tag = element.tag
+    if isinstance(tag, str):  # lxml's "{ns}name" or "name": _qname's own form already
+        return tag
     return _qname(namespace(element), local_name(element))
 
 
@@ -372,7 +376,7 @@ def _unreadable(reading: ResponseReading) -> str:
 # ------------------------------------------------------------------------ request-side checks
 
 
-def method_and_path(case: Case) -> Iterator[Outcome]:
+def method_and_path(case: Case) -> tuple[Outcome, ...]:
     """4.1 table: method and path per binding (a binding the target does not serve is a
     failed call: R4-STATUS reports it with its cause)."""
     request, want_path = case.request, _path_for(case)
@@ -381,154 +385,145 @@ def method_and_path(case: Case) -> Iterator[Outcome]:
     actual = f"{request.method} {path}"
     guess = case.classification.guess if case.classification else None
     if request.method.upper() != case.binding.method:
-        yield failed(expected, actual, _with(guess, "wrong method for the binding"))
+        return (failed(expected, actual, _with(guess, "wrong method for the binding")),)
     elif path.endswith(want_path):
-        yield passed(expected, actual)
+        return (passed(expected, actual),)
     elif (path.lower().endswith(want_path.lower())
           and path.endswith(want_path[len(case.operation.endpoint):])):
-        yield tolerated(expected, actual, "endpoint path differs in case only (IIS accepts it)")
+        return (tolerated(expected, actual, "endpoint path differs in case only (IIS accepts it)"),)
     elif path.lower().endswith(want_path.lower()):
-        yield failed(expected, actual, _with(guess, "operation names are case-sensitive "
-                                                    "(ASMX refuses another case)"))
+        return (failed(expected, actual, _with(guess, "operation names are case-sensitive "
+                                                       "(ASMX refuses another case)")),)
     else:
-        yield failed(expected, actual, _with(guess, "path is not the binding's path"))
+        return (failed(expected, actual, _with(guess, "path is not the binding's path")),)
 
 
-def request_content_type(case: Case) -> Iterator[Outcome]:
+def request_content_type(case: Case) -> tuple[Outcome, ...]:
     """4.1 table: request Content-Type per binding; none for GET."""
     want = case.binding.request_content_type
     actual = case.request.content_type
     if want is None:
         if actual is None:
-            yield passed("no Content-Type", "no Content-Type")
-        else:
-            yield warning("no Content-Type", actual, "a GET carries no body to type")
-        return
+            return (passed("no Content-Type", "no Content-Type"),)
+        return (warning("no Content-Type", actual, "a GET carries no body to type"),)
     media, charset = media_type(actual), charset_of(actual)
     if media != media_type(want):
-        yield failed(want, _content_type(actual))
+        return (failed(want, _content_type(actual)),)
     elif not case.binding.is_soap or (charset or "").lower() == "utf-8":
-        yield passed(want, _content_type(actual))
+        return (passed(want, _content_type(actual)),)
     elif charset is None:
-        yield tolerated(want, _content_type(actual), "no charset (ASMX reads it as UTF-8)")
+        return (tolerated(want, _content_type(actual), "no charset (ASMX reads it as UTF-8)"),)
     else:
-        yield failed(want, _content_type(actual), "charset is not utf-8")
+        return (failed(want, _content_type(actual), "charset is not utf-8"),)
 
 
-def request_envelope(case: Case) -> Iterator[Outcome]:
+def request_envelope(case: Case) -> tuple[Outcome, ...]:
     """4.1 table: the request envelope's namespace is the one of the SOAP version."""
     envelope = case.classification.envelope if case.classification else None
     want = _qname(case.binding.envelope_ns, "Envelope")
     if envelope is None:
         problem = case.classification.problem if case.classification else None
-        yield failed(want, "no SOAP envelope" + (f" ({problem})" if problem else ""))
+        return (failed(want, "no SOAP envelope" + (f" ({problem})" if problem else "")),)
     elif namespace(envelope) == case.binding.envelope_ns and local_name(envelope) == "Envelope":
-        yield passed(want, _describe_element(envelope))
+        return (passed(want, _describe_element(envelope)),)
     else:
-        yield failed(want, _describe_element(envelope), "envelope does not match the "
-                     "Content-Type's SOAP version")
+        return (failed(want, _describe_element(envelope), "envelope does not match the "
+                        "Content-Type's SOAP version"),)
 
 
-def operation_element(case: Case) -> Iterator[Outcome]:
+def operation_element(case: Case) -> tuple[Outcome, ...]:
     """4.1 table: the Body holds one element named <Operation> in the service namespace."""
     if (na := _no_envelope(case)) is not None:
-        yield na
-        return
+        return (na,)
     want = _qname(case.contract.namespace, case.operation.name)
     payloads = case.payloads
     guess = case.classification.guess if case.classification else None
     if not payloads:
-        yield failed(want, "no element in the SOAP Body")
+        return (failed(want, "no element in the SOAP Body"),)
     elif len(payloads) > 1:
-        yield failed(f"one element {want}",
-                     ", ".join(_describe_element(p) for p in payloads), "Body holds more")
+        return (failed(f"one element {want}",
+                        ", ".join(_describe_element(p) for p in payloads), "Body holds more"),)
     elif _describe_element(payloads[0]) == want:
-        yield passed(want, want)
+        return (passed(want, want),)
     else:
-        yield failed(want, _describe_element(payloads[0]), guess or "")
+        return (failed(want, _describe_element(payloads[0]), guess or ""),)
 
 
-def soap_action(case: Case) -> Iterator[Outcome]:
+def soap_action(case: Case) -> tuple[Outcome, ...]:
     """4.1 rule 1: SOAP 1.1 requests carry SOAPAction "{namespace}/<Operation>"."""
     want = case.contract.soap_action(case.operation)
     actual = case.request.header("SOAPAction")
     if actual is None:
-        yield failed(want, "no SOAPAction header")
+        return (failed(want, "no SOAPAction header"),)
     elif actual.strip() == want:
-        yield passed(want, actual)
+        return (passed(want, actual),)
     elif actual.strip().strip('"') == want.strip('"'):
-        yield tolerated(want, actual, "SOAPAction not quoted (the spec and WS-I BP R2744 "
-                        "say quoted; ASMX accepts it)")
+        return (tolerated(want, actual, "SOAPAction not quoted (the spec and WS-I BP R2744 "
+                           "say quoted; ASMX accepts it)"),)
     else:
-        yield failed(want, actual)
+        return (failed(want, actual),)
 
 
-def no_soap_action(case: Case) -> Iterator[Outcome]:
+def no_soap_action(case: Case) -> tuple[Outcome, ...]:
     """4.1 rule 2: SOAP 1.2 requests carry no SOAPAction header."""
     actual = case.request.header("SOAPAction")
     if actual is None:
-        yield passed("no SOAPAction header", "no SOAPAction header")
+        return (passed("no SOAPAction header", "no SOAPAction header"),)
     else:
-        yield failed("no SOAPAction header", f"SOAPAction: {actual}")
+        return (failed("no SOAPAction header", f"SOAPAction: {actual}"),)
 
 
-def length_and_host(case: Case) -> Iterator[Outcome]:
+def length_and_host(case: Case) -> tuple[Outcome, ...]:
     """4.1 rule 3: Content-Length equal to the body's length, and a Host header."""
     request = case.request
     host = request.header("Host")
     if not (host or "").strip():
-        yield failed("a Host header", "no Host header")
+        has_host = failed("a Host header", "no Host header")
     else:
-        yield passed("a Host header", f"Host: {host}")
+        has_host = passed("a Host header", f"Host: {host}")
     length = request.header("Content-Length")
     if not request.body and length is None and request.method.upper() == "GET":
-        yield not_applicable("a GET without a body has no Content-Length")
-        return
+        return has_host, not_applicable("a GET without a body has no Content-Length")
     want = str(len(request.body))
     if length is None:
-        yield failed(f"Content-Length: {want}", "no Content-Length")
-    elif length.strip() == want:
-        yield passed(f"Content-Length: {want}", f"Content-Length: {length}")
-    else:
-        yield failed(f"Content-Length: {want}", f"Content-Length: {length}")
+        return has_host, failed(f"Content-Length: {want}", "no Content-Length")
+    if length.strip() == want:
+        return has_host, passed(f"Content-Length: {want}", f"Content-Length: {length}")
+    return has_host, failed(f"Content-Length: {want}", f"Content-Length: {length}")
 
 
-def parameters(case: Case) -> Iterator[Outcome]:
+def parameters(case: Case) -> tuple[Outcome, ...]:
     """4.1 rule 9: parameters named exactly as the spec; SOAP: child elements in table order."""
     want = list(case.operation.parameter_names)
     if case.classification is None:
-        yield failed(", ".join(want), "request does not classify")
-        return
+        return (failed(", ".join(want), "request does not classify"),)
     if (na := _no_envelope(case)) is not None:
-        yield na
-        return
+        return (na,)
     sent = [name for name, _ in case.classification.arguments]
     if case.binding.is_soap:
-        yield from _soap_parameters(case, want, sent)
-        return
+        return _soap_parameters(case, want, sent)
     missing = [n for n in want if n not in sent]
     extra = [n for n in sent if n not in want]
     if missing:
-        yield failed(", ".join(want), ", ".join(sent) or "no fields",
-                     f"missing {', '.join(missing)}")
+        return (failed(", ".join(want), ", ".join(sent) or "no fields",
+                        f"missing {', '.join(missing)}"),)
     elif extra:
-        yield warning(", ".join(want), ", ".join(sent), f"extra fields {', '.join(extra)}")
+        return (warning(", ".join(want), ", ".join(sent), f"extra fields {', '.join(extra)}"),)
     else:
-        yield passed(", ".join(want), ", ".join(sent))
+        return (passed(", ".join(want), ", ".join(sent)),)
 
 
-def _soap_parameters(case: Case, want: list[str], sent: list[str]) -> Iterator[Outcome]:
+def _soap_parameters(case: Case, want: list[str], sent: list[str]) -> tuple[Outcome, ...]:
     expected = " > ".join(want) + " (in order)"
     if sent != want:
-        yield failed(expected, " > ".join(sent) or "no child elements")
-        return
+        return (failed(expected, " > ".join(sent) or "no child elements"),)
     payloads = case.payloads or []
     stray = [_describe_element(c) for p in payloads[:1] for c in element_children(p)
              if namespace(c) != case.contract.namespace]
     if stray:
-        yield failed(f"children in {case.contract.namespace}", ", ".join(stray))
+        return (failed(f"children in {case.contract.namespace}", ", ".join(stray)),)
     else:
-        yield passed(expected, " > ".join(sent))
+        return (passed(expected, " > ".join(sent)),)
 
 
 _VERSION_SEGMENT = re.compile(r"v\d+(\.\d+)*|version\d*", re.I)
@@ -620,117 +615,112 @@ TYPED_RULES: tuple[Rule, ...] = (
 )
 
 
-def no_version_segment(case: Case) -> Iterator[Outcome]:
+def no_version_segment(case: Case) -> tuple[Outcome, ...]:
     """9.2: no version segment in any path."""
     path = case.path
     segments = _version_segments(path)
     if segments:
-        yield failed("no version segment", path, f"version segment {segments[0]!r}")
+        return (failed("no version segment", path, f"version segment {segments[0]!r}"),)
     else:
-        yield passed("no version segment", path)
+        return (passed("no version segment", path),)
 
 
 # ----------------------------------------------------------------------- response-side checks
 
 
-def status_ok(case: Case) -> Iterator[Outcome]:
+def status_ok(case: Case) -> tuple[Outcome, ...]:
     """4.1 rule 4: a successful call returns 200. A failed call is reported here, once, with
     its cause; the rules that presuppose success are not applicable to it."""
     response = case.response
     if not case.judges(Side.RESPONSE):
-        yield not_applicable("response side not judged")
+        return (not_applicable("response side not judged"),)
     elif response is None:
-        yield failed("HTTP 200", "no response")
+        return (failed("HTTP 200", "no response"),)
     elif (na := _recorded_failure(case)) is not None:
-        yield na
+        return (na,)
     elif response.status == 200:
-        yield passed("HTTP 200", "HTTP 200")
+        return (passed("HTTP 200", "HTTP 200"),)
     elif (na := _refusal_permitted(case)) is not None:
-        yield na
+        return (na,)
     else:
         line = failure_cause(response, case.reading)
-        yield failed("HTTP 200", line, cause=failed_call_cause(response.status, line))
+        return (failed("HTTP 200", line, cause=failed_call_cause(response.status, line)),)
 
 
-def allowed_values(case: Case) -> Iterator[Outcome]:
+def allowed_values(case: Case) -> tuple[Outcome, ...]:
     """4.10: allowed values are not shown. A target may refuse values (ASP.NET's request
     validation refuses markup in GET/POST values) as long as the same call with the spec's
     plain values succeeds: certify makes that call, and the refusal is a permitted deviation.
     A recording holds no such call: there ASP.NET's refusal of markup is recognised itself."""
     if (na := _response_outcome(case)) is not None:
-        yield na
-        return
+        return (na,)
     response = case.response
     assert response is not None
     if response.status == 200:
-        yield passed("HTTP 200", "HTTP 200")
+        return (passed("HTTP 200", "HTTP 200"),)
     elif case.values_refused and case.control is None:
-        yield warning("HTTP 200", failure_cause(response, case.reading, width=100),
-                      f"{request_validation.EXPLANATION}: "
-                      f"{markup_refused(case.request, response)}")
+        return (warning("HTTP 200", failure_cause(response, case.reading, width=100),
+                         f"{request_validation.EXPLANATION}: "
+                         f"{markup_refused(case.request, response)}"),)
     elif case.values_refused:
         line = failure_cause(response, case.reading, width=100)
-        yield warning("HTTP 200", line,
-                      "these values are refused while the same call with plain values succeeds;"
-                      " allowed values are not shown (4.10)",
-                      cause="values refused while the same call with plain values succeeds "
-                            f"(4.10): HTTP {response.status}")
+        return (warning("HTTP 200", line,
+                         "these values are refused while the same call with plain values succeeds;"
+                         " allowed values are not shown (4.10)",
+                         cause="values refused while the same call with plain values succeeds "
+                               f"(4.10): HTTP {response.status}"),)
     elif case.control is None:
-        yield not_applicable("no call with plain values to compare (see R4-STATUS)")
+        return (not_applicable("no call with plain values to compare (see R4-STATUS)"),)
     else:
-        yield not_applicable("the call fails with plain values too (see R4-STATUS)")
+        return (not_applicable("the call fails with plain values too (see R4-STATUS)"),)
 
 
-def response_envelope(case: Case) -> Iterator[Outcome]:
+def response_envelope(case: Case) -> tuple[Outcome, ...]:
     """4.1 rule 5: a SOAP response has the same envelope type as the request."""
-    yield from _envelope_version(case, case.binding, "the request's")
+    return _envelope_version(case, case.binding, "the request's")
 
 
-def version_by_content_type(case: Case) -> Iterator[Outcome]:
+def version_by_content_type(case: Case) -> tuple[Outcome, ...]:
     """9.1: SOAP 1.1 and 1.2 share the path; the Content-Type picks the version answered."""
     named = soap_version(media_type(case.request.content_type))
     if named is None:
-        yield not_applicable("request Content-Type names no SOAP version")
-        return
-    yield from _envelope_version(case, named, "the Content-Type's")
+        return (not_applicable("request Content-Type names no SOAP version"),)
+    return _envelope_version(case, named, "the Content-Type's")
 
 
-def _envelope_version(case: Case, want: Binding, whose: str) -> Iterator[Outcome]:
+def _envelope_version(case: Case, want: Binding, whose: str) -> tuple[Outcome, ...]:
     if (na := _response_outcome(case) or _fault_expected(case)) is not None:
-        yield na
-        return
+        return (na,)
     reading = case.reading
     expected = f"{want.label} envelope ({whose} version)"
     got = reading.envelope_binding if reading else None
     if got is not None and in_its_version(want, got, reading.fault_code):
-        yield passed(expected, f"{got.label} envelope")
+        return (passed(expected, f"{got.label} envelope"),)
     elif got is not None:  # in the comparison's words: one cause with replay's and diff's
-        yield failed(expected, f"{got.label} envelope",
-                     cause=version_words(want.label, got.label))
+        return (failed(expected, f"{got.label} envelope",
+                        cause=version_words(want.label, got.label)),)
     elif reading is not None and reading.document is not None:
-        yield failed(expected, f"root {_describe_element(reading.document)}")
+        return (failed(expected, f"root {_describe_element(reading.document)}"),)
     else:
-        yield failed(expected, _unreadable(reading or ResponseReading()))
+        return (failed(expected, _unreadable(reading or ResponseReading())),)
 
 
-def response_element(case: Case) -> Iterator[Outcome]:
+def response_element(case: Case) -> tuple[Outcome, ...]:
     """4.1 rule 5: the SOAP Body holds <Operation>Response in the service namespace."""
     if (na := _response_outcome(case)) is not None:
-        yield na
-        return
+        return (na,)
     if (na := _presupposes_success(case)) is not None:
-        yield na
-        return
+        return (na,)
     want = _qname(case.contract.namespace, case.operation.response_element)
     payload = case.reading.payload if case.reading else None
     if payload is None:
         reading = case.reading or ResponseReading()
-        yield failed(want, "no element in the SOAP Body" if reading.document is not None
-                     else _unreadable(reading))
+        return (failed(want, "no element in the SOAP Body" if reading.document is not None
+                        else _unreadable(reading)),)
     elif _describe_element(payload) == want:
-        yield passed(want, want)
+        return (passed(want, want),)
     else:
-        yield failed(want, _describe_element(payload))
+        return (failed(want, _describe_element(payload)),)
 
 
 def _response_payload(case: Case) -> etree._Element | None:
@@ -750,30 +740,27 @@ def _void_success(case: Case) -> Outcome | None:
     return _presupposes_success(case)
 
 
-def empty_response(case: Case) -> Iterator[Outcome]:
+def empty_response(case: Case) -> tuple[Outcome, ...]:
     """4.1 rule 6: <Operation>Response is empty for every operation without a result."""
     if (na := _void_success(case)) is not None:
-        yield na
-        return
+        return (na,)
     payload = _response_payload(case)
     if payload is None:
-        yield not_applicable("no response element (see R5-RESPONSE-ELEMENT)")
-        return
+        return (not_applicable("no response element (see R5-RESPONSE-ELEMENT)"),)
     children = element_children(payload)
     text = (payload.text or "").strip()
     if children or text:
         content = ", ".join(_describe_element(c) for c in children) or repr(text)
-        yield failed(f"empty {case.operation.response_element}", content)
+        return (failed(f"empty {case.operation.response_element}", content),)
     else:
-        yield passed(f"empty {case.operation.response_element}", "empty")
+        return (passed(f"empty {case.operation.response_element}", "empty"),)
 
 
-def soap_content_type(case: Case) -> Iterator[Outcome]:
+def soap_content_type(case: Case) -> tuple[Outcome, ...]:
     """4.1 rule 7: SOAP responses are text/xml or application/soap+xml, charset=utf-8."""
     if (na := _response_outcome(case) or _fault_expected(case)) is not None:
-        yield na
-        return
-    yield _typed(case.response, case.binding.soap_content_type or "")
+        return (na,)
+    return (_typed(case.response, case.binding.soap_content_type or ""),)
 
 
 def _typed(response: HttpResponse, want: str) -> Outcome:
@@ -786,38 +773,35 @@ def _typed(response: HttpResponse, want: str) -> Outcome:
     return failed(want, _content_type(actual), reason)
 
 
-def http_empty_body(case: Case) -> Iterator[Outcome]:
+def http_empty_body(case: Case) -> tuple[Outcome, ...]:
     """4.1 rule 8: a GET/POST call of an operation without a result gets 200 and no body."""
     if (na := _void_success(case)) is not None:
-        yield na
-        return
+        return (na,)
     response = case.response
     body = response.body.decode("utf-8", "replace")
     actual = f"HTTP {response.status}, " + (f"body {body[:80]!r}" if body else "no body")
     if response.status == 200 and not response.body.strip():
-        yield passed("HTTP 200, no body", actual)
+        return (passed("HTTP 200, no body", actual),)
     else:
-        yield failed("HTTP 200, no body", actual)
+        return (failed("HTTP 200, no body", actual),)
 
 
-def operation_endpoint(case: Case) -> Iterator[Outcome]:
+def operation_endpoint(case: Case) -> tuple[Outcome, ...]:
     """4.2-4.9: the operation is served at its own endpoint (4.8 and 4.9 share one)."""
     op = case.operation
     endpoint = case.classification.endpoint if case.classification else op.endpoint
     if not case.judges(Side.REQUEST):  # replay judges the target, not the recorded request
-        yield not_applicable("request side not judged")
+        asked = not_applicable("request side not judged")
     elif endpoint != op.endpoint:
-        yield failed(f"{op.name} at {op.endpoint}", f"asked at {endpoint}",
-                     f"clause {op.clause}")
-        return
+        return (failed(f"{op.name} at {op.endpoint}", f"asked at {endpoint}",
+                       f"clause {op.clause}"),)
     else:
-        yield passed(f"{op.name} at {op.endpoint}", f"asked at {endpoint}")
+        asked = passed(f"{op.name} at {op.endpoint}", f"asked at {endpoint}")
     if not case.judges(Side.RESPONSE) or case.response is None:
-        return
+        return (asked,)
     if (na := _presupposes_success(case)) is not None:
-        yield na
-    else:
-        yield passed(f"{op.name} served at {op.endpoint}", f"HTTP {case.response.status}")
+        return asked, na
+    return asked, passed(f"{op.name} served at {op.endpoint}", f"HTTP {case.response.status}")
 
 
 def operation_result(case: Case) -> Iterator[Outcome]:
@@ -890,19 +874,18 @@ def result_structure(case: Case) -> Iterator[Outcome]:
         yield passed(want, f"{sum(1 for _ in node.iter()) - 1} elements as the type says")
 
 
-def no_leak(case: Case) -> Iterator[Outcome]:
+def no_leak(case: Case) -> tuple[Outcome, ...]:
     """7 (silent): an error answer leaks no implementation detail (security.judge_leaks). A
     permitted deviation here: stock ASP.NET sends stack traces to local clients; ``harness
     probe`` fails it."""
     if (skip := _response_outcome(case)) is not None:
-        yield skip
-        return
+        return (skip,)
     judged = judge_leaks(case.response)  # type: ignore[arg-type]
     if judged is None:
-        yield not_applicable("not an error answer")
+        return (not_applicable("not an error answer"),)
     else:
         verdict, expected, actual = judged
-        yield Outcome(verdict, expected, actual, "", False, leak_cause(expected, actual))
+        return (Outcome(verdict, expected, actual, "", False, leak_cause(expected, actual)),)
 
 
 # -------------------------------------------------------------------------------- catalogue
@@ -1010,16 +993,21 @@ Tally = Counter[tuple[str, str | None, str | None, Verdict]]
 class BulkTally(Counter[tuple[str, str | None, str | None, Verdict]]):
     """A Tally that counts the not-applicable outcomes of the rules out of scope of an
     operation x binding (most of the catalogue for most pairs: ~55 of ~70 keys an exchange)
-    as one number per pair, and spreads them into their keys in ``settle``: lint over a
-    chunk of exchanges counts each of them once, not once per exchange."""
+    as one number per pair, and the others' keys in one list, and counts them all in
+    ``settle``: lint over a chunk of exchanges counts each out-of-scope key once, not once per
+    exchange, and the rest in one call."""
 
     def __init__(self) -> None:
         super().__init__()
         #: id(plan) -> [plan, exchanges judged under it] (the plan is held: its id stays)
         self.plans: dict[int, list] = {}
+        #: The keys of the passed and not-applicable outcomes of rules in scope, as judged.
+        self.pending: list[tuple[str, str | None, str | None, Verdict]] = []
 
     def settle(self) -> BulkTally:
-        """Every deferred count in its key (in the plan's rule order); returns itself."""
+        """Every deferred count in its key; returns itself."""
+        self.update(self.pending)
+        self.pending.clear()
         for plan, n in self.plans.values():
             for key in plan.out_of_scope_counts:
                 self[key] += n
@@ -1118,12 +1106,13 @@ def _judge_case(case: Case, chosen: tuple[Rule, ...], tally: Tally | None,
                                          _weigh(rule, outcome, profile),
                                          client if rule.side is not Side.RESPONSE else None))
         return findings
-    if type(tally) is BulkTally:  # the out-of-scope rules' outcomes: one count per pair
+    bulk = type(tally) is BulkTally
+    if bulk:  # the out-of-scope rules' outcomes: one count per pair; the rest: settled later
         if (entry := tally.plans.get(id(plan))) is None:
             tally.plans[id(plan)] = [plan, 1]
         else:
             entry[1] += 1
-        counted = []
+        counted = tally.pending
     else:
         counted = list(plan.out_of_scope_counts)
     op_name, label = op.name, binding.label
@@ -1136,7 +1125,8 @@ def _judge_case(case: Case, chosen: tuple[Rule, ...], tally: Tally | None,
                 findings.append(_finding(exchange, rule.id, op, binding,
                                          _weigh(rule, outcome, profile),
                                          client if rule.side is not Side.RESPONSE else None))
-    tally.update(counted)  # counted in C, once per exchange
+    if not bulk:
+        tally.update(counted)  # counted in C, once per exchange
     return findings
 
 

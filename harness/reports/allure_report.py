@@ -128,8 +128,11 @@ class Renderer:
         if done.returncode != 0 or not html.is_file():
             detail = " ".join((done.stderr or done.stdout).split())[-300:]
             raise HarnessError(f"allure failed (exit {done.returncode}): {detail}")
-        html.write_text(strip_analytics(html.read_text(encoding="utf-8")), encoding="utf-8")
-        left = external_scripts(html.read_text(encoding="utf-8"))
+        page = html.read_text(encoding="utf-8")
+        stripped = strip_analytics(page)
+        if stripped != page:
+            html.write_text(stripped, encoding="utf-8")
+        left = external_scripts(stripped)
         if left:
             raise HarnessError(f"the report still loads scripts from the network: {left[0]}")
         return html

@@ -13,7 +13,9 @@ import hashlib
 import html
 import json
 import os
+import queue
 import shutil
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
@@ -206,7 +208,7 @@ def redact_results(directory: str | Path, text: Callable[[str], str]) -> int:
                     path.write_text(done, encoding="utf-8")
                     changed += 1
             elif _is_text_attachment(name):
-                changed += _redact_attachment(path, path.read_bytes(), text, written=True)
+                changed += _redact_attachment(path, path.read_bytes(), text)
         except (OSError, ValueError):
             continue
     return changed
@@ -216,40 +218,40 @@ def _is_text_attachment(name: str) -> bool:
     return "-attachment" in name and Path(name).suffix in _TEXT_ATTACHMENTS
 
 
-def _redact_attachment(path: Path, body: bytes, text: Callable[[str], str], *,
-                       written: bool) -> bool:
-    """``body`` with its words through ``text``, into ``path`` (when it was ``written``
-    already: only if that changes it); whether it changed."""
+def _redact_attachment(path: Path, body: bytes, text: Callable[[str], str]) -> bool:
+    """The attachment ``path`` (its content ``body``) with its words through ``text``,
+    rewritten only if that changes it; whether it did."""
     raw = body.decode("utf-8", "surrogateescape")
     done = text(raw)
     if done != raw:
         path.write_bytes(done.encode("utf-8", "surrogateescape"))
-    elif not written:
-        path.write_bytes(body)
     return done != raw
 
 
-#: Bytes of attachments ``HeldResults`` holds before it writes them as they come.
+#: Bytes of attachments ``HeldResults`` keeps to redact at the end (the rest is read back).
 HOLD_BYTES = 64 * 1024 * 1024
 
 
 class HeldResults:
     """allure_commons' file logger for a run whose results are finished when it ends
     (certify's: ``tidied``, then through the run's redaction, which learns secrets as the run
-    goes): it holds the results and attachments allure-pytest reports and ``write`` writes
-    each once, finished. What ``tidy`` and ``redact_results`` make of the files
-    AllureFileLogger writes, without writing, reading and writing again some 2,000 files
-    (and the fixtures' containers, which tidy deletes, not at all). Past HOLD_BYTES of
-    attachments, the next ones are written as they come and redacted on disk at the end, so
-    memory stays bounded."""
+    goes): the files AllureFileLogger, ``tidy`` and ``redact_results`` leave, each written
+    once. Results are held and ``write`` writes them finished (the fixtures' containers, which
+    tidy deletes, not at all). Attachments are written as they come by a thread of their own
+    (creating some 1,800 files is mostly the kernel's work, done beside the run rather than
+    after it), and kept, up to ``hold_bytes``, so that at the end only those the run's final
+    redaction changes are written again (past ``hold_bytes`` they are read back)."""
 
     def __init__(self, directory: str | Path, hold_bytes: int = HOLD_BYTES) -> None:
         self.directory = Path(directory).absolute()
         self.hold_bytes = hold_bytes
         self._results: list[tuple[str, dict[str, Any]]] = []
-        self._attachments: dict[str, bytes] = {}
+        self._attachments: dict[str, bytes] = {}  # kept to redact: name -> as written
         self._held = 0
-        self._written: list[str] = []
+        self._unheld: list[str] = []  # written, not kept: read back at the end
+        self._queue: queue.SimpleQueue[tuple[str, bytes] | None] = queue.SimpleQueue()
+        self._writer: threading.Thread | None = None
+        self._failed: OSError | None = None
 
     @hookimpl
     def report_result(self, result: TestResult) -> None:
@@ -267,35 +269,57 @@ class HeldResults:
         if self._held + len(data) <= self.hold_bytes:
             self._attachments[file_name] = data
             self._held += len(data)
-            return
-        self.directory.mkdir(parents=True, exist_ok=True)
-        (self.directory / file_name).write_bytes(data)
-        self._written.append(file_name)
+        else:
+            self._unheld.append(file_name)
+        if self._writer is None:
+            self._writer = threading.Thread(target=self._write_attachments,
+                                            name="allure-attachments", daemon=True)
+            self._writer.start()
+        self._queue.put((file_name, data))
 
     @hookimpl
     def report_attached_file(self, source: str, file_name: str) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
         shutil.copy2(source, self.directory / file_name)
-        self._written.append(file_name)
+        self._unheld.append(file_name)
+
+    def _write_attachments(self) -> None:
+        while (item := self._queue.get()) is not None:
+            if self._failed is None:
+                try:
+                    self.directory.mkdir(parents=True, exist_ok=True)
+                    (self.directory / item[0]).write_bytes(item[1])
+                except OSError as exc:
+                    self._failed = exc
 
     def write(self, text: Callable[[str], str], *, warning_label: str) -> None:
         """Every result tidied, every result and text attachment through ``text``, into the
-        folder; what was held is let go."""
-        self.directory.mkdir(parents=True, exist_ok=True)
-        for name, data in self._results:
-            (self.directory / name).write_text(
-                json.dumps(_mapped(tidied(data, warning_label), text), ensure_ascii=False),
-                encoding="utf-8")
-        for name, body in self._attachments.items():
-            if _is_text_attachment(name):
-                _redact_attachment(self.directory / name, body, text, written=False)
-            else:
-                (self.directory / name).write_bytes(body)
-        for name in self._written:
-            if _is_text_attachment(name):
-                path = self.directory / name
-                _redact_attachment(path, path.read_bytes(), text, written=True)
-        self._results, self._attachments, self._held, self._written = [], {}, 0, []
+        folder; what was held is let go. UsageError when the folder cannot be written."""
+        if self._writer is not None:
+            self._queue.put(None)
+            self._writer.join()
+            self._writer = None
+        try:
+            if self._failed is not None:
+                raise self._failed
+            self.directory.mkdir(parents=True, exist_ok=True)
+            for name, body in self._attachments.items():
+                if _is_text_attachment(name):
+                    _redact_attachment(self.directory / name, body, text)
+            for name in self._unheld:
+                if _is_text_attachment(name):
+                    path = self.directory / name
+                    _redact_attachment(path, path.read_bytes(), text)
+            for name, data in self._results:
+                (self.directory / name).write_text(
+                    json.dumps(_mapped(tidied(data, warning_label), text), ensure_ascii=False),
+                    encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot write Allure results to {self.directory}: "
+                             f"{exc.strerror or exc}") from None
+        finally:
+            self._results, self._attachments, self._held, self._unheld = [], {}, 0, []
+            self._failed = None
 
 
 def _mapped(data: Any, text: Callable[[str], str]) -> Any:
