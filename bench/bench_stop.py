@@ -14,7 +14,7 @@ until the process has ended. The clients:
   1e12 s, one call waiting for its answer.
 
 With ``--kill9``, first: lint, replay and mock killed with SIGKILL once two of their worker
-processes are at work (BUSY_CPU seconds each), on a recording of ~22 MB (lint and replay judge
+processes are at work (BUSY_CPU seconds each), on a recording of ~55 MB (lint and replay judge
 it in workers, the mock indexes it in two); printed: the processes below the command then,
 their resident memory, and the seconds until the last of them was gone (given up after
 KILL9_WAIT).
@@ -56,7 +56,7 @@ TARGET = 2.0
 #: Seconds the kill -9 part waits for the processes left below a killed command.
 KILL9_WAIT = 60.0
 #: CPU seconds after which a worker process counts as at work (its start is behind it).
-BUSY_CPU = 1.5
+BUSY_CPU = 0.7
 
 
 def _default_signals() -> None:
@@ -195,7 +195,7 @@ def kill9_part(trees: dict[str, Path], rounds: int, work: Path) -> None:
     big = work / "big.jsonl"
     with big.open("w", encoding="utf-8") as f:
         f.write(lines[0])
-        for _ in range(600):
+        for _ in range(1500):
             f.writelines(lines[1:])
     target, where = start(["serve", "--port", "0"], ROOT)
     try:

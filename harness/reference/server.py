@@ -160,13 +160,16 @@ def _bounded(header_seconds: float, body_seconds: float) -> type[asyncio.Protoco
         def shutdown(self) -> None:
             """The server stops: a request still coming in (a client half-way through its
             headers or body) or an answer that waits on purpose (a mock's delay) is not
-            waited for: its connection is closed, the app sees the client gone. Any other
-            answer gets GRACEFUL_SECONDS to go out, then its connection is dropped."""
+            waited for: its connection is closed, the app sees the client gone; nor is a
+            client that stopped reading its answer. Any other answer gets GRACEFUL_SECONDS to
+            go out, then its connection is dropped."""
             super().shutdown()
             if self.transport.is_closing():
                 return
             if self in waiting or (self.scope is not None and self.scope.get(WAITING)):
                 self._expire()
+            elif self.flow is not None and self.flow.write_paused:  # its client reads no more
+                self.transport.abort()
             else:
                 self.loop.call_later(GRACEFUL_SECONDS, self.transport.abort)
 
