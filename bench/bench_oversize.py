@@ -206,6 +206,40 @@ def measure_hostile(folder: Path, url: str) -> list[tuple[str, float, int, int, 
     return rows
 
 
+#: One-line tables of the --values file: 637,830 fit in its 4 MiB (595 MB parsed, unbounded).
+VALUES_TABLES = 637_830
+#: Bytes of the large feature file (1.9 GB read whole, unbounded).
+FEATURE_BYTES = 300 << 20
+
+
+def measure_user_files(folder: Path) -> list[tuple[str, float, int, int, str]]:
+    """certify given a --values file of VALUES_TABLES tables, a folder with a FEATURE_BYTES
+    feature, and one with a feature linked to /dev/zero: each refused in one line."""
+    from oversize import many_tables_toml
+
+    values = many_tables_toml(folder / "values.toml", VALUES_TABLES)
+    large, endless = folder / "large", folder / "endless"
+    large.mkdir(exist_ok=True)
+    endless.mkdir(exist_ok=True)
+    step = b"    Given the service under test\n" * 32768  # 1 MiB
+    with (large / "large.feature").open("wb") as f:
+        f.write(b"Feature: large\n  Scenario: one\n")
+        for _ in range(FEATURE_BYTES >> 20):
+            f.write(step)
+    (endless / "zero.feature").unlink(missing_ok=True)
+    (endless / "zero.feature").symlink_to("/dev/zero")
+    runs = {f"--values {VALUES_TABLES:,} tables": ["--values", str(values)],
+            f"feature {FEATURE_BYTES >> 20} MB": ["--features", str(large)],
+            "feature -> /dev/zero": ["--features", str(endless)]}
+    rows = []
+    for what, flags in runs.items():
+        run = measure_run([HARNESS, "certify", "--no-html", "--report-dir",
+                           str(folder / "reports"), *flags], folder)
+        said = [line for line in run.err.splitlines() if "error" in line]
+        rows.append((what, run.seconds, run.peak_kb, run.returncode, (said or [""])[0][-90:]))
+    return rows
+
+
 def measure_served(args: list[str], cwd: Path):
     """A server command (mock) from its start until it listens, then stopped with SIGINT."""
     import signal
@@ -243,6 +277,8 @@ def main() -> int:
     parser.add_argument("--commands", nargs="+", default=list(COMMANDS), choices=COMMANDS)
     parser.add_argument("--no-lines", action="store_true",
                         help="skip lint and replay over 1 MB-header lines")
+    parser.add_argument("--no-files", action="store_true",
+                        help="skip certify's --values and --features files")
     parser.add_argument("--no-readers", action="store_true",
                         help="skip every reader over the 10 million-header .zhar")
     parser.add_argument("--no-hostile", action="store_true",
@@ -270,6 +306,13 @@ def main() -> int:
                 worst = max(worst, peak)
                 print(f"{command:>8}  {'1MB-lines':>9}  {seconds:>7.1f}  {peak / 1024:>11.1f}  "
                       f"{code:>4}  {summary}", flush=True)
+        if not args.no_files:
+            print(f"files a user gives certify (load average {os.getloadavg()[0]:.2f}):",
+                  flush=True)
+            for what, seconds, peak, code, summary in measure_user_files(folder):
+                worst = max(worst, peak)
+                print(f"{what:>26}  {seconds:>7.1f}  {peak / 1024:>11.1f}  {code:>4}  {summary}",
+                      flush=True)
         if not args.no_readers:
             print(f"a .zhar whose entry 2 of 3 has {ZHAR_HEADERS:,} headers "
                   f"(load average {os.getloadavg()[0]:.2f}):", flush=True)
