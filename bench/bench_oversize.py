@@ -1,6 +1,9 @@
 """Peak memory of every command against oversize targets: a 2 GB body, an endless chunked
-body and a gzip bomb (~10 GB decoded), served on loopback by tests/hostile.py; and of lint
-and replay over recording lines with 1 MB headers.
+body and a gzip bomb (~10 GB decoded), served on loopback by tests/hostile.py; of lint
+and replay over recording lines with 1 MB headers; of certify given a --values file of
+637,830 tables, a 300 MB feature and a feature linked to /dev/zero; and of every command that
+reads recordings (lint, replay, diff, load, scenarios, export, mock) over a 0.6 MB .zhar whose
+one entry inflates to 10 million headers (files built by tests/oversize.py).
 
 Each run is the real ``harness`` command in a child process with its default options
 (--max-response-mb 16, replay --concurrency 8, diff --jobs 8), except --timeout 30; load runs
@@ -13,6 +16,7 @@ does. Target: <= 300 MB each (replay used to reach 16 GB on a 2 GB body, load 6.
 
     .venv/bin/python bench/bench_oversize.py
     .venv/bin/python bench/bench_oversize.py --kinds gzip-bomb --commands replay load
+    .venv/bin/python bench/bench_oversize.py --kinds --no-lines --no-hostile  # files, readers
 """
 
 from __future__ import annotations
