@@ -157,25 +157,13 @@ def measure_readers(folder: Path, url: str) -> list[tuple[str, float, int, int, 
     return rows
 
 
-#: A feature step whose pattern backtracks for ~2^64 steps on Python's re against the 64 hex
-#: digits of GetTokenDevice's token (user patterns run on RE2: harness/patterns.py).
-CATASTROPHIC_FEATURE = """\
-Feature: tokens
-  Scenario: the token is hex
-    Given the service under test
-    When the client calls GetTokenDevice over HTTP GET with:
-      | parameter | value  |
-      | id        | dev-77 |
-    Then the result matches "([0-9a-f]+)+z"
-"""
-
-
 def measure_hostile(folder: Path, url: str) -> list[tuple[str, float, int, int, str]]:
     """What the user writes or a recording holds that backtracking or HTTP cannot take: a
     catastrophic pattern in a feature, a GET URL over 64 KiB in a recording, recorded
     statuses 999, 0 and -1 (tests/test_user_patterns.py, tests/test_hostile_answers.py)."""
     from dataclasses import replace
 
+    from test_user_patterns import FEATURE  # its step backtracks for ~2^64 steps on re
     from traffic import exchange, request
 
     from harness.contract.bindings import Binding
@@ -184,7 +172,7 @@ def measure_hostile(folder: Path, url: str) -> list[tuple[str, float, int, int, 
     contract = school_mobile()
     features = folder / "hostile-features"
     features.mkdir(exist_ok=True)
-    (features / "tokens.feature").write_text(CATASTROPHIC_FEATURE, encoding="utf-8")
+    (features / "tokens.feature").write_text(FEATURE, encoding="utf-8")
     plain = exchange(contract, request(contract, "GetTokenDevice", Binding.HTTP_GET))
     long_url = replace(plain.request, url=plain.request.url + "a" * 70_000)
     statuses = [replace(plain, response=replace(plain.response, status=s)) for s in (999, 0, -1)]
@@ -270,21 +258,18 @@ def main() -> int:
                 worst = max(worst, peak)
                 print(f"{command:>8}  {'1MB-lines':>9}  {seconds:>7.1f}  {peak / 1024:>11.1f}  "
                       f"{code:>4}  {summary}", flush=True)
-        if not args.no_readers:
-            print(f"a .zhar whose entry 2 of 3 has {ZHAR_HEADERS:,} headers "
-                  f"(load average {os.getloadavg()[0]:.2f}):", flush=True)
+        groups = [(f"a .zhar whose entry 2 of 3 has {ZHAR_HEADERS:,} headers", "10M-hdrs",
+                   measure_readers, args.no_readers),
+                  ("a catastrophic pattern, a 70 KB GET URL, statuses 999/0/-1", "hostile",
+                   measure_hostile, args.no_hostile)]
+        for title, label, rows_of, skipped in groups:
+            if skipped:
+                continue
+            print(f"{title} (load average {os.getloadavg()[0]:.2f}):", flush=True)
             with running() as url:
-                for command, seconds, peak, code, summary in measure_readers(folder, url):
+                for command, seconds, peak, code, summary in rows_of(folder, url):
                     worst = max(worst, peak)
-                    print(f"{command:>9}  {'10M-hdrs':>9}  {seconds:>7.1f}  "
-                          f"{peak / 1024:>11.1f}  {code:>4}  {summary}", flush=True)
-        if not args.no_hostile:
-            print("a catastrophic pattern, a 70 KB GET URL, statuses 999/0/-1 "
-                  f"(load average {os.getloadavg()[0]:.2f}):", flush=True)
-            with running() as url:
-                for command, seconds, peak, code, summary in measure_hostile(folder, url):
-                    worst = max(worst, peak)
-                    print(f"{command:>9}  {'hostile':>9}  {seconds:>7.1f}  "
+                    print(f"{command:>9}  {label:>9}  {seconds:>7.1f}  "
                           f"{peak / 1024:>11.1f}  {code:>4}  {summary}", flush=True)
     verdict = "met" if worst / 1024 <= TARGET_MB else "NOT met"
     print(f"target: peak RSS <= {TARGET_MB} MB: {verdict} (worst {worst / 1024:.0f} MB); "

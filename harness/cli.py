@@ -13,7 +13,7 @@ import re
 import sys
 from collections.abc import Sequence
 
-from harness import __version__, stopping
+from harness import __version__, allocator, stopping
 from harness.errors import HarnessError
 
 #: Subcommand modules, in the order ``--help`` lists them.
@@ -140,6 +140,7 @@ FOLLOW_UMASK = "HARNESS_FOLLOW_UMASK"
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    allocator.keep_large_frees_returned()  # big headers and bodies do not stay resident
     parser = build_parser()
     try:
         fill = _configured(parser, argv)

@@ -419,6 +419,44 @@ def test_latency_recorded_waits_the_recorded_duration(contract, tmp_path):
     assert "latency (recorded) AuthCode: p50 10 ms, p95 10 ms over 1 answer(s)" in lines
 
 
+@pytest.mark.parametrize(("duration", "waited", "said"), [
+    (1e12, 3600.0, "took 1e+12 s by its timings: answered after 3600 s"),
+    (float("inf"), 3600.0, "took inf s by its timings: answered after 3600 s"),
+    (10 ** 400, 3600.0, "took inf s by its timings: answered after 3600 s"),
+    ("abc", 0.0, "took 'abc' s by its timings, no number: answered at once"),
+    ([1], 0.0, "took '[1]' s by its timings, no number: answered at once"),
+    (float("nan"), 0.0, "took 'nan' s by its timings, no number: answered at once"),
+    (-5, 0.0, None),
+    (3599.5, 3599.5, None)])
+def test_latency_recorded_bounds_what_a_recording_says(contract, tmp_path, duration, waited,
+                                                      said):
+    """A recorded duration of 1e12 s (a clock that jumped, a hand-edited file) is waited an
+    hour at most, and one that is no number not at all; either is said once, in one line
+    naming where it was recorded (a string was a 500 with no line)."""
+    path = tmp_path / "r.jsonl"
+    write(path, [recorded(contract, "GetTokenDevice", {"id": "7"}, Binding.SOAP11, "x",
+                          duration=0.5)])
+    lines = path.read_text(encoding="utf-8").splitlines()
+    exchange = json.loads(lines[1])
+    exchange["timings"]["duration"] = duration
+    path.write_text(f"{lines[0]}\n{json.dumps(exchange)}\n", encoding="utf-8")
+    errors: list[str] = []
+    index = mock_index.load(contract, [path])
+    mock = Mock(contract, index, Options(latency="recorded"), on_error=errors.append)
+    try:
+        for _ in range(2):
+            answered = mock.respond(contract, call(contract, "GetTokenDevice", {"id": "7"},
+                                                   Binding.HTTP_GET))
+            assert isinstance(answered, Delayed) and answered.seconds == waited
+    finally:
+        index.close()
+    if said is None:
+        assert errors == []
+    else:
+        assert len(errors) == 1  # said once: the answer is kept
+        assert errors[0].startswith(f"GetTokenDevice: the answer recorded at {path}:2 {said}")
+
+
 def test_the_wsdl_is_the_contracts_addressed_to_the_mock_and_zeep_calls_it(contract,
                                                                            tmp_path):
     import zeep

@@ -26,6 +26,13 @@ capture has no use for (bench/bench_capture.py; docs/benchmarks.md says what eac
   __debug__`` (a development check; ``python -O`` drops it): about a tenth of its CPU per
   exchange; the messages are mitmproxy's own, built by its HTTP layer.
 
+- ``space_collections``: Python's cyclic garbage collector looks at the young generation
+  every 2,000 allocations, and every tenth time at the middle one; with a thousand connections'
+  mitmproxy objects alive, those and the full collections they lead to took ~100 us of CPU per
+  exchange (at 1,000 clients: three full collections of 130-360 ms in 30 s). Every 20,000
+  allocations: about half the collector's CPU, and no full collection in such a run (one about
+  every minute instead); the garbage waiting meanwhile is a few MB at most.
+
 ``install`` patches mitmproxy's classes only on the mitmproxy versions this was written against
 (``SUPPORTED``); ``InlineHooks`` works only under capture's addon manager (``HookCache``, which
 has ``inline``); anywhere else mitmproxy's own code runs.
@@ -35,6 +42,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import gc
 import logging
 from typing import Any
 
@@ -59,6 +67,17 @@ def install() -> bool:
     if "__post_init__" in vars(http.MessageData):  # the debug-only type checks
         http.MessageData.__post_init__ = lambda self: None  # type: ignore[method-assign]
     return True
+
+
+#: Allocations between two looks of the garbage collector at the young generation (CPython's
+#: default: 2,000).
+YOUNG_THRESHOLD = 20_000
+
+
+def space_collections() -> None:
+    """The collector's young threshold at ``YOUNG_THRESHOLD`` (module docstring); the older
+    generations' as they are."""
+    gc.set_threshold(YOUNG_THRESHOLD, *gc.get_threshold()[1:])
 
 
 def _fork(self: context.Context) -> context.Context:

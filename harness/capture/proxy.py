@@ -171,6 +171,7 @@ async def serve(settings: CaptureSettings, recorder: Recorder,
 
     logging.getLogger("mitmproxy").setLevel(logging.ERROR)
     lean.install()
+    lean.space_collections()
     mode = f"reverse:{settings.upstream}" if settings.mode == "reverse" else "regular"
     opts = lean.CachedOptions(**({"confdir": settings.confdir} if settings.confdir else {}))
     if settings.web_port is None:

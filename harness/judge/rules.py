@@ -223,6 +223,9 @@ def _qname(ns: str | None, name: str) -> str:
 def _describe_element(element: etree._Element | None) -> str:
     if element is None:
         return "no element"
+    tag = element.tag
+    if isinstance(tag, str):  # lxml's "{ns}name" or "name": _qname's own form already
+        return tag
     return _qname(namespace(element), local_name(element))
 
 

@@ -20,6 +20,7 @@ still apply to it, as to every call.
 
 from __future__ import annotations
 
+import math
 import random
 import secrets
 import threading
@@ -43,7 +44,7 @@ from harness.contract.structure import Value
 from harness.contract.types import ParamType
 from harness.errors import HarnessError
 from harness.mock.answers import as_recorded, render, sendable
-from harness.mock.faults import Fault
+from harness.mock.faults import MAX_SECONDS, Fault
 from harness.mock.forward import Forwarder
 from harness.mock.index import Index, description_key
 from harness.mock.journal import Journal
@@ -75,6 +76,8 @@ STUB, RECORDED, FORWARDED = "stub", "recorded", "forwarded"
 REFERENCE, UNMATCHED = "reference", "unmatched"
 #: Distinct unmatched calls kept for the summary (the rest are counted).
 UNMATCHED_KEPT = 1000
+#: The longest recorded latency ``--latency recorded`` waits (a fault's longest delay).
+MAX_LATENCY = MAX_SECONDS
 #: Answer delays kept per operation for the latency summary (a uniform sample beyond).
 DELAYS_KEPT = 10_000
 
@@ -345,11 +348,16 @@ class Mock:
         the recorded exchange took."""
         exchange = self.index.fetch(position)
         assert exchange.response is not None  # indexed only with one
+        def what() -> str:
+            return f"{op.name}: the answer recorded at {self.index.where(position)}"
+
         response = self._sendable(
             render(contract, op, binding, exchange.response, self.index.binding(position)),
-            lambda: f"{op.name}: the answer recorded at {self.index.where(position)}")
-        return (_marked(response, RECORDED, ()),
-                max(0.0, float(exchange.timings.get("duration") or 0.0)))
+            what)
+        seconds, said = recorded_latency(exchange.timings.get("duration"), what)
+        if said is not None:
+            self.on_error(said)
+        return _marked(response, RECORDED, ()), seconds
 
     def _sendable(self, response: HttpResponse, what: Callable[[], str]) -> HttpResponse:
         """``response`` as HTTP can send it; a line on what it could not (harness.mock.answers
@@ -525,6 +533,26 @@ def _each(delivery: Delivery, change: Callable[[Any], Any]) -> Delivery:
         make = delivery.make
         return Later(lambda: change(make()))
     return change(delivery)
+
+
+def recorded_latency(duration: object, what: Callable[[], str]) -> tuple[float, str | None]:
+    """The seconds ``--latency recorded`` waits for an exchange that took ``duration`` (its
+    timings), and a line when the recording says what cannot be waited: a duration that is
+    no number is answered at once; one over MAX_LATENCY (a clock that jumped, a hand-edited
+    file: 1e12 s) is waited MAX_LATENCY. ``what``: the answer and where it was recorded."""
+    try:
+        seconds = float(duration or 0.0)  # type: ignore[arg-type]
+    except OverflowError:  # a whole number of 400 digits
+        seconds = math.inf
+    except (TypeError, ValueError):
+        seconds = math.nan
+    if math.isnan(seconds):
+        return 0.0, f"{what()} took {str(duration)[:40]!r} s by its timings, no number: " \
+                    "answered at once"
+    if seconds > MAX_LATENCY:
+        return MAX_LATENCY, f"{what()} took {seconds:g} s by its timings: answered after " \
+                            f"{MAX_LATENCY:g} s (the longest recorded latency waited)"
+    return max(0.0, seconds), None
 
 
 def _marked(delivery: Any, source: str, injected: list[str]) -> Any:

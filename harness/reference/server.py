@@ -28,9 +28,14 @@ BODY_TIMEOUT = 120.0
 #: 16 KiB, the request line and headers together at most 64 KiB; beyond, 431 and close.
 MAX_FIELD_BYTES = 16 * 1024
 MAX_HEAD_BYTES = 64 * 1024
-#: Seconds a stop (Ctrl-C, SIGTERM) waits for the answers in flight: a mock's delayed or
-#: trickled answer (a minute, by a stub) is cut short then, never holding the stop.
-GRACEFUL_SECONDS = 3.0
+#: Seconds a stop (Ctrl-C, SIGTERM) waits for the answers in flight; then their connections
+#: are dropped (a client that does not read its answer holds none). A request still coming
+#: in (headers or body) is not waited for at all, nor an answer that waits on purpose (a
+#: mock's delay or trickle): a CI runner that cancels with SIGTERM gives a few seconds.
+GRACEFUL_SECONDS = 1.0
+#: uvicorn's own bound on the stop, past GRACEFUL_SECONDS: the app's tasks still running then
+#: (none once their connections are gone) are cancelled.
+SHUTDOWN_SECONDS = GRACEFUL_SECONDS + 0.5
 #: Connections asyncio accepts in one go (the listen backlog): each burst opens this many file
 #: descriptors before any connection_made can make room.
 BACKLOG = 128
@@ -56,7 +61,7 @@ def _config(app, host: str, port: int, header_timeout: float = HEADER_TIMEOUT,
     return uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False,
                           lifespan="off", server_header=False, date_header=False,
                           http=_bounded(header_timeout, body_timeout), backlog=BACKLOG,
-                          timeout_graceful_shutdown=GRACEFUL_SECONDS, **tls)
+                          timeout_graceful_shutdown=SHUTDOWN_SECONDS, **tls)
 
 
 _REFUSED_431 = (b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
@@ -153,12 +158,17 @@ def _bounded(header_seconds: float, body_seconds: float) -> type[asyncio.Protoco
             super().connection_lost(exc)
 
         def shutdown(self) -> None:
-            """The server stops: an answer that waits on purpose (a mock's delay) is not
-            waited for: its connection is closed, the app sees the client gone."""
+            """The server stops: a request still coming in (a client half-way through its
+            headers or body) or an answer that waits on purpose (a mock's delay) is not
+            waited for: its connection is closed, the app sees the client gone. Any other
+            answer gets GRACEFUL_SECONDS to go out, then its connection is dropped."""
             super().shutdown()
-            if self.scope is not None and self.scope.get(WAITING) and \
-                    not self.transport.is_closing():
-                self.transport.close()
+            if self.transport.is_closing():
+                return
+            if self in waiting or (self.scope is not None and self.scope.get(WAITING)):
+                self._expire()
+            else:
+                self.loop.call_later(GRACEFUL_SECONDS, self.transport.abort)
 
         def _refuse(self, why: str) -> None:
             self._refused = True
