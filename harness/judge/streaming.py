@@ -250,7 +250,17 @@ def process(chunk: Chunk) -> ChunkResult:
     if redaction is not None:
         result.secrets = redaction.learned()
     _time(exchanges, result.seconds)
+    if _LARGE_EXCHANGE * len(chunk.items) < sum(len(i) for i in chunk.items if type(i) is bytes):
+        gc.collect()  # see _LARGE_EXCHANGE
     return result
+
+
+#: Bytes of an exchange (its recording line, on average over a chunk) past which the chunk's
+#: garbage is collected when it is done: a replayed exchange leaves its request (a 1 MB header
+#: twice over) in a cycle of httpcore's connection objects, and a worker's lazy collector
+#: (``_YOUNG_OBJECTS``) let ~200 of them pile up, 250-400 MB a worker. One collection per
+#: chunk of such exchanges (a few of them) costs little beside sending them.
+_LARGE_EXCHANGE = 64 << 10
 
 
 def _time(exchanges: Sequence[Exchange], seconds: Counter[tuple[str | None, str | None]]

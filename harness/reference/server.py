@@ -32,7 +32,7 @@ MAX_HEAD_BYTES = 64 * 1024
 #: are dropped (a client that does not read its answer holds none). A request still coming
 #: in (headers or body) is not waited for at all, nor an answer that waits on purpose (a
 #: mock's delay or trickle): a CI runner that cancels with SIGTERM gives a few seconds.
-GRACEFUL_SECONDS = 1.0
+GRACEFUL_SECONDS = 0.5
 #: uvicorn's own bound on the stop, past GRACEFUL_SECONDS: the app's tasks still running then
 #: (none once their connections are gone) are cancelled.
 SHUTDOWN_SECONDS = GRACEFUL_SECONDS + 0.5
