@@ -1,6 +1,9 @@
 """Peak memory of every command against oversize targets: a 2 GB body, an endless chunked
-body and a gzip bomb (~10 GB decoded), served on loopback by tests/hostile.py; and of lint
-and replay over recording lines with 1 MB headers.
+body and a gzip bomb (~10 GB decoded), served on loopback by tests/hostile.py; of lint
+and replay over recording lines with 1 MB headers; of certify given a --values file of
+637,830 tables, a 300 MB feature and a feature linked to /dev/zero; and of every command that
+reads recordings (lint, replay, diff, load, scenarios, export, mock) over a 0.6 MB .zhar whose
+one entry inflates to 10 million headers (files built by tests/oversize.py).
 
 Each run is the real ``harness`` command in a child process with its default options
 (--max-response-mb 16, replay --concurrency 8, diff --jobs 8), except --timeout 30; load runs
@@ -13,6 +16,7 @@ does. Target: <= 300 MB each (replay used to reach 16 GB on a 2 GB body, load 6.
 
     .venv/bin/python bench/bench_oversize.py
     .venv/bin/python bench/bench_oversize.py --kinds gzip-bomb --commands replay load
+    .venv/bin/python bench/bench_oversize.py --kinds --no-lines --no-hostile  # files, readers
 """
 
 from __future__ import annotations
@@ -194,6 +198,40 @@ def measure_hostile(folder: Path, url: str) -> list[tuple[str, float, int, int, 
     return rows
 
 
+#: One-line tables of the --values file: 637,830 fit in its 4 MiB (595 MB parsed, unbounded).
+VALUES_TABLES = 637_830
+#: Bytes of the large feature file (1.9 GB read whole, unbounded).
+FEATURE_BYTES = 300 << 20
+
+
+def measure_user_files(folder: Path) -> list[tuple[str, float, int, int, str]]:
+    """certify given a --values file of VALUES_TABLES tables, a folder with a FEATURE_BYTES
+    feature, and one with a feature linked to /dev/zero: each refused in one line."""
+    from oversize import many_tables_toml
+
+    values = many_tables_toml(folder / "values.toml", VALUES_TABLES)
+    large, endless = folder / "large", folder / "endless"
+    large.mkdir(exist_ok=True)
+    endless.mkdir(exist_ok=True)
+    step = b"    Given the service under test\n" * 32768  # 1 MiB
+    with (large / "large.feature").open("wb") as f:
+        f.write(b"Feature: large\n  Scenario: one\n")
+        for _ in range(FEATURE_BYTES >> 20):
+            f.write(step)
+    (endless / "zero.feature").unlink(missing_ok=True)
+    (endless / "zero.feature").symlink_to("/dev/zero")
+    runs = {f"--values {VALUES_TABLES:,} tables": ["--values", str(values)],
+            f"feature {FEATURE_BYTES >> 20} MB": ["--features", str(large)],
+            "feature -> /dev/zero": ["--features", str(endless)]}
+    rows = []
+    for what, flags in runs.items():
+        run = measure_run([HARNESS, "certify", "--no-html", "--report-dir",
+                           str(folder / "reports"), *flags], folder)
+        said = [line for line in run.err.splitlines() if "error" in line]
+        rows.append((what, run.seconds, run.peak_kb, run.returncode, (said or [""])[0][-90:]))
+    return rows
+
+
 def measure_served(args: list[str], cwd: Path):
     """A server command (mock) from its start until it listens, then stopped with SIGINT."""
     import signal
@@ -231,6 +269,8 @@ def main() -> int:
     parser.add_argument("--commands", nargs="+", default=list(COMMANDS), choices=COMMANDS)
     parser.add_argument("--no-lines", action="store_true",
                         help="skip lint and replay over 1 MB-header lines")
+    parser.add_argument("--no-files", action="store_true",
+                        help="skip certify's --values and --features files")
     parser.add_argument("--no-readers", action="store_true",
                         help="skip every reader over the 10 million-header .zhar")
     parser.add_argument("--no-hostile", action="store_true",
@@ -258,6 +298,13 @@ def main() -> int:
                 worst = max(worst, peak)
                 print(f"{command:>8}  {'1MB-lines':>9}  {seconds:>7.1f}  {peak / 1024:>11.1f}  "
                       f"{code:>4}  {summary}", flush=True)
+        if not args.no_files:
+            print(f"files a user gives certify (load average {os.getloadavg()[0]:.2f}):",
+                  flush=True)
+            for what, seconds, peak, code, summary in measure_user_files(folder):
+                worst = max(worst, peak)
+                print(f"{what:>26}  {seconds:>7.1f}  {peak / 1024:>11.1f}  {code:>4}  {summary}",
+                      flush=True)
         groups = [(f"a .zhar whose entry 2 of 3 has {ZHAR_HEADERS:,} headers", "10M-hdrs",
                    measure_readers, args.no_readers),
                   ("a catastrophic pattern, a 70 KB GET URL, statuses 999/0/-1", "hostile",

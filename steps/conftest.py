@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -18,7 +19,6 @@ from harness.certify.steps.mock_steps import *  # noqa: F403 (step definitions)
 from harness.certify.steps.recorded_traffic_steps import *  # noqa: F403 (step definitions)
 from harness.certify.steps.scenario_steps import *  # noqa: F403 (step definitions)
 from harness.contract.model import DEFAULT_NAMESPACE, load, school_mobile
-from harness.mock.client import MockAdmin
 from harness.reports.allure_bridge import (  # noqa: F401 (pytest-bdd hooks: Gherkin steps as Allure steps)
     pytest_bdd_after_scenario,
     pytest_bdd_after_step,
@@ -28,6 +28,9 @@ from harness.reports.allure_bridge import (  # noqa: F401 (pytest-bdd hooks: Ghe
     pytest_bdd_step_error,
 )
 from harness.scenarios.state import ScenarioState
+
+if TYPE_CHECKING:
+    from harness.mock.client import MockAdmin
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -95,6 +98,8 @@ def scenario_started() -> float:
 def mock_admin(service: Service) -> Iterator[MockAdmin]:
     """The admin API of the mock under test; the stubs the scenario set are removed at its
     end."""
+    from harness.mock.client import MockAdmin  # the mock's engine: for mock scenarios only
+
     admin = MockAdmin(service.base_url)
     yield admin
     try:

@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import json
 import re
+from typing import TYPE_CHECKING
 
 from pytest_bdd import given, parsers, then
 
 from harness.certify.engine import Service
 from harness.contract.model import Operation
 from harness.contract.types import ParamType
-from harness.mock.client import MockAdmin
 from harness.scenarios.state import ScenarioState
 from harness.scenarios.values import ValueProblem, call_arguments
 from harness.traffic.redaction import REPORT_REDACTED
+
+if TYPE_CHECKING:  # the mock's engine loads with the first mock scenario, not with certify
+    from harness.mock.client import MockAdmin
 
 #: What makes a stub step match only the calls with the values of the table below it.
 WHEN = r"(?P<matched> when called with:)?"

@@ -45,6 +45,16 @@ def many_headers_line(exchange: Exchange, headers: int) -> bytes:
 
 
 def many_tables_toml(path: Path, tables: int) -> Path:
-    """A ``--values`` file of ``tables`` empty tables (``[a0]``, ``[a1]``...)."""
-    path.write_text("".join(f"[a{n}]\n" for n in range(tables)), encoding="utf-8")
+    """A ``--values`` file of ``tables`` empty tables, the shortest names first (``[a]``,
+    ``[b]``... ``[aa]``...): 637,830 of them fit in 4 MiB."""
+    from itertools import islice, product
+
+    names = ("".join(letters) for size in range(1, 8)
+              for letters in product(_BARE, repeat=size))
+    path.write_text("".join(f"[{name}]\n" for name in islice(names, tables)),
+                    encoding="utf-8")
     return path
+
+
+#: The characters of a TOML bare key.
+_BARE = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"

@@ -25,8 +25,8 @@ _EPOCH_MS = re.compile(r"\b1[6-9]\d{11}\b")
 
 
 def _canonical(value: object) -> object:
-    if isinstance(value, dict):
-        return {k: _canonical(v) for k, v in sorted(value.items())}
+    if isinstance(value, dict):  # "order": Allure numbers the tests in the order it read them
+        return {k: _canonical(v) for k, v in sorted(value.items()) if k != "order"}
     if isinstance(value, list):  # Allure reads the results in no set order
         return sorted((_canonical(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True))
     return value
@@ -34,8 +34,8 @@ def _canonical(value: object) -> object:
 
 def content(html: Path) -> dict[str, object]:
     """What a single-file report embeds (name -> decoded data, JSON canonical), with what
-    differs between any two renders of the same results masked (the report's own uuids and
-    creation time)."""
+    differs between any two renders of the same results masked (the report's own uuids, its
+    creation time, the order it read the results in)."""
     found: dict[str, object] = {}
     for name, data in re.findall(r'd\("([^"]+)","([A-Za-z0-9+/=]*)"\)',
                                  html.read_text(encoding="utf-8")):

@@ -993,21 +993,16 @@ Tally = Counter[tuple[str, str | None, str | None, Verdict]]
 class BulkTally(Counter[tuple[str, str | None, str | None, Verdict]]):
     """A Tally that counts the not-applicable outcomes of the rules out of scope of an
     operation x binding (most of the catalogue for most pairs: ~55 of ~70 keys an exchange)
-    as one number per pair, and the others' keys in one list, and counts them all in
-    ``settle``: lint over a chunk of exchanges counts each out-of-scope key once, not once per
-    exchange, and the rest in one call."""
+    as one number per pair, and spreads them into their keys in ``settle``: lint over a
+    chunk of exchanges counts each of them once, not once per exchange."""
 
     def __init__(self) -> None:
         super().__init__()
         #: id(plan) -> [plan, exchanges judged under it] (the plan is held: its id stays)
         self.plans: dict[int, list] = {}
-        #: The keys of the passed and not-applicable outcomes of rules in scope, as judged.
-        self.pending: list[tuple[str, str | None, str | None, Verdict]] = []
 
     def settle(self) -> BulkTally:
-        """Every deferred count in its key; returns itself."""
-        self.update(self.pending)
-        self.pending.clear()
+        """Every deferred count in its key (in the plan's rule order); returns itself."""
         for plan, n in self.plans.values():
             for key in plan.out_of_scope_counts:
                 self[key] += n
@@ -1106,13 +1101,12 @@ def _judge_case(case: Case, chosen: tuple[Rule, ...], tally: Tally | None,
                                          _weigh(rule, outcome, profile),
                                          client if rule.side is not Side.RESPONSE else None))
         return findings
-    bulk = type(tally) is BulkTally
-    if bulk:  # the out-of-scope rules' outcomes: one count per pair; the rest: settled later
+    if type(tally) is BulkTally:  # the out-of-scope rules' outcomes: one count per pair
         if (entry := tally.plans.get(id(plan))) is None:
             tally.plans[id(plan)] = [plan, 1]
         else:
             entry[1] += 1
-        counted = tally.pending
+        counted = []
     else:
         counted = list(plan.out_of_scope_counts)
     op_name, label = op.name, binding.label
@@ -1125,8 +1119,7 @@ def _judge_case(case: Case, chosen: tuple[Rule, ...], tally: Tally | None,
                 findings.append(_finding(exchange, rule.id, op, binding,
                                          _weigh(rule, outcome, profile),
                                          client if rule.side is not Side.RESPONSE else None))
-    if not bulk:
-        tally.update(counted)  # counted in C, once per exchange
+    tally.update(counted)  # counted in C, once per exchange
     return findings
 
 

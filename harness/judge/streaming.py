@@ -29,7 +29,7 @@ from harness import lifeline, progress, stopping
 from harness.contract.bindings import Binding
 from harness.errors import RecordingError, RunStopped
 from harness.judge.findings import Finding, Report, Verdict
-from harness.traffic.bounds import load_line
+from harness.traffic.bounds import LONG_LINE, load_line, refused_line
 from harness.traffic.exchange import Exchange
 from harness.traffic.recording import (
     FORMAT_VERSION,
@@ -75,9 +75,10 @@ class Chunk:
     source: str
     #: Line number of the first item in its file (native recordings); 0 for HAR exchanges.
     first_line: int
-    #: Raw JSON lines of a native recording (None: a line over MAX_LINE_BYTES, skipped), or
-    #: exchanges read from a HAR file.
-    items: list[bytes | None] | list[Exchange]
+    #: Raw JSON lines of a native recording (None: a line over MAX_LINE_BYTES, skipped; a
+    #: text: why a line over the bounds of harness.traffic.bounds is refused), or exchanges
+    #: read from a HAR file.
+    items: list[bytes | str | None] | list[Exchange]
     #: Broken HAR entries met while reading this chunk's exchanges (said, counted).
     broken: tuple[str, ...] = ()
 
@@ -128,8 +129,11 @@ def chunks(paths: Iterable[str | Path], size: int, max_bytes: int = CHUNK_BYTES
             f.readline(HEADER_LIMIT)  # header
             number, lines, held = 2, [], 0
             for line in lines_of(f):
+                if line is not None and len(line) > LONG_LINE and (  # never shipped whole
+                        refused := refused_line(line)):
+                    line = f"{path}:{number + len(lines)}: exchange refused: {refused}"
                 lines.append(line)
-                held += len(line) if line is not None else 0
+                held += len(line) if type(line) is bytes else 0
                 if len(lines) >= size or held >= max_bytes:
                     yield Chunk(str(path), number, lines)
                     number, lines, held = number + len(lines), [], 0
@@ -250,7 +254,17 @@ def process(chunk: Chunk) -> ChunkResult:
     if redaction is not None:
         result.secrets = redaction.learned()
     _time(exchanges, result.seconds)
+    if _LARGE_EXCHANGE * len(chunk.items) < sum(len(i) for i in chunk.items if type(i) is bytes):
+        gc.collect()  # see _LARGE_EXCHANGE
     return result
+
+
+#: Bytes of an exchange (its recording line, on average over a chunk) past which the chunk's
+#: garbage is collected when it is done: a replayed exchange leaves its request (a 1 MB header
+#: twice over) in a cycle of httpcore's connection objects, and a worker's lazy collector
+#: (``_YOUNG_OBJECTS``) let ~200 of them pile up, 250-400 MB a worker. One collection per
+#: chunk of such exchanges (a few of them) costs little beside sending them.
+_LARGE_EXCHANGE = 64 << 10
 
 
 def _time(exchanges: Sequence[Exchange], seconds: Counter[tuple[str | None, str | None]]
@@ -294,6 +308,9 @@ def _decode(chunk: Chunk, result: ChunkResult) -> list[Exchange]:
             continue
         if item is None:
             result.broken.append(too_long(f"{chunk.source}:{chunk.first_line + offset}"))
+            continue
+        if isinstance(item, str):  # refused by the reader (refused_line)
+            result.broken.append(item)
             continue
         if not item.strip():
             continue

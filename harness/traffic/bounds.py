@@ -32,7 +32,7 @@ MAX_HEADER_BYTES = 4 << 20
 MAX_DEPTH = 1000
 #: A line shorter than this cannot hold MAX_VALUES values (each takes two bytes at least) nor
 #: headers over MAX_HEADER_BYTES: it is decoded as it is, unchecked.
-_QUICK = min(2 * MAX_VALUES, MAX_HEADER_BYTES)
+_QUICK = LONG_LINE = min(2 * MAX_VALUES, MAX_HEADER_BYTES)
 
 
 class Refused(ValueError):
@@ -67,6 +67,25 @@ def load_line(line: bytes, loads: Callable[[bytes], Any]) -> Any:
                                              for h in headers):
             check_headers(headers, role)
     return data
+
+
+def refused_line(line: bytes) -> str:
+    """Why a recording line is over a bound ("" when it is not), without decoding one that
+    cannot be (a reader's parent checks a long line before handing it to a worker)."""
+    if len(line) <= _QUICK or (len(line) <= MAX_HEADER_BYTES and _values_at_most(line)
+                               < MAX_VALUES):
+        return ""
+    try:
+        load_line(line, _never)
+    except Refused as exc:
+        return str(exc)
+    except (ValueError, KeyError, TypeError, RecursionError):
+        return ""  # broken, not over a bound: the worker says how
+    return ""
+
+
+def _never(line: bytes) -> Any:
+    raise AssertionError("load_line decodes a long line itself")
 
 
 def _values_at_most(line: bytes) -> int:
