@@ -28,6 +28,7 @@ from harness.contract.wsdl_import import (
     describe,
 )
 from harness.contract.xmlsafe import local_name, parse_xml
+from harness.errors import ClassificationError
 from harness.judge import rules
 from harness.judge.findings import Verdict
 from harness.reference.app import answer, create_app
@@ -284,13 +285,19 @@ def test_a_huge_array_stays_under_the_size_cap(orders: Contract, tmp_path: Path)
     """A target answering an array of 200,000 items: certify reads no more than its cap and
     says so in one finding per call, no hang, no memory blow-up."""
     op = orders.operation("Tags")
+    built: dict[Binding, HttpResponse] = {}  # one huge answer per binding, built once: CI is busy
 
     def huge(contract: Contract, request: HttpRequest) -> HttpResponse:
         response = answer(contract, request)
         if "Tags" not in request.url and b"Tags" not in request.body:
             return response
-        call = classify(contract, request)
-        return build_response(contract, op, call.binding, ["x" * 20] * 200_000)
+        try:
+            binding = classify(contract, request).binding
+        except ClassificationError:  # certify's odd requests (a PUT...): the reference's answer
+            return response
+        if binding not in built:
+            built[binding] = build_response(contract, op, binding, ["x" * 20] * 200_000)
+        return built[binding]
 
     with running(orders, app=create_app(orders, huge)) as url:
         code, data, out = _certify(tmp_path, "--target", url, "--operation", "Tags",

@@ -285,7 +285,9 @@ def running(contract: Contract | None = None, app=None, host: str = "127.0.0.1",
         yield base_url(host, bound_port, "https" if ssl_certfile else "http")
     finally:
         server.should_exit = True
-        thread.join(timeout=5)
+        # The listening socket is closed after uvicorn's own shutdown closed the server: a busy
+        # machine can take seconds there, and a socket closed under it is a thread traceback.
+        thread.join(timeout=30)
         sock.close()
 
 
