@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import math
 import os
 import re
@@ -50,6 +49,10 @@ from pathlib import Path
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from traffic import repeated_recording, with_recorded_duration  # noqa: E402
+
 SAMPLE = ROOT / "recordings" / "sample-all-bindings.jsonl"
 CALL = "/GetTeacherGroups.asmx/GetTeacherGrpupsByID?Tid=A10"  # recorded in SAMPLE
 TARGET = 2.0
@@ -133,18 +136,6 @@ def one_stop(args: list[str], clients: Callable[[tuple[str, int]], list[socket.s
             child.wait()
 
 
-def slow_recording(folder: Path) -> Path:
-    lines = SAMPLE.read_text(encoding="utf-8").splitlines()
-    out = [lines[0]]
-    for line in lines[1:]:
-        exchange = json.loads(line)
-        exchange.setdefault("timings", {})["duration"] = 1e12
-        out.append(json.dumps(exchange))
-    path = folder / "slow.jsonl"
-    path.write_text("\n".join(out) + "\n", encoding="utf-8")
-    return path
-
-
 def kill9(args: list[str], tree: Path, workers: int) -> tuple[int, float, float]:
     """(processes below the command, their MB, seconds until they were all gone) when
     ``harness ARGS`` of ``tree`` is killed with SIGKILL once ``workers`` processes below it
@@ -191,12 +182,7 @@ def _busy(processes: list) -> int:
 
 
 def kill9_part(trees: dict[str, Path], rounds: int, work: Path) -> None:
-    lines = SAMPLE.read_text(encoding="utf-8").splitlines(keepends=True)
-    big = work / "big.jsonl"
-    with big.open("w", encoding="utf-8") as f:
-        f.write(lines[0])
-        for _ in range(1500):
-            f.writelines(lines[1:])
+    big = repeated_recording(SAMPLE, work / "big.jsonl", 1500)
     target, where = start(["serve", "--port", "0"], ROOT)
     try:
         url = f"http://{where[0]}:{where[1]}"
@@ -236,8 +222,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-stop-") as work:
         serve = ["serve", "--port", "0"]
         mock = ["mock", str(SAMPLE), "--port", "0", "--quiet"]
-        slow = ["mock", str(slow_recording(Path(work))), "--port", "0", "--quiet",
-                "--latency", "recorded"]
+        slow_recording = with_recorded_duration(SAMPLE, Path(work) / "slow.jsonl", 1e12)
+        slow = ["mock", str(slow_recording), "--port", "0", "--quiet", "--latency", "recorded"]
         cases = [(f"{args[0]}, {name}", args, clients, True)
                  for args in (serve, mock)
                  for name, clients in (("idle", lambda where: []), ("half body", half_body),

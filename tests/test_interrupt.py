@@ -24,6 +24,7 @@ import psutil
 import pytest
 from faulty import serve_fault
 from test_probe import accepts_any_id
+from traffic import repeated_recording
 
 from harness.contract.bindings import classify
 from harness.errors import ClassificationError
@@ -157,12 +158,7 @@ def test_diff_stops_and_writes_what_it_compared(slow, tmp_path: Path) -> None:
 
 
 def test_lint_with_workers_stops_and_keeps_the_chunks_judged(tmp_path: Path) -> None:
-    lines = SAMPLE.read_text(encoding="utf-8").splitlines(keepends=True)
-    big = tmp_path / "big.jsonl"
-    with big.open("w", encoding="utf-8") as f:
-        f.write(lines[0])
-        for _ in range(600):
-            f.writelines(lines[1:])
+    big = repeated_recording(SAMPLE, tmp_path / "big.jsonl", 600)
     report = tmp_path / "lint.json"
     code, out, err = interrupt(["lint", str(big), "--workers", "2", "--json", str(report)],
                                workers_up(3))

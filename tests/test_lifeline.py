@@ -20,6 +20,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from traffic import repeated_recording
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "recordings" / "sample-all-bindings.jsonl"
@@ -32,13 +33,7 @@ GONE_TIMEOUT = 30
 def big(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """~22 MB of recorded exchanges: lint and replay judge it in worker processes (over
     2 MB), the mock indexes it in two (over 16 MB)."""
-    lines = SAMPLE.read_text(encoding="utf-8").splitlines(keepends=True)
-    path = tmp_path_factory.mktemp("lifeline") / "big.jsonl"
-    with path.open("w", encoding="utf-8") as f:
-        f.write(lines[0])
-        for _ in range(600):
-            f.writelines(lines[1:])
-    return path
+    return repeated_recording(SAMPLE, tmp_path_factory.mktemp("lifeline") / "big.jsonl", 600)
 
 
 def processes_at_least(count: int) -> Callable[[list[psutil.Process]], bool]:

@@ -12,7 +12,6 @@ non-interactive shell would ignore SIGINT); no timing assertion but a generous b
 from __future__ import annotations
 
 import contextlib
-import json
 import re
 import signal
 import socket
@@ -25,6 +24,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from traffic import with_recorded_duration
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "recordings" / "sample-all-bindings.jsonl"
@@ -127,14 +127,7 @@ def test_a_stop_waits_for_no_client(command: list[str], sig: int) -> None:
 
 
 def test_a_recorded_latency_of_1e12_seconds_does_not_hold_the_stop(tmp_path: Path) -> None:
-    lines = SAMPLE.read_text(encoding="utf-8").splitlines()
-    slow = [lines[0]]
-    for line in lines[1:]:
-        exchange = json.loads(line)
-        exchange.setdefault("timings", {})["duration"] = 1e12
-        slow.append(json.dumps(exchange))
-    recording = tmp_path / "slow.jsonl"
-    recording.write_text("\n".join(slow) + "\n", encoding="utf-8")
+    recording = with_recorded_duration(SAMPLE, tmp_path / "slow.jsonl", 1e12)
     with started(["mock", str(recording), "--port", "0", "--latency", "recorded",
                   "--quiet"]) as (child, url):
         waiting = socket.create_connection(_address(url))

@@ -5,6 +5,7 @@ and a recording writer."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -75,3 +76,27 @@ def record_calls(contract: Contract, url: str, path: Path, calls: Iterable[Call]
             out.write(Exchange(built, send.send(http, built), source=url))
     return path
 
+
+
+def repeated_recording(sample: Path, path: Path, times: int) -> Path:
+    """``sample``'s exchanges ``times`` over under its one header line, written to ``path``: a
+    recording big enough for worker processes (lint, replay, the mock's indexers)."""
+    lines = sample.read_text(encoding="utf-8").splitlines(keepends=True)
+    with path.open("w", encoding="utf-8") as f:
+        f.write(lines[0])
+        for _ in range(times):
+            f.writelines(lines[1:])
+    return path
+
+
+def with_recorded_duration(sample: Path, path: Path, seconds: float) -> Path:
+    """``sample`` written to ``path`` with every exchange's recorded duration ``seconds``
+    (what ``mock --latency recorded`` waits)."""
+    lines = sample.read_text(encoding="utf-8").splitlines()
+    out = [lines[0]]
+    for line in lines[1:]:
+        recorded = json.loads(line)
+        recorded.setdefault("timings", {})["duration"] = seconds
+        out.append(json.dumps(recorded))
+    path.write_text("\n".join(out) + "\n", encoding="utf-8")
+    return path

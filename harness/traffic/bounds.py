@@ -32,7 +32,7 @@ MAX_HEADER_BYTES = 4 << 20
 MAX_DEPTH = 1000
 #: A line shorter than this cannot hold MAX_VALUES values (each takes two bytes at least) nor
 #: headers over MAX_HEADER_BYTES: it is decoded as it is, unchecked.
-_QUICK = LONG_LINE = min(2 * MAX_VALUES, MAX_HEADER_BYTES)
+LONG_LINE = min(2 * MAX_VALUES, MAX_HEADER_BYTES)
 
 
 class Refused(ValueError):
@@ -55,8 +55,7 @@ def check_headers(pairs: Sequence[Any], role: str) -> None:
 def load_line(line: bytes, loads: Callable[[bytes], Any]) -> Any:
     """A recording line's JSON, decoded by ``loads``; a line that may be over a bound is
     built from ijson's events within them instead (Refused when it is over one)."""
-    if len(line) <= _QUICK or (len(line) <= MAX_HEADER_BYTES and _values_at_most(line)
-                               < MAX_VALUES):
+    if not _may_be_over(line):
         return loads(line)
     data = build(ijson.basic_parse(line, use_float=True))
     for role in ("request", "response"):
@@ -72,8 +71,7 @@ def load_line(line: bytes, loads: Callable[[bytes], Any]) -> Any:
 def refused_line(line: bytes) -> str:
     """Why a recording line is over a bound ("" when it is not), without decoding one that
     cannot be (a reader's parent checks a long line before handing it to a worker)."""
-    if len(line) <= _QUICK or (len(line) <= MAX_HEADER_BYTES and _values_at_most(line)
-                               < MAX_VALUES):
+    if not _may_be_over(line):
         return ""
     try:
         load_line(line, _never)
@@ -86,6 +84,12 @@ def refused_line(line: bytes) -> str:
 
 def _never(line: bytes) -> Any:
     raise AssertionError("load_line decodes a long line itself")
+
+
+def _may_be_over(line: bytes) -> bool:
+    """Whether ``line`` is long enough, and holds enough values, to be over a bound."""
+    return len(line) > LONG_LINE and (len(line) > MAX_HEADER_BYTES
+                                      or _values_at_most(line) >= MAX_VALUES)
 
 
 def _values_at_most(line: bytes) -> int:
