@@ -197,6 +197,35 @@ def in_worker(counter: Any) -> None:
     _counter = counter
 
 
+# A worker process may be forked from a command whose progress thread is drawing (lint's
+# workers are: ``harness.judge.streaming``). The fork waits until the drawing is done, so the
+# child never inherits the stream's lock held by a thread it does not have; and the child has
+# no progress of its own (``answered`` there goes to the parent's counter, or nowhere).
+
+
+def _before_fork() -> None:
+    progress = _active
+    if progress is not None:
+        progress._lock.acquire()
+        _held.append(progress)
+
+
+def _after_fork_in_parent() -> None:
+    while _held:
+        _held.pop()._lock.release()
+
+
+def _after_fork_in_child() -> None:
+    global _active
+    _after_fork_in_parent()
+    _active = None
+
+
+_held: list[Progress] = []
+os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
+                    after_in_child=_after_fork_in_child)
+
+
 def _is_terminal(stream: IO[str]) -> bool:
     try:
         return stream.isatty()

@@ -129,7 +129,20 @@ def in_worker(event: Any) -> None:
     global _shared
     for sig in SIGNALS:
         signal.signal(sig, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, SIGNALS)  # held while it was forked
     _shared = event
+
+
+@contextlib.contextmanager
+def held() -> Iterator[None]:
+    """Within it SIGINT and SIGTERM wait (they arrive when it ends): around the fork of
+    worker processes, which would otherwise take one for the command's before they ignore
+    them (``in_worker``)."""
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def reset() -> None:

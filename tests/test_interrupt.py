@@ -12,6 +12,8 @@ timeout on the child.
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
 import signal
 import subprocess
 import sys
@@ -26,6 +28,7 @@ from faulty import serve_fault
 from test_probe import accepts_any_id
 from traffic import repeated_recording
 
+from harness import stopping
 from harness.contract.bindings import classify
 from harness.errors import ClassificationError
 from harness.reference.app import answer
@@ -161,11 +164,36 @@ def test_lint_with_workers_stops_and_keeps_the_chunks_judged(tmp_path: Path) -> 
     big = repeated_recording(SAMPLE, tmp_path / "big.jsonl", 600)
     report = tmp_path / "lint.json"
     code, out, err = interrupt(["lint", str(big), "--workers", "2", "--json", str(report)],
-                               workers_up(3))
+                               workers_up(2))  # forked from it: no forkserver
     assert code == 130, err
     data = interrupted_json(report)
     assert data["exchanges"] < 32 * 600
     assert "lint: INTERRUPTED by SIGINT" in out
+
+
+def test_a_worker_forked_by_a_command_takes_no_signal_before_it_ignores_them() -> None:
+    """lint forks its workers from the command, whose SIGINT handler they inherit until they
+    ignore the signals (``stopping.in_worker``): a Ctrl-C in between would run the command's
+    handler in the worker (a second "interrupted" line, a KeyboardInterrupt there). Forked
+    within ``stopping.held()``, the worker gets the signal only once it ignores it."""
+    context = multiprocessing.get_context("fork")
+    go = context.Event()
+    parent, child = context.Pipe()
+    with stopping.handled("lint"):
+        with stopping.held():
+            worker = context.Process(target=_ignore_signals_once_told, args=(go, child))
+            worker.start()
+        os.kill(worker.pid, signal.SIGINT)  # before it ignores signals
+        go.set()
+        worker.join(30)
+    assert parent.poll(0), "the worker took the command's SIGINT and ended"
+    assert parent.recv() is None, "the worker ran the command's SIGINT handler"
+
+
+def _ignore_signals_once_told(go, conn) -> None:
+    go.wait(30)
+    stopping.in_worker(None)
+    conn.send(stopping.signal_name())
 
 
 def test_probe_stops_and_never_replaces_a_complete_failures_file(tmp_path: Path) -> None:

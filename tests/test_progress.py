@@ -9,15 +9,18 @@ test_interrupt, with HARNESS_PROGRESS_SECONDS=1 so a line is due within a short 
 from __future__ import annotations
 
 import io
+import multiprocessing
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 
 import pytest
 from faulty import serve_fault
 from test_interrupt import ROOT, SAMPLE, START_TIMEOUT, Slow
 
+from harness import progress
 from harness.progress import Progress
 
 
@@ -89,3 +92,45 @@ def test_quiet_or_a_pause_shorter_than_every_prints_nothing() -> None:
     with Progress("lint", stream=out, every=3600) as progress:
         progress.update(5)
     assert out.getvalue() == ""
+
+
+class _BlockingStream(io.StringIO):
+    """A stream whose writes wait until ``go`` is set (a terminal that stalls), saying when
+    one has started."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writing, self.go = threading.Event(), threading.Event()
+
+    def write(self, text: str) -> int:
+        self.writing.set()
+        self.go.wait()
+        return super().write(text)
+
+    def isatty(self) -> bool:
+        return False
+
+
+def test_a_process_forked_while_the_progress_draws_gets_no_lock_held_by_no_one() -> None:
+    """lint forks its workers from the command, whose progress thread may be drawing at that
+    moment: the fork waits for the drawing to end, so the child does not inherit the progress
+    lock held by a thread it does not have (it would hang on it), and the child has no
+    progress of its own (``answered`` there must not draw the parent's)."""
+    stream = _BlockingStream()
+    with Progress("lint", stream=stream, every=0.0) as bar:
+        assert stream.writing.wait(10), "the progress thread never drew"  # it holds the lock
+        threading.Timer(0.2, stream.go.set).start()  # the drawing ends a little later
+        parent, child = multiprocessing.Pipe()
+        worker = multiprocessing.get_context("fork").Process(
+            target=_report_progress_state, args=(bar, child))
+        worker.start()  # the fork: waits for the drawing
+        worker.join(30)
+        assert parent.poll(0), "the forked process said nothing"
+        lock_free, no_progress = parent.recv()
+    assert lock_free, "the forked process inherited the progress lock, held"
+    assert no_progress, "the forked process drew the parent's progress"
+
+
+def _report_progress_state(bar: Progress, conn) -> None:
+    took = bar._lock.acquire(timeout=5)
+    conn.send((took, progress._active is None))

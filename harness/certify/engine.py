@@ -29,6 +29,7 @@ import pytest
 
 from harness import stopping
 from harness.certify.generate import WSDL_FEATURE, write_features
+from harness.certify.step_lookup import memoised_step_lookup
 from harness.contract.bindings import Binding, build_request
 from harness.contract.model import (
     VALUE_SETS,
@@ -705,21 +706,11 @@ def _certify(target: str | None, contract: Contract | str | None, outputs: Outpu
                 code = _run_pytest(args, plugin, stream, features)
             finally:  # tidied and through the redaction (a stopped run's too), written once
                 results.write(redaction.text, warning_label=WARNING_LABEL)
-    report.finish()
-    if settings.stopped is not None:
-        raise settings.stopped
-    if stopping.requested() and code == pytest.ExitCode.INTERRUPTED:
-        report.interrupt()  # the scenarios that ran are reported, marked interrupted
-        report.meta["scenarios_planned"] = plugin.planned
-        code = pytest.ExitCode.OK
-    if code == pytest.ExitCode.NO_TESTS_COLLECTED and settings.rules:
-        raise UsageError("--rule selected no scenario")
-    if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
-        raise HarnessError(f"the conformance features did not run (pytest exit {int(code)})")
-    report.meta["scenarios"] = {k: n for k, n in plugin.scenarios.items() if n}
-    if not plugin.scenarios.get("failed"):
-        require_judged(report)
-    write_overview(outputs.allure_results, report, namespace=contract.namespace)
+        _conclude(report, settings, plugin, code)
+        write_overview(outputs.allure_results, report, namespace=contract.namespace)
+        if renderer is not None:  # Node renders while the reference stops and the rest is said
+            renderer.start(outputs.allure_results, outputs.allure_report,
+                           name="harness certify", history=outputs.history)
     print(file=stream)
     print_report(report, stream)
     line = send.wrong_target_line(shown, settings.strange, settings.answered)
@@ -740,6 +731,25 @@ def _certify(target: str | None, contract: Contract | str | None, outputs: Outpu
               "failure (see the pytest lines above)", file=stream)
         status = 1
     return status
+
+
+def _conclude(report: Report, settings: Settings, plugin: CertifyPlugin,
+              code: pytest.ExitCode) -> None:
+    """The run's report finished, or why the run has none (raised)."""
+    report.finish()
+    if settings.stopped is not None:
+        raise settings.stopped
+    if stopping.requested() and code == pytest.ExitCode.INTERRUPTED:
+        report.interrupt()  # the scenarios that ran are reported, marked interrupted
+        report.meta["scenarios_planned"] = plugin.planned
+        code = pytest.ExitCode.OK
+    if code == pytest.ExitCode.NO_TESTS_COLLECTED and settings.rules:
+        raise UsageError("--rule selected no scenario")
+    if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        raise HarnessError(f"the conformance features did not run (pytest exit {int(code)})")
+    report.meta["scenarios"] = {k: n for k, n in plugin.scenarios.items() if n}
+    if not plugin.scenarios.get("failed"):
+        require_judged(report)
 
 
 def _contract_features(contract: Contract, folder: Path) -> tuple[Path, ...]:
@@ -772,7 +782,7 @@ def _run_pytest(args: list[str], plugin: CertifyPlugin, stream,
 def _pytest_environment(features: tuple[Path, ...] = ()) -> Iterator[None]:
     """The user's PYTEST_* variables are for their own tests, not for certify's run; the run's
     features are bound when pytest imports test_conformance (afresh: one process may run
-    certify twice)."""
+    certify twice); pytest-bdd's step lookup is memoised (step_lookup)."""
     global _run_features
     _run_features = features
     for name, module in list(sys.modules.items()):  # its name depends on how pytest found it
@@ -782,7 +792,8 @@ def _pytest_environment(features: tuple[Path, ...] = ()) -> Iterator[None]:
     autoload = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     try:
-        yield
+        with memoised_step_lookup():
+            yield
     finally:
         _run_features = ()
         os.environ.update(saved)
@@ -794,8 +805,7 @@ def _pytest_environment(features: tuple[Path, ...] = ()) -> Iterator[None]:
 
 def _render_html(outputs: Outputs, stream, renderer: Renderer) -> None:
     try:
-        html = renderer.render(outputs.allure_results, outputs.allure_report,
-                               name="harness certify", history=outputs.history)
+        html = renderer.finish()  # started by _certify
     except AllureMissing as exc:
         print(f"certify: no HTML report: {exc}", file=stream)
         return

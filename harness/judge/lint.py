@@ -31,6 +31,9 @@ class LintJob:
     contract: Contract
     sides: tuple[Side, ...] = (Side.REQUEST, Side.RESPONSE)
     profile: Profile = SPEC
+    #: Its workers are forked from the command (``streaming.Job``): it holds only the contract
+    #: and the rules, which the command has imported already.
+    start_method = "fork"
 
     def setup(self) -> None:
         pass
