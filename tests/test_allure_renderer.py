@@ -10,10 +10,12 @@ import json
 import os
 import re
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
+from harness.errors import UsageError
 from harness.reports import allure_report
 from harness.reports.allure_results import AllureResults, Attach
 
@@ -107,3 +109,27 @@ def test_an_allure_whose_modules_are_unknown_is_run_through_its_cli(tmp_path: Pa
     write_results(tmp_path / "results")
     html = allure_report.render(tmp_path / "results", tmp_path / "out")
     assert html.read_text(encoding="utf-8").strip() == "<html>other allure</html>"
+
+
+def test_a_started_render_runs_while_the_caller_goes_on(tmp_path: Path) -> None:
+    """certify hands the renderer its job, then stops the reference and writes its other
+    reports: the page is rendered meanwhile, without waiting for ``finish``, which then checks
+    it as ``render`` does. A refusal (no results) comes from ``finish``, in its place."""
+    write_results(tmp_path / "results")
+    with allure_report.Renderer() as renderer:
+        renderer.start(tmp_path / "results", tmp_path / "out", name="harness certify")
+        page = tmp_path / "out" / "index.html"
+        deadline = time.monotonic() + 240
+        while not (page.is_file() and renderer._process.poll() is not None):
+            assert time.monotonic() < deadline, "the started render never wrote its page"
+            time.sleep(0.05)
+        html = renderer.finish()
+    assert html == page
+    assert allure_report.external_scripts(html.read_text(encoding="utf-8")) == []
+    assert any("AuthCode x HTTP GET" in json.dumps(v) for k, v in content(html).items()
+               if k.startswith("data/test-results/"))
+    (tmp_path / "empty").mkdir()
+    with allure_report.Renderer() as renderer:
+        renderer.start(tmp_path / "empty", tmp_path / "none")
+        with pytest.raises(UsageError, match="holds no Allure results"):
+            renderer.finish()

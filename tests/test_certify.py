@@ -190,6 +190,20 @@ def test_strip_analytics_removes_what_allure_embeds():
     assert "base64,AAAA" in stripped and "window.allure = {}" in stripped
 
 
+@pytest.mark.parametrize("tag", [
+    '<script src="//cdn.example/x.js">', "<script SRC = 'https://a.example/'>",
+    "<script a=1 src=http://b.example/>", '<script \u017frc="//a.example">',
+    '<script xsrc="//a.example">', '<script data-src="//a.example">',
+    '<script src="http:x">', '<script src="data:text/javascript;base64,Ly8vLw==">'])
+def test_a_script_from_the_network_is_found_as_by_the_plain_search(tag):
+    """The search for a network src starts where "src" does (a 3.6 MB data: URL made the plain
+    search 0.1 s a tag): the same answers, word boundary and case folding included."""
+    plain = re.compile(r"""\bsrc\s*=\s*["']?\s*(?:https?:)?//""", re.I)
+    page = f"<html>{tag}</script></html>"
+    assert bool(allure_report.external_scripts(page)) == bool(plain.search(tag))
+    assert (tag in allure_report.strip_analytics(page)) != bool(plain.search(tag))
+
+
 @pytest.mark.parametrize("fault", FAULTS.values(), ids=list(FAULTS))
 def test_certify_fails_each_fault_naming_rule_operation_binding(tmp_path, fault: Fault):
     with serve_fault(fault) as url:

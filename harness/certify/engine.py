@@ -706,21 +706,11 @@ def _certify(target: str | None, contract: Contract | str | None, outputs: Outpu
                 code = _run_pytest(args, plugin, stream, features)
             finally:  # tidied and through the redaction (a stopped run's too), written once
                 results.write(redaction.text, warning_label=WARNING_LABEL)
-    report.finish()
-    if settings.stopped is not None:
-        raise settings.stopped
-    if stopping.requested() and code == pytest.ExitCode.INTERRUPTED:
-        report.interrupt()  # the scenarios that ran are reported, marked interrupted
-        report.meta["scenarios_planned"] = plugin.planned
-        code = pytest.ExitCode.OK
-    if code == pytest.ExitCode.NO_TESTS_COLLECTED and settings.rules:
-        raise UsageError("--rule selected no scenario")
-    if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
-        raise HarnessError(f"the conformance features did not run (pytest exit {int(code)})")
-    report.meta["scenarios"] = {k: n for k, n in plugin.scenarios.items() if n}
-    if not plugin.scenarios.get("failed"):
-        require_judged(report)
-    write_overview(outputs.allure_results, report, namespace=contract.namespace)
+        _conclude(report, settings, plugin, code)
+        write_overview(outputs.allure_results, report, namespace=contract.namespace)
+        if renderer is not None:  # Node renders while the reference stops and the rest is said
+            renderer.start(outputs.allure_results, outputs.allure_report,
+                           name="harness certify", history=outputs.history)
     print(file=stream)
     print_report(report, stream)
     line = send.wrong_target_line(shown, settings.strange, settings.answered)
@@ -741,6 +731,25 @@ def _certify(target: str | None, contract: Contract | str | None, outputs: Outpu
               "failure (see the pytest lines above)", file=stream)
         status = 1
     return status
+
+
+def _conclude(report: Report, settings: Settings, plugin: CertifyPlugin,
+              code: pytest.ExitCode) -> None:
+    """The run's report finished, or why the run has none (raised)."""
+    report.finish()
+    if settings.stopped is not None:
+        raise settings.stopped
+    if stopping.requested() and code == pytest.ExitCode.INTERRUPTED:
+        report.interrupt()  # the scenarios that ran are reported, marked interrupted
+        report.meta["scenarios_planned"] = plugin.planned
+        code = pytest.ExitCode.OK
+    if code == pytest.ExitCode.NO_TESTS_COLLECTED and settings.rules:
+        raise UsageError("--rule selected no scenario")
+    if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        raise HarnessError(f"the conformance features did not run (pytest exit {int(code)})")
+    report.meta["scenarios"] = {k: n for k, n in plugin.scenarios.items() if n}
+    if not plugin.scenarios.get("failed"):
+        require_judged(report)
 
 
 def _contract_features(contract: Contract, folder: Path) -> tuple[Path, ...]:
@@ -796,8 +805,7 @@ def _pytest_environment(features: tuple[Path, ...] = ()) -> Iterator[None]:
 
 def _render_html(outputs: Outputs, stream, renderer: Renderer) -> None:
     try:
-        html = renderer.render(outputs.allure_results, outputs.allure_report,
-                               name="harness certify", history=outputs.history)
+        html = renderer.finish()  # started by _certify
     except AllureMissing as exc:
         print(f"certify: no HTML report: {exc}", file=stream)
         return

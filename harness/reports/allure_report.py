@@ -26,6 +26,9 @@ ALLURE = ROOT / "tools" / "node_modules" / ".bin" / "allure"
 _ANALYTICS = re.compile(r"gtag\(|dataLayer|googletagmanager|google-analytics|\bga\(", re.I)
 _SCRIPT_OPEN = re.compile(r"<script\b[^>]*>", re.I)
 _EXTERNAL_SRC = re.compile(r"""\bsrc\s*=\s*["']?\s*(?:https?:)?//""", re.I)
+#: Where _EXTERNAL_SRC can start (what "src" matches, ignoring case: U+017F is a long s). Found
+#: first, so its slow search is not run over every byte of a tag holding a 3.6 MB data: URL.
+_SRC_START = re.compile("[sS\u017f][rR][cC]")
 
 
 #: The tag of a test that passed with warnings (``allure_results`` tags it; CATEGORIES below
@@ -90,13 +93,16 @@ _NOT_LOADED = 3
 class Renderer:
     """Allure 3's renderer, started ahead of the results it renders: Node and Allure's modules
     load (most of a render's start-up) while the run that writes the results goes on, on the
-    other core; ``render`` then hands it the results. An Allure whose modules it cannot load
-    is run through its CLI (``allure awesome``), as before. ``close`` ends it unused."""
+    other core; ``render`` (or ``start``, then ``finish``) hands it the results. An Allure
+    whose modules it cannot load is run through its CLI (``allure awesome``), as before.
+    ``close`` ends it unused."""
 
     def __init__(self) -> None:
         self._work = tempfile.TemporaryDirectory(prefix="harness-allurerc-")
         self._process: subprocess.Popen[str] | None = None
         self._command: Path | None = None
+        self._job: tuple[Path, Path, str, dict[str, str], Path] | None = None
+        self._refused: UsageError | None = None
         try:
             self._command = allure_command()
             self._process = subprocess.Popen(
@@ -109,20 +115,36 @@ class Renderer:
     def render(self, results: str | Path, out_dir: str | Path, *, name: str = "harness",
                history: str | Path | None = None) -> Path:
         """As ``render`` (the module's function) does."""
-        # Absolute: Allure runs in a folder of its own (relative paths failed: "No test
-        # results directories found").
-        results, out_dir = Path(results).resolve(), Path(out_dir).resolve()
-        if not results.is_dir() or not any(results.glob("*-result.json")):
-            raise UsageError(f"{results} holds no Allure results (run harness certify first)")
-        settings: dict[str, object] = {"name": name, "categories": CATEGORIES}
-        if history is not None:
-            kept = history_file(history).resolve()
-            if kept.exists() and not kept.is_file():
-                raise UsageError(f"--history {kept} is not a file")
-            settings |= {"historyPath": str(kept), "historyLimit": HISTORY_LIMIT,
-                         "appendHistory": True}
-        config = Path(self._work.name) / "allurerc.json"
-        config.write_text(json.dumps(settings), encoding="utf-8")
+        self.start(results, out_dir, name=name, history=history)
+        return self.finish()
+
+    def start(self, results: str | Path, out_dir: str | Path, *, name: str = "harness",
+              history: str | Path | None = None) -> None:
+        """Hand the renderer its job and return at once: it renders while the caller does
+        other work (certify: stop the reference, write the console, JSON and JUnit reports);
+        ``finish`` waits for the page. Whatever is refused is raised by ``finish``."""
+        self._job = None
+        try:
+            self._job = self._prepare(results, out_dir, name, history)
+        except UsageError as exc:
+            self._refused = exc
+            return
+        self._refused = None
+        process = self._process
+        if process is not None and process.stdin is not None:
+            try:
+                process.stdin.write(json.dumps(self._job[3]) + "\n")
+                process.stdin.close()
+            except OSError:  # it ended: finish says why, or runs the CLI
+                pass
+            process.stdin = None  # closed: communicate() must not flush it again
+
+    def finish(self) -> Path:
+        """The page of the job ``start`` handed over, once rendered and checked."""
+        if self._refused is not None:
+            raise self._refused
+        assert self._job is not None, "finish() without start()"
+        results, out_dir, name, _, config = self._job
         done = self._run(results, out_dir, name, config)
         html = out_dir / "index.html"
         if done.returncode != 0 or not html.is_file():
@@ -137,15 +159,34 @@ class Renderer:
             raise HarnessError(f"the report still loads scripts from the network: {left[0]}")
         return html
 
+    def _prepare(self, results: str | Path, out_dir: str | Path, name: str,
+                 history: str | Path | None) -> tuple[Path, Path, str, dict[str, str], Path]:
+        """(results, out_dir, name, the renderer's job, the config file), checked."""
+        # Absolute: Allure runs in a folder of its own (relative paths failed: "No test
+        # results directories found").
+        results, out_dir = Path(results).resolve(), Path(out_dir).resolve()
+        if not results.is_dir() or not any(results.glob("*-result.json")):
+            raise UsageError(f"{results} holds no Allure results (run harness certify first)")
+        settings: dict[str, object] = {"name": name, "categories": CATEGORIES}
+        if history is not None:
+            kept = history_file(history).resolve()
+            if kept.exists() and not kept.is_file():
+                raise UsageError(f"--history {kept} is not a file")
+            settings |= {"historyPath": str(kept), "historyLimit": HISTORY_LIMIT,
+                         "appendHistory": True}
+        config = Path(self._work.name) / "allurerc.json"
+        config.write_text(json.dumps(settings), encoding="utf-8")
+        # The trailing separator: the folder as the CLI hands it on (a glob's match).
+        job = {"results": f"{results}{os.sep}", "output": str(out_dir), "name": name,
+               "config": str(config)}
+        return results, out_dir, name, job, config
+
     def _run(self, results: Path, out_dir: Path, name: str, config: Path
              ) -> subprocess.CompletedProcess[str]:
         process, self._process = self._process, None
         if process is not None:
-            # The trailing separator: the folder as the CLI hands it on (a glob's match).
-            job = {"results": f"{results}{os.sep}", "output": str(out_dir), "name": name,
-                   "config": str(config)}
             try:
-                out, err = process.communicate(json.dumps(job) + "\n", timeout=300)
+                out, err = process.communicate(timeout=300)
             except (OSError, subprocess.TimeoutExpired) as exc:
                 _end(process)
                 raise HarnessError(f"allure did not run: {exc}") from None
@@ -190,13 +231,19 @@ def _scripts(html: str):
         yield match.start(), end, match.group(0), html[match.end():max(close, match.end())]
 
 
+def _loads_from_network(tag: str) -> bool:
+    """_EXTERNAL_SRC.search(tag), in a few milliseconds where a data: URL makes the tag long
+    (0.1 s each time for Allure's page)."""
+    return any(_EXTERNAL_SRC.match(tag, at.start()) for at in _SRC_START.finditer(tag))
+
+
 def strip_analytics(html: str) -> str:
     """``html`` without scripts loaded from the network and without inline analytics code."""
     pieces, last = [], 0
     for start, end, tag, body in _scripts(html):
         if start < last:
             continue
-        if _EXTERNAL_SRC.search(tag) or (len(body) < 20000 and _ANALYTICS.search(body)):
+        if _loads_from_network(tag) or (len(body) < 20000 and _ANALYTICS.search(body)):
             pieces.append(html[last:start])
             last = end
     pieces.append(html[last:])
@@ -207,7 +254,7 @@ def external_scripts(html: str) -> list[str]:
     """Opening tags of scripts that load from the network, and inline analytics snippets."""
     found = []
     for _, _, tag, body in _scripts(html):
-        if _EXTERNAL_SRC.search(tag):
+        if _loads_from_network(tag):
             found.append(tag)
         elif len(body) < 20000 and _ANALYTICS.search(body):
             found.append(f"{tag}{body.strip()[:60]}...")
