@@ -69,6 +69,9 @@ from harness.contract.model import sample_arguments, school_mobile  # noqa: E402
 
 BIN = Path(sys.executable).parent
 STOCK, CAPTURE, ADDON = "stock mitmdump", "harness capture", "mitmdump + harness addon"
+AGAINST = "capture of --against"
+#: The Python (and so the checkout: its editable install) each capture setup runs with.
+PYTHONS = {CAPTURE: sys.executable}
 
 #: A request as the clients send it: method, target (path and query), headers, body.
 Request = tuple[str, str, list[tuple[str, str]], bytes]
@@ -401,8 +404,8 @@ class Result:
 def run_setup(name: str, upstream: str, tmp: Path, tag: str, opts,
               wires: dict[str, list[Wire]]) -> Result:
     out = tmp / f"{tag}.jsonl"
-    if name == CAPTURE:
-        with CaptureProcess(upstream, out, "--key-file", str(tmp / f"{tag}.key")) as cap:
+    if name in PYTHONS:
+        with capture_process(name, upstream, out, tmp / f"{tag}.key") as cap:
             assert cap.proc is not None
             port = int(cap.url.rsplit(":", 1)[1])
             result = _phases(port, cap.proc.pid, opts, wires)
@@ -431,6 +434,13 @@ def run_setup(name: str, upstream: str, tmp: Path, tag: str, opts,
     if name != STOCK:
         result.lost = result.fast.answered + result.crowd.answered - _recorded(out)
     return result
+
+
+def capture_process(name: str, upstream: str, out: Path, key: Path) -> CaptureProcess:
+    """``harness capture`` of setup ``name``: this checkout's, or the ``--against`` one's."""
+    cap = CaptureProcess(upstream, out, "--key-file", str(key))
+    cap.args[0] = PYTHONS[name]
+    return cap
 
 
 def _phases(port: int, pid: int, opts, wires: dict[str, list[Wire]]) -> Result:
@@ -467,10 +477,17 @@ def main() -> None:
                         help="requests of the many-clients phase (default 5000)")
     parser.add_argument("--thousand-rate", type=float, default=500.0,
                         help="requests per second all its clients send together (default 500)")
+    parser.add_argument("--thousand-only", action="store_true",
+                        help="only the many-clients phase (no stock mitmdump, 32/200 clients)")
+    parser.add_argument("--against", type=Path, metavar="CHECKOUT",
+                        help="also run the harness capture of another checkout with its own "
+                             ".venv (e.g. a worktree of main), in the same rounds")
     parser.add_argument("--service-ms", type=float, default=20.0,
                         help="the many-clients phase's upstream answers each request after "
                              "this many ms (default 20)")
     opts = parser.parse_args()
+    if opts.against:
+        PYTHONS[AGAINST] = str(opts.against.resolve() / ".venv" / "bin" / "python")
     raise_fd_limit()
 
     requests = bench_requests()
@@ -496,9 +513,11 @@ def main() -> None:
     results: dict[str, list[Result]] = {}
     many: list[Many] = []
     try:
-        direct, _ = measure(up_port, wires["fast"], opts.clients, opts.procs, [])
-        for round_ in range(opts.rounds):
-            setups = [STOCK, CAPTURE] if round_ % 2 == 0 else [CAPTURE, STOCK]
+        direct, _ = (Load(), None) if opts.thousand_only else measure(
+            up_port, wires["fast"], opts.clients, opts.procs, [])
+        for round_ in range(0 if opts.thousand_only else opts.rounds):
+            setups = [STOCK, *PYTHONS]
+            setups = setups[round_ % len(setups):] + setups[:round_ % len(setups)]
             if opts.addon:
                 setups.append(ADDON)
             for name in setups:
@@ -512,7 +531,11 @@ def main() -> None:
         upstream_proc.terminate()
         upstream_proc.join()
     others = ((_machine_cpu() - machine) - (_our_cpu() - ours)) / (time.monotonic() - started)
-    report(results, direct, loads, others, opts)
+    if results:
+        report(results, direct, loads, others, opts)
+    else:
+        print(f"load average (1 min) {' -> '.join(f'{x:.1f}' for x in loads)}; other "
+              f"processes used {others:.2f} CPUs during the run")
     if many:
         report_many(many, opts)
 
@@ -528,11 +551,11 @@ def raise_fd_limit() -> None:
 
 @dataclass
 class Many:
-    """One round of the many-clients phase: direct and through capture, and exchanges lost."""
+    """One round of the many-clients phase: what the clients saw straight to the upstream and
+    through each capture setup, and the exchanges each setup lost."""
 
-    direct: Load
-    capture: Load
-    lost: int
+    seen: dict[str, Load]
+    lost: dict[str, int]
 
 
 def many_clients(answers: dict[tuple[str, str, bytes], bytes], wires: list[Wire], tmp: Path,
@@ -552,20 +575,23 @@ def many_clients(answers: dict[tuple[str, str, bytes], bytes], wires: list[Wire]
     try:
         for round_ in range(opts.rounds):
             seen: dict[str, Load] = {}
-            out = tmp / f"many-{round_}.jsonl"
-            for name in ("direct", CAPTURE) if round_ % 2 == 0 else (CAPTURE, "direct"):
+            lost: dict[str, int] = {}
+            setups = ["direct", *PYTHONS]
+            for name in setups[round_ % len(setups):] + setups[:round_ % len(setups)]:
                 if name == "direct":
                     seen[name], _ = measure(port, wires, opts.thousand, opts.procs, [], every)
                     continue
-                with CaptureProcess(f"http://127.0.0.1:{port}", out, "--key-file",
-                                    str(tmp / f"many-{round_}.key")) as cap:
+                tag = f"many-{name.split()[-1]}-{round_}"
+                out = tmp / f"{tag}.jsonl"
+                with capture_process(name, f"http://127.0.0.1:{port}", out,
+                                     tmp / f"{tag}.key") as cap:
                     seen[name], _ = measure(int(cap.url.rsplit(":", 1)[1]), wires,
                                             opts.thousand, opts.procs, [], every)
                     code, _out, err = cap.stop()
                 if code != 0:
                     raise RuntimeError(f"harness capture exited {code}: {err.strip()[-500:]}")
-            rounds.append(Many(seen["direct"], seen[CAPTURE],
-                               seen[CAPTURE].answered - _recorded(out)))
+                lost[name] = seen[name].answered - _recorded(out)
+            rounds.append(Many(seen, lost))
     finally:
         server.terminate()
         server.join()
@@ -584,19 +610,20 @@ def report_many(rounds: list[Many], opts) -> None:
           f"{opts.service_ms:.0f} ms; {opts.rounds} rounds, direct and capture alternating")
     print(f"{'setup':<26} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} {'req/s':>7} {'failed':>8} "
           f"{'lost':>5}")
-    for name in ("direct", CAPTURE):
-        loads = [getattr(r, "capture" if name == CAPTURE else "direct") for r in rounds]
+    for name in rounds[0].seen:
+        loads = [r.seen[name] for r in rounds]
         mid = sorted(loads, key=_p99)[len(loads) // 2]
         lat = sorted(mid.latencies)
-        lost = str(sum(r.lost for r in rounds)) if name == CAPTURE else ""
+        lost = str(sum(r.lost[name] for r in rounds)) if name != "direct" else ""
         print(f"{name:<26} {lat[len(lat) // 2] * 1e3:>7.2f} {_p99(mid) * 1e3:>7.2f} "
               f"{lat[-1] * 1e3:>7.2f} {mid.rate:>7.0f} {sum(x.failed for x in loads):>8} "
               f"{lost:>5}")
-    ratios = [_p99(r.capture) / _p99(r.direct) for r in rounds]
-    print(f"harness capture / direct, p99 at {opts.thousand} clients: "
-          f"{statistics.median(ratios):.2f} (median of rounds "
-          f"{', '.join(f'{r:.2f}' for r in ratios)}; goal: at most 1.10); lost: "
-          f"{sum(r.lost for r in rounds)} (goal: 0)")
+    for name in PYTHONS:
+        ratios = [_p99(r.seen[name]) / _p99(r.seen["direct"]) for r in rounds]
+        print(f"{name} / direct, p99 at {opts.thousand} clients: "
+              f"{statistics.median(ratios):.2f} (median of rounds "
+              f"{', '.join(f'{r:.2f}' for r in ratios)}; goal: at most 1.10); lost: "
+              f"{sum(r.lost[name] for r in rounds)} (goal: 0)")
 
 
 def _machine_cpu() -> float:
@@ -653,6 +680,18 @@ def report(results: dict[str, list[Result]], direct: Load, loads: list[float], o
           f"per exchange: {statistics.median(r.proxy_us for r in cap):.0f} us vs stock "
           f"mitmdump's {statistics.median(r.proxy_us for r in results[STOCK]):.0f} us; "
           f"lost: {sum(r.lost for r in cap)}")
+    if AGAINST in results:
+        other = results[AGAINST]
+        this_vs = [c.fast.rate / a.fast.rate for c, a in zip(cap, other, strict=True)]
+        pairs = list(zip(results[STOCK], other, strict=True))
+        print(f"{AGAINST} / stock mitmdump, req/s: "
+              f"{statistics.median(a.fast.rate / s.fast.rate for s, a in pairs):.2f}, at "
+              f"{opts.crowd} clients: "
+              f"{statistics.median(a.crowd.rate / s.crowd.rate for s, a in pairs):.2f}"
+              f"; harness capture / {AGAINST}, req/s: {statistics.median(this_vs):.2f} (rounds "
+              f"{', '.join(f'{r:.2f}' for r in this_vs)}), proxy CPU per exchange "
+              f"{statistics.median(r.proxy_us for r in cap):.0f} vs "
+              f"{statistics.median(r.proxy_us for r in other):.0f} us")
     if suspect or others > 0.25 or loads[0] > 2:
         print(f"SUSPECT: {suspect} requests failed (no answer, or not the reference's status); "
               f"other processes used {others:.2f} CPUs; load average {loads[0]:.1f} at the start "

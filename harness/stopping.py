@@ -28,6 +28,7 @@ SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _event = threading.Event()
 #: An Event worker processes share (created when first asked for: ``shared_event``).
 _shared: Any = None
+_shared_method: str | None = None  # its context's start method
 _received: int | None = None
 _cooperative = 0
 _command = "harness"
@@ -115,10 +116,13 @@ def cooperative() -> Iterator[None]:
 
 
 def shared_event(context: Any) -> Any:
-    """An Event of ``context`` that ``requested()`` follows, for worker processes."""
-    global _shared
-    if _shared is None:
-        _shared = context.Event()
+    """An Event of ``context`` that ``requested()`` follows, for worker processes. (One per
+    start method: an Event made for lint's forked workers cannot go to replay's forkserver
+    ones, in one process.)"""
+    global _shared, _shared_method
+    method = context.get_start_method()
+    if _shared is None or _shared_method != method:
+        _shared, _shared_method = context.Event(), method
         if _event.is_set():
             _shared.set()
     return _shared

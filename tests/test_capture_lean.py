@@ -80,6 +80,59 @@ def test_an_exchange_through_capture_starts_no_hook_task(
     assert [line["response"]["status"] for line in lines] == [200] * 20
 
 
+def test_a_finished_exchange_leaves_nothing_for_the_garbage_collector(
+        tmp_path: Path, reference_url: str, contract: Contract) -> None:
+    """Each exchange's mitmproxy stream was in reference cycles, so it and its flow (request,
+    response, headers, buffers) waited for the cyclic garbage collector, whose passes over them
+    stopped the proxy for tens of ms at 1,000 clients. Its cycles are now cut once it is done:
+    with the collector off, no flow of 20 answered keep-alive exchanges is left in memory, and
+    every one is recorded."""
+    op = contract.operation("GetTokenDevice")
+    request = build_request(contract, op, sample_arguments(op, 0), Binding.SOAP11, "http://x")
+    port, out = _free_port(), tmp_path / "cycles.jsonl"
+    statuses: list[int] = []
+
+    def clients() -> None:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", trust_env=False) as client:
+            for _ in range(20):
+                answer = client.request(request.method, request.target, content=request.body,
+                                        headers=[(k, v) for k, v in request.headers
+                                                 if k.lower() != "host"])
+                statuses.append(answer.status_code)
+
+    flows_left: list[int] = []
+
+    async def announce(master) -> None:
+        from mitmproxy.http import HTTPFlow
+
+        while not master.addons.get("proxyserver").listen_addrs():
+            await asyncio.sleep(0.01)
+        gc.collect()
+        gc.disable()
+        await asyncio.to_thread(clients)
+        for _ in range(3):  # the event that finished the last exchange is through
+            await asyncio.sleep(0)
+        flows_left.append(sum(isinstance(o, HTTPFlow) for o in gc.get_objects()))
+        gc.enable()
+        master.shutdown()
+
+    settings = CaptureSettings(out=str(out), upstream=reference_url, listen_port=port,
+                               key_file="-")
+    before = gc.get_threshold()
+    try:
+        with (tmp_path / "console.txt").open("w") as console:
+            asyncio.run(serve(settings, Recorder(contract, console), announce),
+                        loop_factory=event_loop_factory())
+    finally:
+        gc.enable()
+        gc.set_threshold(*before)
+
+    assert statuses == [200] * 20
+    assert flows_left == [0]
+    lines = [json.loads(line) for line in out.read_text().splitlines()[1:]]
+    assert [line["response"]["status"] for line in lines] == [200] * 20
+
+
 def test_options_read_from_the_cache_are_never_stale() -> None:
     """Plain option values are kept between reads, but every change empties the cache before
     anyone hears of it: a subscriber reading the option sees the new value, a rollback the

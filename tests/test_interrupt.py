@@ -196,6 +196,26 @@ def _ignore_signals_once_told(go, conn) -> None:
     conn.send(stopping.signal_name())
 
 
+def test_the_stop_event_goes_to_workers_of_either_start_method_in_one_process() -> None:
+    """lint forks its workers, replay starts them from a forkserver: both in one process (a
+    test session, a program calling both) each get a stop event they can be given (an Event
+    made for one start method is refused by the other's processes)."""
+    try:
+        for method in ("fork", "forkserver", "fork"):
+            context = multiprocessing.get_context(method)
+            worker = context.Process(target=_set_it, args=(stopping.shared_event(context),))
+            worker.start()
+            worker.join(60)
+            assert worker.exitcode == 0, method
+        assert stopping.requested()
+    finally:
+        stopping.reset()  # not stopped for the tests after this one
+
+
+def _set_it(event) -> None:
+    event.set()
+
+
 def test_probe_stops_and_never_replaces_a_complete_failures_file(tmp_path: Path) -> None:
     target = Slow(accepts_any_id)
     failures = tmp_path / "failures.jsonl"
