@@ -1,5 +1,3 @@
-import sys
+from harness.cli import program
 
-from harness.cli import main
-
-sys.exit(main())
+program()
