@@ -6,6 +6,7 @@ faulty recording breaks one request in one way among otherwise clean exchanges."
 from __future__ import annotations
 
 import json
+import pickle
 import subprocess
 import sys
 from collections.abc import Callable
@@ -17,8 +18,10 @@ from traffic import BASE, clean_exchanges, exchange, request, write_recording
 
 from harness.contract.bindings import Binding, build_request
 from harness.contract.model import Contract, sample_arguments
+from harness.judge import streaming
 from harness.judge.lint import lint
 from harness.reports.json_report import summary
+from harness.traffic import recording
 from harness.traffic.exchange import HttpRequest
 from harness.traffic.har import write_har
 
@@ -191,6 +194,41 @@ def test_workers_and_chunks_keep_positions(contract: Contract, tmp_path: Path) -
     assert _kept(one) == _kept(two)
     assert {f["index"] for f in _kept(one)} == {5 * 32 + 1}
     assert summary(one)["rules"] == summary(two)["rules"]
+
+
+def test_chunks_hold_the_lines_as_the_line_reader_reads_them(
+        contract: Contract, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reader hands a worker where a chunk's lines are in the file (the worker reads them:
+    none goes through the pipe) instead of the lines: every line, its number, an empty line,
+    a raw CR, a line longer than a chunk's bytes, one over MAX_LINE_BYTES and a last line
+    without its newline come out as ``lines_of`` reads them, whatever the chunk's size in
+    lines and bytes."""
+    monkeypatch.setattr(recording, "MAX_LINE_BYTES", 64 << 10)
+    path = write_recording(tmp_path / "r.jsonl", clean_exchanges(contract))
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[5:5] = [b"\n", b'{"request": "a\rb"}\n', b'{"x": "' + b"y" * (40 << 10) + b'"}\n',
+                  b'{"x": "' + b"z" * (100 << 10) + b'"}\n']
+    lines[-1] = lines[-1].rstrip(b"\n")
+    path.write_bytes(b"".join(lines))
+    with path.open("rb") as f:
+        f.readline()
+        expected = [None if line is None else line.removesuffix(b"\n")
+                    for line in recording.lines_of(f)]
+    for size, max_bytes in ((7, 16 << 10), (2000, 16 << 10), (3, 1 << 20), (2000, 2 << 20)):
+        got: list[bytes | str | None] = []
+        for chunk in streaming.chunks([path], size, max_bytes):
+            assert chunk.first_line == 2 + len(got)
+            items = streaming._items(chunk)
+            assert len(items) <= size
+            got += [i.removesuffix(b"\n") if type(i) is bytes else i for i in items]
+        assert got == expected, (size, max_bytes)
+    first = next(streaming.chunks([path], 2000))
+    assert first.span is not None and len(pickle.dumps(first)) < 1000  # 5 lines: not sent
+    said: list[str] = []
+    report = lint([path], contract, workers=1, chunk_size=4, on_broken=said.append)
+    read_said: list[str] = []
+    read = list(recording.read_exchanges([path], on_broken=lambda p, n, r: read_said.append(r)))
+    assert said == read_said and report.exchanges == len(read) == 32
 
 
 # ------------------------------------------------------------------- the real command

@@ -21,7 +21,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from itertools import batched
 from pathlib import Path
-from typing import Any, Protocol
+from typing import IO, Any, Protocol
 
 import orjson
 
@@ -29,13 +29,13 @@ from harness import lifeline, progress, stopping
 from harness.contract.bindings import Binding
 from harness.errors import RecordingError, RunStopped
 from harness.judge.findings import Finding, Report, Verdict
+from harness.traffic import recording
 from harness.traffic.bounds import LONG_LINE, load_line, refused_line
 from harness.traffic.exchange import Exchange
 from harness.traffic.recording import (
     FORMAT_VERSION,
     HEADER_LIMIT,
     line_refused,
-    lines_of,
     read_exchanges,
     read_header,
     too_long,
@@ -83,10 +83,13 @@ class Chunk:
     first_line: int
     #: Raw JSON lines of a native recording (None: a line over MAX_LINE_BYTES, skipped; a
     #: text: why a line over the bounds of harness.traffic.bounds is refused), or exchanges
-    #: read from a HAR file.
+    #: read from a HAR file; none when the lines are given by ``span``.
     items: list[bytes | str | None] | list[Exchange]
     #: Broken HAR entries met while reading this chunk's exchanges (said, counted).
     broken: tuple[str, ...] = ()
+    #: (offset, length) of whole lines in the file ``source``, read by the worker: the chunk
+    #: then carries no ``items`` itself.
+    span: tuple[int, int] | None = None
 
 
 @dataclass
@@ -133,18 +136,47 @@ def chunks(paths: Iterable[str | Path], size: int, max_bytes: int = CHUNK_BYTES
                                  f" is not supported (this harness reads {FORMAT_VERSION})")
         with path.open("rb") as f:
             f.readline(HEADER_LIMIT)  # header
-            number, lines, held = 2, [], 0
-            for line in lines_of(f):
-                if line is not None and len(line) > LONG_LINE and (  # never shipped whole
-                        refused := refused_line(line)):
-                    line = f"{path}:{number + len(lines)}: exchange refused: {refused}"
-                lines.append(line)
-                held += len(line) if type(line) is bytes else 0
-                if len(lines) >= size or held >= max_bytes:
-                    yield Chunk(str(path), number, lines)
-                    number, lines, held = number + len(lines), [], 0
-            if lines:
-                yield Chunk(str(path), number, lines)
+            yield from _native_chunks(f, str(path), size, max_bytes)
+
+
+def _native_chunks(f: IO[bytes], source: str, size: int, max_bytes: int) -> Iterator[Chunk]:
+    """The lines of a native recording after its header, in chunks of whole lines given by
+    where they are in the file (``Chunk.span``): the worker reads them there itself, so
+    nothing of them is copied through the pipe (2,000 lines cut, pickled, sent and unpickled
+    cost ~2-3 us a line of the CPU the workers need). A line longer than ``max_bytes`` is a
+    chunk of its own, read as ``lines_of`` reads it: None past MAX_LINE_BYTES, the reason it
+    is refused when it is over a bound (it is never shipped whole then)."""
+    max_bytes = min(max_bytes, recording.MAX_LINE_BYTES)  # a longer line is in no span
+    number, offset = 2, f.tell()
+    while data := f.read(max_bytes):
+        lines, end = _whole_lines(data, size)
+        if not lines and len(data) == max_bytes:  # no line ends within max_bytes
+            f.seek(offset)
+            line = _long_line(f)
+            if line is not None and len(line) > LONG_LINE and (refused := refused_line(line)):
+                line = f"{source}:{number}: exchange refused: {refused}"
+            yield Chunk(source, number, [line])
+            number, offset = number + 1, f.tell()
+            continue
+        if not lines:  # the last line, without its newline
+            lines, end = 1, len(data)
+        yield Chunk(source, number, [], span=(offset, end))
+        number, offset = number + lines, offset + end
+        f.seek(offset)
+
+
+def _whole_lines(data: bytes, size: int) -> tuple[int, int]:
+    """How many whole lines ``data`` starts with, up to ``size``, and where they end."""
+    count, at = 0, -1
+    while count < size and (found := data.find(b"\n", at + 1)) >= 0:
+        count, at = count + 1, found
+    return count, at + 1
+
+
+def _long_line(f: IO[bytes]) -> bytes | None:
+    """The next line of ``f``, or None when it is over MAX_LINE_BYTES (then read past, in
+    pieces: memory stays within the bound), as ``lines_of`` reads it."""
+    return next(recording.lines_of(f), None)
 
 
 def _har_chunks(path: Path, size: int) -> Iterator[Chunk]:
@@ -221,7 +253,8 @@ def process(chunk: Chunk) -> ChunkResult:
     """Decode, judge and tally one chunk (in whichever process holds the job)."""
     assert _job is not None, "the job is not set up in this process"
     result = ChunkResult(chunk.source, broken=list(chunk.broken))
-    decoded = _decode(chunk, result)
+    items = _items(chunk)
+    decoded = _decode(chunk.source, chunk.first_line, items, result)
     chosen = getattr(_job, "chosen", None)  # a job may leave exchanges out (--operation...)
     exchanges = decoded if chosen is None else [e for e in decoded if chosen(e)]
     result.unselected = len(decoded) - len(exchanges)
@@ -260,7 +293,7 @@ def process(chunk: Chunk) -> ChunkResult:
     if redaction is not None:
         result.secrets = redaction.learned()
     _time(exchanges, result.seconds)
-    if _LARGE_EXCHANGE * len(chunk.items) < sum(len(i) for i in chunk.items if type(i) is bytes):
+    if _LARGE_EXCHANGE * len(items) < sum(len(i) for i in items if type(i) is bytes):
         gc.collect()  # see _LARGE_EXCHANGE
     return result
 
@@ -304,16 +337,32 @@ def _judge_one(exchange: Exchange, result: ChunkResult) -> list[Finding]:
         return []
 
 
-def _decode(chunk: Chunk, result: ChunkResult) -> list[Exchange]:
+def _items(chunk: Chunk) -> list[bytes | str | None] | list[Exchange]:
+    """A chunk's lines (those of its span read from its file, newlines left out) or
+    exchanges."""
+    if chunk.span is None:
+        return chunk.items
+    offset, length = chunk.span
+    with open(chunk.source, "rb") as f:
+        f.seek(offset)
+        data = f.read(length)
+    lines = data.split(b"\n")
+    if data.endswith(b"\n"):
+        lines.pop()  # after the last newline: no line
+    return lines
+
+
+def _decode(source: str, first_line: int, items: list[bytes | str | None] | list[Exchange],
+            result: ChunkResult) -> list[Exchange]:
     exchanges: list[Exchange] = []
-    for offset, item in enumerate(chunk.items):
+    for offset, item in enumerate(items):
         position = len(exchanges) + 1
         if isinstance(item, Exchange):
-            item.index, item.source = position, chunk.source
+            item.index, item.source = position, source
             exchanges.append(item)
             continue
         if item is None:
-            result.broken.append(too_long(f"{chunk.source}:{chunk.first_line + offset}"))
+            result.broken.append(too_long(f"{source}:{first_line + offset}"))
             continue
         if isinstance(item, str):  # refused by the reader (refused_line)
             result.broken.append(item)
@@ -322,10 +371,9 @@ def _decode(chunk: Chunk, result: ChunkResult) -> list[Exchange]:
             continue
         try:
             data = load_line(item, _loads)
-            exchanges.append(Exchange.from_dict(data, index=position, source=chunk.source))
+            exchanges.append(Exchange.from_dict(data, index=position, source=source))
         except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
-            result.broken.append(line_refused(f"{chunk.source}:{chunk.first_line + offset}",
-                                              exc))
+            result.broken.append(line_refused(f"{source}:{first_line + offset}", exc))
     return exchanges
 
 
