@@ -36,9 +36,16 @@ throughput: each connection sends one request every ``thousand/thousand-rate`` s
 requests per second in all, about a third of what capture passes at 32 clients), to an upstream
 of its own that answers each request after ``--service-ms`` (a deployment's service time; the
 other phases' upstream answers at once), straight to it and through a fresh ``harness capture``,
-alternating which goes first, ``--rounds`` rounds. It prints p50/p99/max, the median of the
-per-round p99 ratios (capture / direct) and exchanges lost. The open-files limit is raised to
-the hard limit first (the clients, the proxy and the upstream inherit it).
+alternating which goes first, ``--rounds`` rounds. Every connection is opened and sends a
+first request, all at once, before the paced requests start (once every client process is
+ready): that first exchange is not in the latencies, for either side; its time (connecting
+included) is printed apart, as ``connect``. It prints p50/p99/max of the paced requests, the
+median of the per-round p99 ratios (capture / direct) and exchanges lost. The open-files limit
+is raised to the hard limit first (the clients, the proxy and the upstream inherit it).
+
+``--against CHECKOUT`` also runs the ``harness capture`` of another checkout (its own
+``.venv``, e.g. a worktree of main) in the same rounds of both phases, the setups taking turns
+at going first; ``--thousand-only`` runs only the many-clients phase.
 """
 
 from __future__ import annotations
@@ -219,6 +226,9 @@ class Load:
     span from the first request sent to the last answer."""
 
     latencies: list[float] = field(default_factory=list)
+    #: the warm-up request of each connection (not in ``latencies``): connecting and a first
+    #: exchange, all connections at once
+    connects: list[float] = field(default_factory=list)
     answered: int = 0  # with the status the reference gives that request (incl. warm-up)
     unexpected: Counter = field(default_factory=Counter)  # other statuses (incl. warm-up)
     errors: int = 0
@@ -227,6 +237,7 @@ class Load:
 
     def add(self, other: Load) -> None:
         self.latencies += other.latencies
+        self.connects += other.connects
         self.answered += other.answered
         self.unexpected.update(other.unexpected)
         self.errors += other.errors
@@ -311,8 +322,8 @@ class Connection(asyncio.Protocol):
             self.load.errors += 1
             self.close()
             return
-        if count:
-            self.load.latencies.append(time.perf_counter() - started)
+        (self.load.latencies if count else self.load.connects).append(
+            time.perf_counter() - started)
         if status == wire_[1]:
             self.load.answered += 1
         else:
@@ -609,15 +620,18 @@ def report_many(rounds: list[Many], opts) -> None:
           f"{opts.thousand / opts.thousand_rate:.1f} s), upstream answering after "
           f"{opts.service_ms:.0f} ms; {opts.rounds} rounds, direct and capture alternating")
     print(f"{'setup':<26} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} {'req/s':>7} {'failed':>8} "
-          f"{'lost':>5}")
+          f"{'lost':>5} {'connect p50/p99/max ms':>24}")
     for name in rounds[0].seen:
         loads = [r.seen[name] for r in rounds]
         mid = sorted(loads, key=_p99)[len(loads) // 2]
         lat = sorted(mid.latencies)
         lost = str(sum(r.lost[name] for r in rounds)) if name != "direct" else ""
+        con = sorted(mid.connects) or [float("nan")]
+        connect = "/".join(f"{x * 1e3:.0f}" for x in (con[len(con) // 2], _p99(Load(con)),
+                                                      con[-1]))
         print(f"{name:<26} {lat[len(lat) // 2] * 1e3:>7.2f} {_p99(mid) * 1e3:>7.2f} "
               f"{lat[-1] * 1e3:>7.2f} {mid.rate:>7.0f} {sum(x.failed for x in loads):>8} "
-              f"{lost:>5}")
+              f"{lost:>5} {connect:>24}")
     for name in PYTHONS:
         ratios = [_p99(r.seen[name]) / _p99(r.seen["direct"]) for r in rounds]
         print(f"{name} / direct, p99 at {opts.thousand} clients: "

@@ -1,13 +1,15 @@
 """Runs ``harness certify ARGS`` in this process with a timestamp (wall, and the CPU of this
 process and of its waited-for children) at each phase's edge; prints them as JSON on stderr's
 last line. bench_certify.py --phases runs it with each checkout's own Python, so the functions
-it wraps are looked up by name and skipped where a checkout has none.
+it wraps are looked up by name and skipped where a checkout has none; it ends as that
+checkout's ``harness`` program ends.
 
     .venv/bin/python bench/certify_phases.py certify --no-html
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import resource
@@ -87,9 +89,14 @@ class Marks:
 
 main = engine.pytest.main
 engine.pytest.main = lambda args, plugins=(): main(args, plugins=[*plugins, Marks()])
-try:
-    code = cli.main(sys.argv[1:])
-finally:
+
+
+@atexit.register  # also where harness.cli.program ends the process without a teardown
+def said() -> None:
     mark("end")
-    print(json.dumps(marks), file=sys.stderr)
-sys.exit(code)
+    print(json.dumps(marks), file=sys.stderr, flush=True)
+
+
+if hasattr(cli, "program"):  # as the harness program ends (python -m harness)
+    cli.program()
+sys.exit(cli.main(sys.argv[1:]))

@@ -7,7 +7,11 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import os
+import selectors
+import signal
 import socket
+import time
 from pathlib import Path
 
 import httpx
@@ -15,6 +19,7 @@ from mitmproxy.utils import asyncio_utils
 
 from harness.capture import lean
 from harness.capture.addon import Recorder
+from harness.capture.process import CaptureProcess
 from harness.capture.proxy import CaptureSettings, event_loop_factory, serve
 from harness.contract.bindings import Binding, build_request
 from harness.contract.model import Contract, sample_arguments
@@ -131,6 +136,59 @@ def test_a_finished_exchange_leaves_nothing_for_the_garbage_collector(
     assert flows_left == [0]
     lines = [json.loads(line) for line in out.read_text().splitlines()[1:]]
     assert [line["response"]["status"] for line in lines] == [200] * 20
+
+
+def test_a_crowd_connecting_at_once_waits_in_the_backlog_not_in_retries(
+        tmp_path: Path, reference_url: str, contract: Contract) -> None:
+    """mitmproxy listened with asyncio's backlog of 100: beyond that many connections waiting
+    to be accepted, the kernel dropped the SYNs and clients retried after 1 s, 3 s, 7 s (through
+    capture, 1,000 clients starting together took up to 8 s to connect). With the proxy
+    stopped (SIGSTOP), 250 clients connecting at once now all complete their handshake; resumed,
+    it answers and records each of them."""
+    op = contract.operation("GetTokenDevice")
+    built = build_request(contract, op, sample_arguments(op, 0), Binding.SOAP11, "http://x")
+    head = [f"{built.method} {built.target} HTTP/1.1", "Host: x", "Connection: close",
+            *(f"{k}: {v}" for k, v in built.headers if k.lower() not in ("host", "connection",
+                                                                         "content-length")),
+            f"Content-Length: {len(built.body or b'')}"]
+    raw = ("\r\n".join(head) + "\r\n\r\n").encode() + (built.body or b"")
+    crowd, out = 250, tmp_path / "crowd.jsonl"
+    with CaptureProcess(reference_url, out, "--key-file", "-") as cap:
+        assert cap.proc is not None
+        port = int(cap.url.rsplit(":", 1)[1])
+        clients = [socket.socket() for _ in range(crowd)]
+        os.kill(cap.proc.pid, signal.SIGSTOP)
+        try:
+            with selectors.DefaultSelector() as waiting:
+                for client in clients:
+                    client.setblocking(False)
+                    client.connect_ex(("127.0.0.1", port))
+                    waiting.register(client, selectors.EVENT_WRITE)
+                connected = 0
+                deadline = time.monotonic() + 10  # a dropped SYN is retried after 1 s and 3 s
+                while connected < crowd and time.monotonic() < deadline:
+                    for key, _ in waiting.select(timeout=0.5):
+                        waiting.unregister(key.fileobj)
+                        connected += key.fileobj.getsockopt(socket.SOL_SOCKET,
+                                                            socket.SO_ERROR) == 0
+        finally:
+            os.kill(cap.proc.pid, signal.SIGCONT)
+        assert connected == crowd
+        answers = []
+        for client in clients:
+            client.settimeout(60)
+            client.sendall(raw)
+        for client in clients:
+            with client:
+                got = b""
+                while chunk := client.recv(65536):
+                    got += chunk
+            answers.append(got.split(b" ", 2)[1])
+        assert answers == [b"200"] * crowd
+        code, _out, err = cap.stop()
+    assert code == 0, err
+    lines = [json.loads(line) for line in out.read_text().splitlines()[1:]]
+    assert [line["response"]["status"] for line in lines] == [200] * crowd
 
 
 def test_options_read_from_the_cache_are_never_stale() -> None:
