@@ -288,12 +288,14 @@ def process(chunk: Chunk) -> ChunkResult:
                 counts[f.rule, f.operation, f.binding, f.verdict] += 1
         result.failing += failing
     result.exchanges = len(decoded)
-    result.stopped = sum(1 for e in exchanges if e.meta.get(STOPPED))
-    result.unsent = sum(1 for e in exchanges if e.meta.get(NOT_SENT))
+    metas = [e.meta for e in exchanges if e.meta]  # (most recorded exchanges have none)
+    result.stopped = sum(1 for meta in metas if meta.get(STOPPED))
+    result.unsent = sum(1 for meta in metas if meta.get(NOT_SENT))
     if redaction is not None:
         result.secrets = redaction.learned()
     _time(exchanges, result.seconds)
-    if _LARGE_EXCHANGE * len(items) < sum(len(i) for i in items if type(i) is bytes):
+    size = chunk.span[1] if chunk.span else sum(len(i) for i in items if type(i) is bytes)
+    if _LARGE_EXCHANGE * len(items) < size:
         gc.collect()  # see _LARGE_EXCHANGE
     return result
 

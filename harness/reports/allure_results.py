@@ -38,13 +38,14 @@ from attr import asdict  # allure_commons' models are attrs classes (its logger'
 from harness import __version__
 from harness.errors import UsageError
 from harness.http_messages import HttpRequest, HttpResponse
+from harness.reports import ALLURE_RESULTS
 from harness.reports.allure_report import WARNING_TAG
 from harness.traffic.report_text import http_text
 
 if TYPE_CHECKING:
     from harness.judge.findings import Report
 
-DEFAULT_DIR = "reports/allure-results"
+DEFAULT_DIR = ALLURE_RESULTS
 #: Allure statuses a harness verdict maps to. A warning passes: a permitted deviation is no
 #: failure, and Allure 3's overview counts every failed result under Failed, in red (an
 #: "accepted" one too). Its warnings are said in a colour that is not failure's: the tag
