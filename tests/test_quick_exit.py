@@ -9,6 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from traffic import repeated_recording
+
+ROOT = Path(__file__).resolve().parents[1]
+
 #: The harness program, with an object whose finaliser says when the interpreter is torn down.
 PROGRAM = """
 import os, sys, atexit
@@ -44,8 +48,23 @@ def test_certify_ends_without_teardown_and_keeps_every_output(tmp_path: Path) ->
     assert any((tmp_path / "r" / "allure-results").glob("*-result.json"))
 
 
+def test_lint_ends_without_teardown_and_keeps_every_output(tmp_path: Path) -> None:
+    recording = repeated_recording(ROOT / "recordings" / "sample-all-bindings.jsonl",
+                                   tmp_path / "big.jsonl", 100)  # over 2 MB: 2 workers
+    done = program("lint", str(recording), "--workers", "2", "--quiet", "--json", "l.json",
+                   "--junit", "j.xml", "--allure-dir", "a", cwd=tmp_path)
+    assert done.returncode in (0, 1), done.stderr
+    assert "exit functions ran" in done.stderr
+    assert "torn down" not in done.stderr
+    assert done.stdout.rstrip().endswith("lint: Allure results in a")
+    assert json.loads((tmp_path / "l.json").read_text(encoding="utf-8"))["exchanges"] == 3200
+    assert (tmp_path / "j.xml").read_text(encoding="utf-8").rstrip().endswith("</testsuites>")
+    assert any((tmp_path / "a").glob("*-result.json"))
+
+
 def test_other_commands_exit_as_python_does(tmp_path: Path) -> None:
-    done = program("lint", "nowhere.jsonl", cwd=tmp_path)  # one line, exit 2
+    # one line, exit 2
+    done = program("replay", "nowhere.jsonl", "--target", "http://127.0.0.1:9", cwd=tmp_path)
     assert done.returncode == 2, done.stderr
     assert "exit functions ran" in done.stderr
     assert "torn down" in done.stderr

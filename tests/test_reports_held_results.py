@@ -1,12 +1,13 @@
 """certify's Allure results written once (issue 35): ``HeldResults`` writes what allure-pytest
 reports as the very files AllureFileLogger followed by ``tidy`` and ``redact_results`` leave
 (without the fixtures' containers, the temporary files and the second and third pass over some
-2,000 files): attachments as they come (a thread of their own), rewritten at the end only where
+2,000 files): attachments a test at a time (a thread of their own), rewritten at the end only where
 the run's final redaction changes them, whatever part of them it keeps in memory."""
 
 from __future__ import annotations
 
 import json
+import queue
 from pathlib import Path
 
 import pytest
@@ -107,3 +108,24 @@ def test_a_folder_that_cannot_be_written_is_one_usage_error(tmp_path: Path) -> N
     report_run(held)
     with pytest.raises(UsageError, match="cannot write Allure results to"):
         held.write(redact, warning_label=WARNING_LABEL)
+
+
+def test_attachments_go_to_the_writer_a_test_at_a_time(tmp_path: Path) -> None:
+    """The writer thread is woken once a test (with that test's attachments), not once an
+    attachment: fewer hand-overs of the interpreter between it and the run. Every file is
+    still written whole."""
+    handed: list[object] = []
+
+    class Counting(queue.SimpleQueue):
+        def put(self, item, *args, **kwargs):
+            handed.append(item)
+            super().put(item, *args, **kwargs)
+
+    held = HeldResults(tmp_path / "results")
+    held._queue = Counting()
+    report_run(held)  # two tests: 1 attachment, then 3
+    held.write(redact, warning_label=WARNING_LABEL)
+    assert [len(batch) for batch in handed if batch is not None] == [1, 3]
+    assert (tmp_path / "results" / "a3-attachment.png").read_bytes() == b"\x89PNG\x00tok-9"
+    assert (tmp_path / "results" / "a1-attachment.txt").read_text(encoding="utf-8") == (
+        "POST /Auth.asmx\n\nphone=redacted-1f2e")

@@ -1,10 +1,12 @@
 """certify's memoised pytest-bdd step lookup (harness/certify/step_lookup.py), on a real pytest-bdd
 run in this process: a closer conftest's step definition still wins over the root's, each step's
 arguments still come from its own text, and a step definition's parser is tried once per step
-text, not once per step of every scenario."""
+text, not once per step of every scenario; each step function's signature is read once, not
+twice a step."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import textwrap
 from pathlib import Path
@@ -12,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from harness.certify.engine import _pytest_environment
+from harness.certify.step_lookup import SIGNATURE_READERS
 
 #: 12 scenarios of the same 4 steps (two texts of one When definition, with their own numbers):
 #: without the memo every parser of the step's type is tried on every step of each.
@@ -87,6 +90,21 @@ def run(folder: Path, out: Path, monkeypatch: pytest.MonkeyPatch) -> list[list]:
     return [json.loads(line) for line in out.read_text().splitlines()]
 
 
+def counting_signature_reads(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The functions pytest-bdd reads the signature of, one entry a read."""
+    read: list[object] = []
+    for name in SIGNATURE_READERS:
+        module = importlib.import_module(name)
+        original = module.signature
+
+        def counted(function, *args, _original=original, **kwargs):
+            read.append(function)
+            return _original(function, *args, **kwargs)
+
+        monkeypatch.setattr(module, "signature", counted)
+    return read
+
+
 def test_closer_overrides_args_and_one_try_per_step_text(tmp_path, monkeypatch):
     (tmp_path / "conftest.py").write_text(textwrap.dedent(ROOT_STEPS))
     for sub in ("plain", "closer"):
@@ -95,6 +113,7 @@ def test_closer_overrides_args_and_one_try_per_step_text(tmp_path, monkeypatch):
         (tmp_path / sub / f"test_{sub}.py").write_text(TEST)
     (tmp_path / "closer" / "conftest.py").write_text(OVERRIDE)
 
+    signatures = counting_signature_reads(monkeypatch)
     lines = run(tmp_path, tmp_path / "out.jsonl", monkeypatch)
     held = [line for line in lines if line[0] != "tried"]
     # 24 scenarios passed (the Then step checks 3 + 2 + 4: each step's own number was parsed);
@@ -106,3 +125,7 @@ def test_closer_overrides_args_and_one_try_per_step_text(tmp_path, monkeypatch):
     # steps of the 24 scenarios: 96.
     [tried] = [line[1] for line in lines if line[0] == "tried"]
     assert tried == 9, tried
+    # The 4 step functions' signatures (basket twice: the root's and the closer one), once per
+    # reading module: without the memo, twice for each of the 96 steps.
+    steps = [f for f in signatures if getattr(f, "__name__", "") in ("basket", "add", "holds")]
+    assert 0 < len(steps) <= 4 * len(SIGNATURE_READERS), len(steps)

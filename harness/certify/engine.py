@@ -29,7 +29,7 @@ import pytest
 
 from harness import stopping
 from harness.certify.generate import WSDL_FEATURE, write_features
-from harness.certify.step_lookup import memoised_step_lookup
+from harness.certify.step_lookup import memoised_signatures, memoised_step_lookup
 from harness.contract.bindings import Binding, build_request
 from harness.contract.model import (
     VALUE_SETS,
@@ -782,7 +782,8 @@ def _run_pytest(args: list[str], plugin: CertifyPlugin, stream,
 def _pytest_environment(features: tuple[Path, ...] = ()) -> Iterator[None]:
     """The user's PYTEST_* variables are for their own tests, not for certify's run; the run's
     features are bound when pytest imports test_conformance (afresh: one process may run
-    certify twice); pytest-bdd's step lookup is memoised (step_lookup)."""
+    certify twice); pytest-bdd's step lookup and its reading of step functions' signatures
+    are memoised (step_lookup)."""
     global _run_features
     _run_features = features
     for name, module in list(sys.modules.items()):  # its name depends on how pytest found it
@@ -792,7 +793,7 @@ def _pytest_environment(features: tuple[Path, ...] = ()) -> Iterator[None]:
     autoload = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     try:
-        with memoised_step_lookup():
+        with memoised_step_lookup(), memoised_signatures():
             yield
     finally:
         _run_features = ()

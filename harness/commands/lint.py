@@ -14,7 +14,7 @@ from harness.commands.options import (
     positive,
 )
 from harness.judge.findings import Report
-from harness.reports.allure_results import DEFAULT_DIR, write_cases
+from harness.reports import ALLURE_RESULTS
 from harness.reports.console import print_report, require_judged
 from harness.reports.json_report import write_json
 from harness.reports.junit import write_junit
@@ -41,9 +41,9 @@ def add_report_options(p: argparse.ArgumentParser) -> None:
     into a Report (lint, replay, load)."""
     p.add_argument("--json", metavar="FILE", help="write the report as JSON")
     p.add_argument("--junit", metavar="FILE", help="write the report as JUnit XML")
-    p.add_argument("--allure-dir", default=DEFAULT_DIR, metavar="DIR",
+    p.add_argument("--allure-dir", default=ALLURE_RESULTS, metavar="DIR",
                    help=f"write Allure results here for `harness report`, beside other "
-                        f"commands' (default {DEFAULT_DIR}; '' to skip)")
+                        f"commands' (default {ALLURE_RESULTS}; '' to skip)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -71,6 +71,8 @@ def write_outputs(report: Report, args: argparse.Namespace) -> int:
     if args.junit:
         write_junit(report, args.junit)
     if args.allure_dir:
+        from harness.reports.allure_results import write_cases  # Allure's model: only now
+
         write_cases(report, args.allure_dir)
         print(f"{report.command}: Allure results in {args.allure_dir}")
     return report.exit_code

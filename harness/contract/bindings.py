@@ -234,7 +234,10 @@ def _description_kind(rest: list[str], query: str) -> str | None:
 
 
 def _endpoint_at(segments: list[str]) -> int | None:
-    return next((i for i, s in enumerate(segments) if s.lower().endswith(".asmx")), None)
+    for i, segment in enumerate(segments):  # a loop, not a generator: once per exchange
+        if segment.lower().endswith(".asmx"):
+            return i
+    return None
 
 
 def classify(contract: Contract, request: HttpRequest) -> Classification:

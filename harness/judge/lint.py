@@ -40,8 +40,8 @@ class LintJob:
 
     def judge_all(self, exchanges: Sequence[Exchange], tally: Tally) -> list[list[Finding]]:
         bulk = BulkTally()  # counted per operation x binding where it can, then spread
-        judged = [judge(exchange, self.contract, sides=self.sides, tally=bulk,
-                        profile=self.profile)
+        sides = frozenset(self.sides)  # once, not once per exchange
+        judged = [judge(exchange, self.contract, sides=sides, tally=bulk, profile=self.profile)
                   for exchange in exchanges]
         tally.update(bulk.settle())
         return judged

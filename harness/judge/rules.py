@@ -281,7 +281,7 @@ def _path_for(case: Case) -> str:
 
 def _response_outcome(case: Case) -> Outcome | None:
     """not applicable unless the response side is judged and there is a response."""
-    if not case.judges(Side.RESPONSE):
+    if Side.RESPONSE not in case.sides:  # case.judges, inlined: ~5 calls an exchange
         return not_applicable("response side not judged")
     if case.response is None:
         return not_applicable("no response")
@@ -1109,12 +1109,11 @@ def _judge_case(case: Case, chosen: tuple[Rule, ...], tally: Tally | None,
         counted = []
     else:
         counted = list(plan.out_of_scope_counts)
-    op_name, label = op.name, binding.label
-    for rule in plan.in_scope:
-        for outcome in rule.check(case):
+    for rule, check, keys in plan.tallied:
+        for outcome in check(case):
             verdict = outcome[0]
             if verdict is not _FAILED and verdict is not _WARNING:
-                counted.append((rule.id, op_name, label, verdict))
+                counted.append(keys[verdict])  # (rule, op, binding, verdict), made once
             else:
                 findings.append(_finding(exchange, rule.id, op, binding,
                                          _weigh(rule, outcome, profile),
@@ -1133,6 +1132,10 @@ class _Plan(NamedTuple):
     in_scope: tuple[Rule, ...]
     #: The tally keys of the out-of-scope rules' not-applicable outcomes.
     out_of_scope_counts: tuple[tuple[str, str | None, str | None, Verdict], ...]
+    #: Each in-scope rule with its check and its tally key by verdict (passed, not
+    #: applicable): made once per pair, not once per outcome.
+    tallied: tuple[tuple[Rule, Callable[[Case], Iterable[Outcome]],
+                         dict[Verdict, tuple[str, str | None, str | None, Verdict]]], ...]
 
 
 #: (chosen rules, operation, binding) by identity -> (chosen, operation, their plan).
@@ -1145,9 +1148,13 @@ def _plan(chosen: tuple[Rule, ...], op: Operation, binding: Binding) -> _Plan:
         if len(_PLANS) > 10_000:
             _PLANS.clear()
         ordered = tuple((rule, rule.out_of_scope(op, binding)) for rule in chosen)
-        plan = _Plan(ordered, tuple(rule for rule, na in ordered if na is None),
+        in_scope = tuple(rule for rule, na in ordered if na is None)
+        plan = _Plan(ordered, in_scope,
                      tuple((rule.id, op.name, binding.label, Verdict.NOT_APPLICABLE)
-                           for rule, na in ordered if na is not None))
+                           for rule, na in ordered if na is not None),
+                     tuple((rule, rule.check, {verdict: (rule.id, op.name, binding.label, verdict)
+                                               for verdict in _TALLIED})
+                           for rule in in_scope))
         entry = _PLANS[id(chosen), id(op), binding] = (chosen, op, plan)
     return entry[2]
 
@@ -1165,6 +1172,8 @@ def _weigh(rule: Rule, outcome: Outcome, profile: Profile) -> Outcome:
 
 
 _FAILED, _WARNING = Verdict.FAILED, Verdict.WARNING
+#: The verdicts a tally counts rather than keeps.
+_TALLIED = (Verdict.PASSED, Verdict.NOT_APPLICABLE)
 #: (chosen rule IDs or None, sides, rules off) -> the rules that apply, in catalogue order.
 _APPLICABLE: dict[tuple[tuple[str, ...] | None, frozenset[Side], frozenset[str]],
                   tuple[Rule, ...]] = {}

@@ -38,13 +38,14 @@ from attr import asdict  # allure_commons' models are attrs classes (its logger'
 from harness import __version__
 from harness.errors import UsageError
 from harness.http_messages import HttpRequest, HttpResponse
+from harness.reports import ALLURE_RESULTS
 from harness.reports.allure_report import WARNING_TAG
 from harness.traffic.report_text import http_text
 
 if TYPE_CHECKING:
     from harness.judge.findings import Report
 
-DEFAULT_DIR = "reports/allure-results"
+DEFAULT_DIR = ALLURE_RESULTS
 #: Allure statuses a harness verdict maps to. A warning passes: a permitted deviation is no
 #: failure, and Allure 3's overview counts every failed result under Failed, in red (an
 #: "accepted" one too). Its warnings are said in a colour that is not failure's: the tag
@@ -237,10 +238,11 @@ class HeldResults:
     (certify's: ``tidied``, then through the run's redaction, which learns secrets as the run
     goes): the files AllureFileLogger, ``tidy`` and ``redact_results`` leave, each written
     once. Results are held and ``write`` writes them finished (the fixtures' containers, which
-    tidy deletes, not at all). Attachments are written as they come by a thread of their own
-    (creating some 1,800 files is mostly the kernel's work, done beside the run rather than
-    after it), and kept, up to ``hold_bytes``, so that at the end only those the run's final
-    redaction changes are written again (past ``hold_bytes`` they are read back)."""
+    tidy deletes, not at all). Attachments are written by a thread of their own, handed
+    over a test at a time (creating some 1,800 files is mostly the kernel's work, done beside
+    the run rather than after it), and kept, up to ``hold_bytes``, so that at the end only
+    those the run's final redaction changes are written again (past ``hold_bytes`` they are
+    read back)."""
 
     def __init__(self, directory: str | Path, hold_bytes: int = HOLD_BYTES) -> None:
         self.directory = Path(directory).absolute()
@@ -249,7 +251,9 @@ class HeldResults:
         self._attachments: dict[str, bytes] = {}  # kept to redact: name -> as written
         self._held = 0
         self._unheld: list[str] = []  # written, not kept: read back at the end
-        self._queue: queue.SimpleQueue[tuple[str, bytes] | None] = queue.SimpleQueue()
+        # Attachments go to the writer a test at a time (one wake-up each, not one a file).
+        self._queue: queue.SimpleQueue[list[tuple[str, bytes]] | None] = queue.SimpleQueue()
+        self._batch: list[tuple[str, bytes]] = []
         self._writer: threading.Thread | None = None
         self._failed: OSError | None = None
 
@@ -258,6 +262,7 @@ class HeldResults:
         # As AllureFileLogger names and serialises it.
         self._results.append((result.file_pattern.format(prefix=uuid.uuid4()),
                               asdict(result, filter=lambda _, v: v or v is False)))
+        self._hand_over()
 
     @hookimpl
     def report_container(self, container: Any) -> None:
@@ -271,11 +276,18 @@ class HeldResults:
             self._held += len(data)
         else:
             self._unheld.append(file_name)
+        self._batch.append((file_name, data))
+
+    def _hand_over(self) -> None:
+        """The attachments since the last hand-over, to the writer thread."""
+        if not self._batch:
+            return
         if self._writer is None:
             self._writer = threading.Thread(target=self._write_attachments,
                                             name="allure-attachments", daemon=True)
             self._writer.start()
-        self._queue.put((file_name, data))
+        self._queue.put(self._batch)
+        self._batch = []
 
     @hookimpl
     def report_attached_file(self, source: str, file_name: str) -> None:
@@ -284,17 +296,30 @@ class HeldResults:
         self._unheld.append(file_name)
 
     def _write_attachments(self) -> None:
-        while (item := self._queue.get()) is not None:
-            if self._failed is None:
-                try:
+        made = False
+        while (batch := self._queue.get()) is not None:
+            if self._failed is not None:
+                continue
+            try:
+                if not made:
                     self.directory.mkdir(parents=True, exist_ok=True)
-                    (self.directory / item[0]).write_bytes(item[1])
-                except OSError as exc:
-                    self._failed = exc
+                    made = True
+                folder = f"{self.directory}{os.sep}"
+                for name, data in batch:  # plain os calls: little for the interpreter to do
+                    fd = os.open(folder + name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+                    try:
+                        view = memoryview(data)
+                        while view:
+                            view = view[os.write(fd, view):]
+                    finally:
+                        os.close(fd)
+            except OSError as exc:
+                self._failed = exc
 
     def write(self, text: Callable[[str], str], *, warning_label: str) -> None:
         """Every result tidied, every result and text attachment through ``text``, into the
         folder; what was held is let go. UsageError when the folder cannot be written."""
+        self._hand_over()
         if self._writer is not None:
             self._queue.put(None)
             self._writer.join()

@@ -71,8 +71,9 @@ class Exchange:
         )
         resp = data.get("response")
         response = None if resp is None else response_from_dict(resp)
+        timings, meta = data.get("timings"), data.get("meta")
         return cls(request, response, index=index, source=source,
-                   timings=dict(data.get("timings") or {}), meta=dict(data.get("meta") or {}))
+                   timings=dict(timings) if timings else {}, meta=dict(meta) if meta else {})
 
 
 def response_from_dict(resp: Mapping[str, Any]) -> HttpResponse:
