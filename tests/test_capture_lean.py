@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 from mitmproxy.utils import asyncio_utils
 
 from harness.capture import lean
@@ -230,3 +231,46 @@ def test_the_lean_core_is_only_installed_on_the_mitmproxy_it_mirrors(monkeypatch
     monkeypatch.setattr(mode_servers, "ProxyConnectionHandler", before)
     assert lean.install() is True
     assert mode_servers.ProxyConnectionHandler is lean.InlineHooks
+
+
+def test_header_lookups_answer_as_mitmproxy_s_own() -> None:
+    """Once installed, ``Headers.get``, ``in`` and ``[]`` are capture's direct lookups, and
+    they answer exactly as mitmproxy's (the ``Mapping`` ones over ``get_all``) for names in
+    any case, str or bytes, missing, repeated (folded with ", ") or not ASCII."""
+    from collections.abc import Mapping
+
+    from mitmproxy import http
+
+    lean.install()
+    assert http.Headers.get is lean.headers_get
+    assert http.Headers.__contains__ is lean.headers_contains
+    assert http.Headers.__getitem__ is lean.headers_getitem
+    headers = http.Headers([(b"Content-Length", b"12"), (b"X-Many", b"a"), (b"x-many", b"b"),
+                            (b"Empty", b""), ("Na\u00efve".encode(), b"\xff\xfe"),
+                            (b"Connection", b"keep-alive")])
+    keys = ["content-length", "CONTENT-LENGTH", b"content-length", "x-many", b"X-MANY",
+            "empty", "na\u00efve", "NA\u00cfVE", "Na\u00efve".encode(), "missing", b"missing",
+            "connection", ""]
+
+    def mitmproxy_getitem(key):
+        values = http.Headers.get_all(headers, key)
+        if not values:
+            raise KeyError(key)
+        return http.Headers._reduce_values(values)
+
+    for key in keys:
+        try:
+            expected: object = mitmproxy_getitem(key)
+        except KeyError:
+            expected = KeyError
+        try:
+            got: object = headers[key]
+        except KeyError:
+            got = KeyError
+        assert got == expected, key
+        assert headers.get(key) == (None if expected is KeyError else expected), key
+        assert headers.get(key, "dflt") == ("dflt" if expected is KeyError else expected), key
+        assert (key in headers) is (expected is not KeyError), key
+        assert Mapping.get(headers, key, "dflt") == headers.get(key, "dflt"), key
+    with pytest.raises(AttributeError):  # neither str nor bytes: mitmproxy's own lookup, as was
+        None in headers  # noqa: B015

@@ -224,6 +224,11 @@ def test_chunks_hold_the_lines_as_the_line_reader_reads_them(
         assert got == expected, (size, max_bytes)
     first = next(streaming.chunks([path], 2000))
     assert first.span is not None and len(pickle.dumps(first)) < 1000  # 5 lines: not sent
+    # the end is cut finer (streaming.TAIL_CHUNKS): the workers run out of work together
+    plain = write_recording(tmp_path / "plain.jsonl", clean_exchanges(contract) * 2)
+    sizes = [len(streaming._items(chunk)) for chunk in streaming.chunks([plain], 8)]
+    assert sum(sizes) == 64 and sizes[:2] == [8, 8], sizes
+    assert max(sizes[-4:]) <= 8 // streaming.TAIL_CHUNKS, sizes
     said: list[str] = []
     report = lint([path], contract, workers=1, chunk_size=4, on_broken=said.append)
     read_said: list[str] = []
