@@ -27,8 +27,10 @@ _EPOCH_MS = re.compile(r"\b1[6-9]\d{11}\b")
 
 
 def _canonical(value: object) -> object:
-    if isinstance(value, dict):  # "order": Allure numbers the tests in the order it read them
-        return {k: _canonical(v) for k, v in sorted(value.items()) if k != "order"}
+    if isinstance(value, dict):  # "order", "groupOrder": Allure numbers the tests in the order
+        # it read them (which the files' reading order decides when their times are equal)
+        return {k: _canonical(v) for k, v in sorted(value.items())
+                if k not in ("order", "groupOrder")}
     if isinstance(value, list):  # Allure reads the results in no set order
         return sorted((_canonical(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True))
     return value
