@@ -120,13 +120,16 @@ def test_a_started_render_runs_while_the_caller_goes_on(tmp_path: Path) -> None:
     write_results(tmp_path / "results")
     with allure_report.Renderer() as renderer:
         renderer.start(tmp_path / "results", tmp_path / "out", name="harness certify")
-        page = tmp_path / "out" / "index.html"
         deadline = time.monotonic() + 240
-        while not (page.is_file() and renderer._process.poll() is not None):
-            assert time.monotonic() < deadline, "the started render never wrote its page"
+        while renderer._process.poll() is None:
+            assert time.monotonic() < deadline, "the started render never ended"
             time.sleep(0.05)
+        page = tmp_path / "out" / "index.html"
+        assert not page.exists()  # rendered aside: the report's page only once checked
         html = renderer.finish()
     assert html == page
+    assert not [p for p in [*tmp_path.iterdir(), *page.parent.iterdir()]
+                if p.name.startswith(".")]  # the folder Allure wrote is gone
     assert allure_report.external_scripts(html.read_text(encoding="utf-8")) == []
     assert any("AuthCode x HTTP GET" in json.dumps(v) for k, v in content(html).items()
                if k.startswith("data/test-results/"))
@@ -135,3 +138,22 @@ def test_a_started_render_runs_while_the_caller_goes_on(tmp_path: Path) -> None:
         renderer.start(tmp_path / "empty", tmp_path / "none")
         with pytest.raises(UsageError, match="holds no Allure results"):
             renderer.finish()
+
+
+def test_a_render_stopped_before_its_end_leaves_the_previous_page_whole(tmp_path: Path) -> None:
+    """certify stops the renderer it started when writing its other reports fails, or on a
+    signal: the report folder keeps the page it had (a previous run's), never half a page of
+    this run's, and nothing of the render is left beside it."""
+    write_results(tmp_path / "results")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "index.html").write_text("<html>yesterday's report</html>", encoding="utf-8")
+    renderer = allure_report.Renderer()
+    renderer.start(tmp_path / "results", out, name="harness certify")
+    deadline = time.monotonic() + 240
+    while renderer._process.poll() is None:  # Node has written its whole page by now
+        assert time.monotonic() < deadline, "the started render never ended"
+        time.sleep(0.05)
+    renderer.close()  # stopped without finish: the page was never checked
+    assert (out / "index.html").read_text(encoding="utf-8") == "<html>yesterday's report</html>"
+    assert sorted(p.name for p in out.iterdir()) == ["index.html"]  # nothing left in it

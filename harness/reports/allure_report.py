@@ -102,6 +102,9 @@ class Renderer:
         self._process: subprocess.Popen[str] | None = None
         self._command: Path | None = None
         self._job: tuple[Path, Path, str, dict[str, str], Path] | None = None
+        #: where Allure writes the page: a hidden folder, whose page takes
+        #: the place of the report's once it is complete and checked (``_publish``)
+        self._staging: Path | None = None
         self._refused: UsageError | None = None
         try:
             self._command = allure_command()
@@ -143,21 +146,34 @@ class Renderer:
         """The page of the job ``start`` handed over, once rendered and checked."""
         if self._refused is not None:
             raise self._refused
-        assert self._job is not None, "finish() without start()"
+        assert self._job is not None and self._staging is not None, "finish() without start()"
         results, out_dir, name, _, config = self._job
-        done = self._run(results, out_dir, name, config)
-        html = out_dir / "index.html"
-        if done.returncode != 0 or not html.is_file():
-            detail = " ".join((done.stderr or done.stdout).split())[-300:]
-            raise HarnessError(f"allure failed (exit {done.returncode}): {detail}")
-        page = html.read_text(encoding="utf-8")
-        stripped = strip_analytics(page)
-        if stripped != page:
-            html.write_text(stripped, encoding="utf-8")
-        left = external_scripts(stripped)
-        if left:
-            raise HarnessError(f"the report still loads scripts from the network: {left[0]}")
-        return html
+        try:
+            done = self._run(results, self._staging, name, config)
+            html = self._staging / "index.html"
+            if done.returncode != 0 or not html.is_file():
+                detail = " ".join((done.stderr or done.stdout).split())[-300:]
+                raise HarnessError(f"allure failed (exit {done.returncode}): {detail}")
+            page = html.read_text(encoding="utf-8")
+            stripped = strip_analytics(page)
+            if stripped != page:
+                html.write_text(stripped, encoding="utf-8")
+            left = external_scripts(stripped)
+            if left:
+                raise HarnessError(
+                    f"the report still loads scripts from the network: {left[0]}")
+            try:
+                return _publish(self._staging, out_dir) / "index.html"
+            except OSError as exc:
+                raise UsageError(f"cannot write the HTML report to {out_dir}: "
+                                 f"{exc.strerror or exc}") from None
+        finally:
+            self._discard_staging()
+
+    def _discard_staging(self) -> None:
+        if self._staging is not None:
+            shutil.rmtree(self._staging, ignore_errors=True)
+            self._staging = None
 
     def _prepare(self, results: str | Path, out_dir: str | Path, name: str,
                  history: str | Path | None) -> tuple[Path, Path, str, dict[str, str], Path]:
@@ -176,8 +192,20 @@ class Renderer:
                          "appendHistory": True}
         config = Path(self._work.name) / "allurerc.json"
         config.write_text(json.dumps(settings), encoding="utf-8")
+        try:  # Allure writes a hidden folder of its own (in the report folder if it is
+            # there, else beside it: a render refused leaves none): a killed or refused render
+            # leaves the report folder as it was (a previous run's page, or none), never half
+            # a page
+            where = out_dir if out_dir.is_dir() else out_dir.parent
+            where.mkdir(parents=True, exist_ok=True)
+            self._discard_staging()
+            self._staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}-rendering-",
+                                                  dir=where))
+        except OSError as exc:
+            raise UsageError(f"cannot write the HTML report to {out_dir}: "
+                             f"{exc.strerror or exc}") from None
         # The trailing separator: the folder as the CLI hands it on (a glob's match).
-        job = {"results": f"{results}{os.sep}", "output": str(out_dir), "name": name,
+        job = {"results": f"{results}{os.sep}", "output": str(self._staging), "name": name,
                "config": str(config)}
         return results, out_dir, name, job, config
 
@@ -207,6 +235,7 @@ class Renderer:
         if self._process is not None:
             _end(self._process)
             self._process = None
+        self._discard_staging()
         self._work.cleanup()
 
     def __enter__(self) -> Renderer:
@@ -214,6 +243,18 @@ class Renderer:
 
     def __exit__(self, *_: object) -> None:
         self.close()
+
+
+def _publish(staging: Path, out_dir: Path) -> Path:
+    """Move what Allure wrote into ``staging`` (its page) into ``out_dir``, each file
+    replacing its namesake at once (a rename: a reader sees the old page or the new one)."""
+    out_dir.mkdir(exist_ok=True)
+    for entry in staging.iterdir():
+        target = out_dir / entry.name  # never staging itself: its name is hidden
+        if entry.is_dir() and target.is_dir():
+            shutil.rmtree(target)
+        os.replace(entry, target)
+    return out_dir
 
 
 def _end(process: subprocess.Popen[str]) -> None:
