@@ -12,6 +12,7 @@ import selectors
 import signal
 import socket
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -32,6 +33,50 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _twenty_exchanges(tmp_path: Path, reference_url: str, contract: Contract, *,
+                      listening: Callable[[], None] = lambda: None,
+                      answered: Callable[[], None] = lambda: None
+                      ) -> tuple[list[int], list[int]]:
+    """20 keep-alive exchanges through an in-process capture: the statuses the client got and
+    those recorded. ``listening`` runs once capture listens, ``answered`` once the last answer
+    is in and the event that finished it through; the collector is restored after."""
+    op = contract.operation("GetTokenDevice")
+    request = build_request(contract, op, sample_arguments(op, 0), Binding.SOAP11, "http://x")
+    port, out = _free_port(), tmp_path / "lean.jsonl"
+    statuses: list[int] = []
+
+    def clients() -> None:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", trust_env=False) as client:
+            for _ in range(20):
+                answer = client.request(request.method, request.target, content=request.body,
+                                        headers=[(k, v) for k, v in request.headers
+                                                 if k.lower() != "host"])
+                statuses.append(answer.status_code)
+
+    async def announce(master) -> None:
+        while not master.addons.get("proxyserver").listen_addrs():
+            await asyncio.sleep(0.01)
+        listening()
+        await asyncio.to_thread(clients)
+        for _ in range(3):  # the event that finished the last exchange is through
+            await asyncio.sleep(0)
+        answered()
+        master.shutdown()
+
+    settings = CaptureSettings(out=str(out), upstream=reference_url, listen_port=port,
+                               key_file="-")
+    before = gc.get_threshold()
+    try:
+        with (tmp_path / "console.txt").open("w") as console:
+            asyncio.run(serve(settings, Recorder(contract, console), announce),
+                        loop_factory=event_loop_factory())
+    finally:
+        gc.enable()
+        gc.set_threshold(*before)  # the collector as it was for the other tests
+    lines = [json.loads(line) for line in out.read_text().splitlines()[1:]]
+    return statuses, [line["response"]["status"] for line in lines]
+
+
 def test_an_exchange_through_capture_starts_no_hook_task(
         tmp_path: Path, reference_url: str, contract: Contract, monkeypatch) -> None:
     """mitmproxy started a task for each of the four hooks of every exchange; capture's handler
@@ -46,44 +91,18 @@ def test_an_exchange_through_capture_starts_no_hook_task(
         return real(coro, name=name, keep_ref=keep_ref, client=client)
 
     monkeypatch.setattr(asyncio_utils, "create_task", counted)
-    op = contract.operation("GetTokenDevice")
-    request = build_request(contract, op, sample_arguments(op, 0), Binding.SOAP11, "http://x")
-    port, out = _free_port(), tmp_path / "lean.jsonl"
-    statuses: list[int] = []
-
-    def clients() -> None:
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", trust_env=False) as client:
-            for _ in range(20):
-                answer = client.request(request.method, request.target, content=request.body,
-                                        headers=[(k, v) for k, v in request.headers
-                                                 if k.lower() != "host"])
-                statuses.append(answer.status_code)
-
     thresholds: list[tuple[int, int, int]] = []
 
-    async def announce(master) -> None:
-        while not master.addons.get("proxyserver").listen_addrs():
-            await asyncio.sleep(0.01)
+    def listening() -> None:
         started.clear()  # from here on: the exchanges only
         thresholds.append(gc.get_threshold())
-        await asyncio.to_thread(clients)
-        master.shutdown()
 
-    settings = CaptureSettings(out=str(out), upstream=reference_url, listen_port=port,
-                               key_file="-")
     before = gc.get_threshold()
-    try:
-        with (tmp_path / "console.txt").open("w") as console:
-            asyncio.run(serve(settings, Recorder(contract, console), announce),
-                        loop_factory=event_loop_factory())
-    finally:
-        gc.set_threshold(*before)  # the collector as it was for the other tests
-
+    statuses, recorded = _twenty_exchanges(tmp_path, reference_url, contract,
+                                           listening=listening)
     assert thresholds == [(lean.YOUNG_THRESHOLD, *before[1:])]  # fewer, longer-spaced looks
-    assert statuses == [200] * 20
+    assert statuses == recorded == [200] * 20
     assert [name for name in started if name.startswith("handle_hook")] == []
-    lines = [json.loads(line) for line in out.read_text().splitlines()[1:]]
-    assert [line["response"]["status"] for line in lines] == [200] * 20
 
 
 def test_a_finished_exchange_leaves_nothing_for_the_garbage_collector(
@@ -93,50 +112,22 @@ def test_a_finished_exchange_leaves_nothing_for_the_garbage_collector(
     stopped the proxy for tens of ms at 1,000 clients. Its cycles are now cut once it is done:
     with the collector off, no flow of 20 answered keep-alive exchanges is left in memory, and
     every one is recorded."""
-    op = contract.operation("GetTokenDevice")
-    request = build_request(contract, op, sample_arguments(op, 0), Binding.SOAP11, "http://x")
-    port, out = _free_port(), tmp_path / "cycles.jsonl"
-    statuses: list[int] = []
-
-    def clients() -> None:
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", trust_env=False) as client:
-            for _ in range(20):
-                answer = client.request(request.method, request.target, content=request.body,
-                                        headers=[(k, v) for k, v in request.headers
-                                                 if k.lower() != "host"])
-                statuses.append(answer.status_code)
+    from mitmproxy.http import HTTPFlow
 
     flows_left: list[int] = []
 
-    async def announce(master) -> None:
-        from mitmproxy.http import HTTPFlow
-
-        while not master.addons.get("proxyserver").listen_addrs():
-            await asyncio.sleep(0.01)
+    def listening() -> None:
         gc.collect()
         gc.disable()
-        await asyncio.to_thread(clients)
-        for _ in range(3):  # the event that finished the last exchange is through
-            await asyncio.sleep(0)
+
+    def answered() -> None:
         flows_left.append(sum(isinstance(o, HTTPFlow) for o in gc.get_objects()))
         gc.enable()
-        master.shutdown()
 
-    settings = CaptureSettings(out=str(out), upstream=reference_url, listen_port=port,
-                               key_file="-")
-    before = gc.get_threshold()
-    try:
-        with (tmp_path / "console.txt").open("w") as console:
-            asyncio.run(serve(settings, Recorder(contract, console), announce),
-                        loop_factory=event_loop_factory())
-    finally:
-        gc.enable()
-        gc.set_threshold(*before)
-
-    assert statuses == [200] * 20
+    statuses, recorded = _twenty_exchanges(tmp_path, reference_url, contract,
+                                           listening=listening, answered=answered)
+    assert statuses == recorded == [200] * 20
     assert flows_left == [0]
-    lines = [json.loads(line) for line in out.read_text().splitlines()[1:]]
-    assert [line["response"]["status"] for line in lines] == [200] * 20
 
 
 def test_a_crowd_connecting_at_once_waits_in_the_backlog_not_in_retries(
