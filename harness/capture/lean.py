@@ -124,15 +124,23 @@ def _header_name(key: object) -> bytes | None:
     return None
 
 
+def _folded(headers: http.Headers, name: bytes) -> str | None:
+    """Every value of the header ``name`` (lowercased), folded with ", "; None if none."""
+    values = [value for field, value in headers.fields if field.lower() == name]
+    if not values:
+        return None
+    return ", ".join([value.decode("utf-8", "surrogateescape") for value in values])
+
+
 def headers_getitem(self: http.Headers, key: str | bytes) -> str:
     """``Headers[key]``: every value of that name, folded with ", " (KeyError if none)."""
     name = _header_name(key)
     if name is None:
         return _ORIGINAL["getitem"](self, key)
-    values = [value for field, value in self.fields if field.lower() == name]
-    if not values:
+    found = _folded(self, name)
+    if found is None:
         raise KeyError(key)
-    return ", ".join([value.decode("utf-8", "surrogateescape") for value in values])
+    return found
 
 
 def headers_get(self: http.Headers, key: str | bytes, default: Any = None) -> Any:
@@ -140,10 +148,8 @@ def headers_get(self: http.Headers, key: str | bytes, default: Any = None) -> An
     name = _header_name(key)
     if name is None:
         return _ORIGINAL["get"](self, key, default)
-    values = [value for field, value in self.fields if field.lower() == name]
-    if not values:
-        return default
-    return ", ".join([value.decode("utf-8", "surrogateescape") for value in values])
+    found = _folded(self, name)
+    return default if found is None else found
 
 
 def headers_contains(self: http.Headers, key: object) -> bool:

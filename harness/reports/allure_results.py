@@ -45,7 +45,6 @@ from harness.traffic.report_text import http_text
 if TYPE_CHECKING:
     from harness.judge.findings import Report
 
-DEFAULT_DIR = ALLURE_RESULTS
 #: Allure statuses a harness verdict maps to. A warning passes: a permitted deviation is no
 #: failure, and Allure 3's overview counts every failed result under Failed, in red (an
 #: "accepted" one too). Its warnings are said in a colour that is not failure's: the tag
@@ -71,7 +70,7 @@ class Attach:
 class AllureResults:
     """Writes Allure test results into ``directory`` (created; existing results are kept)."""
 
-    def __init__(self, directory: str | Path = DEFAULT_DIR, *, suite: str = "harness") -> None:
+    def __init__(self, directory: str | Path = ALLURE_RESULTS, *, suite: str = "harness") -> None:
         try:
             self._logger = AllureFileLogger(str(directory), clean=False)
         except OSError as exc:
