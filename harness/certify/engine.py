@@ -56,7 +56,12 @@ from harness.progress import Progress
 from harness.reference.server import target_or_reference
 from harness.reports.allure_bridge import WARNING_LABEL, hold_results
 from harness.reports.allure_report import AllureMissing, Renderer
-from harness.reports.allure_results import HeldResults, write_overview
+from harness.reports.allure_results import (
+    HeldResults,
+    discard_set_aside,
+    set_aside,
+    write_overview,
+)
 from harness.reports.console import print_report, require_judged
 from harness.reports.json_report import write_json
 from harness.reports.junit import write_junit
@@ -686,6 +691,7 @@ def _certify(target: str | None, contract: Contract | str | None, outputs: Outpu
         redaction.add(sensitive_values(contract, settings.values))
         report.redaction = redaction
         results = HeldResults(outputs.allure_results)
+        set_aside(outputs.allure_results)  # the previous run's: deleted once these are written
         plugin = CertifyPlugin(report, settings, contract, results)
         args = [str(CONFORMANCE_TESTS), "-c", str(PYTEST_INI), "--rootdir", str(STEPS.parent),
                 *(a for name in PLUGINS for a in ("-p", name)), "-q", "--tb=no", "-rN",
@@ -711,6 +717,7 @@ def _certify(target: str | None, contract: Contract | str | None, outputs: Outpu
         if renderer is not None:  # Node renders while the reference stops and the rest is said
             renderer.start(outputs.allure_results, outputs.allure_report,
                            name="harness certify", history=outputs.history)
+        discard_set_aside(outputs.allure_results)
     print(file=stream)
     print_report(report, stream)
     line = send.wrong_target_line(shown, settings.strange, settings.answered)
