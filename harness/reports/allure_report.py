@@ -214,13 +214,17 @@ class Renderer:
 
     def _run(self, results: Path, out_dir: Path, name: str, config: Path
              ) -> subprocess.CompletedProcess[str]:
-        process, self._process = self._process, None
+        process = self._process
         if process is not None:
             try:
+                self._process = None
                 out, err = process.communicate(timeout=300)
             except (OSError, subprocess.TimeoutExpired) as exc:
                 _end(process)
                 raise HarnessError(f"allure did not run: {exc}") from None
+            except BaseException:  # a signal cut the wait short: Node stops before the
+                _end(process)  # hidden folder it writes is removed (else it could remake it)
+                raise
             if process.returncode != _NOT_LOADED:
                 return subprocess.CompletedProcess(process.args, process.returncode, out, err)
         if self._command is None:
