@@ -4,9 +4,10 @@ command.
 ``harness.cli`` installs the handlers once (``handled``). The first signal asks the run to
 stop: work that can stop at a boundary (a chunk of a recording, a call, a case) checks
 ``requested()`` and winds down, keeping what it finished; elsewhere KeyboardInterrupt is
-raised (inside ``cooperative()`` it is not: the code there checks the flag). The command then
-writes what it has (console, JSON, JUnit, Allure) marked interrupted and exits 130 (SIGINT)
-or 143 (SIGTERM): ``exit_code()``. A second signal stops at once (the children first).
+raised (inside ``cooperative()`` it is not, but again in an ``interruptible()`` part of it:
+the code there checks the flag). The command then writes what it has (console, JSON, JUnit,
+Allure) marked interrupted and exits 130 (SIGINT) or 143 (SIGTERM): ``exit_code()``. A second
+signal stops at once (the children first).
 
 Worker processes (``harness.judge.streaming``) ignore the signals and follow the parent's
 flag (``shared_event``): a Ctrl-C reaches the whole process group, and the parent decides.
@@ -113,6 +114,20 @@ def cooperative() -> Iterator[None]:
         yield
     finally:
         _cooperative -= 1
+
+
+@contextlib.contextmanager
+def interruptible() -> Iterator[None]:
+    """Within ``cooperative()``, a part where the first signal raises KeyboardInterrupt again:
+    a wait for work the run can drop (certify's HTML render), cut short at once rather than
+    waited for. A signal that came before it is not raised again: check ``requested()``
+    inside it first."""
+    global _cooperative
+    outer, _cooperative = _cooperative, 0
+    try:
+        yield
+    finally:
+        _cooperative = outer
 
 
 def shared_event(context: Any) -> Any:
