@@ -9,6 +9,12 @@ for), from wait4: on a busy machine wall time stretches while CPU time barely mo
 the same rounds, alternating which goes first, so a noisy machine weighs on both alike; the
 ratio of their medians is the figure to quote. The load average is printed before and after.
 
+Each run writes into a folder of its own, and all of them are deleted only when the bench ends:
+on a file system that is slow to create files just after many were deleted (ext4 without a
+journal, as on the machines these figures come from: each new file is placed past every inode
+freed in the last half minute), deleting a run's 1,930 files before the next run made that run
+up to a second slower, a cost of the bench and not of certify.
+
 ``--phases`` adds runs (with the HTML report) through bench/certify_phases.py, which times
 each phase inside the command (wall and CPU from one edge to the next, medians): where the
 time goes.
@@ -34,22 +40,21 @@ MODES = (("html", []), ("no-html", ["--no-html"]))
 PHASES = ROOT / "bench" / "certify_phases.py"
 
 
-def one_run(python: str, extra: list[str], phases: bool = False
+def one_run(python: str, extra: list[str], scratch: Path, phases: bool = False
             ) -> tuple[float, float, list | None]:
     """(wall seconds, CPU seconds of the process tree, the phases' marks or None) of one
-    certify run."""
-    with tempfile.TemporaryDirectory(prefix="bench-certify-") as work:
-        started = time.perf_counter()
-        how = [str(PHASES)] if phases else ["-m", "harness"]
-        child = subprocess.Popen([python, *how, "certify", "--quiet", "--report-dir",
-                                  str(Path(work) / "reports"), "--json",
-                                  str(Path(work) / "c.json"), *extra],
-                                 cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        assert child.stderr is not None
-        err = child.stderr.read()
-        _, status, usage = os.wait4(child.pid, 0)
-        elapsed = time.perf_counter() - started
-        child.returncode = os.waitstatus_to_exitcode(status)
+    certify run, in a new folder in ``scratch`` (deleted with it, at the bench's end)."""
+    work = Path(tempfile.mkdtemp(prefix="run-", dir=scratch))
+    started = time.perf_counter()
+    how = [str(PHASES)] if phases else ["-m", "harness"]
+    child = subprocess.Popen([python, *how, "certify", "--quiet", "--report-dir",
+                              str(work / "reports"), "--json", str(work / "c.json"), *extra],
+                             cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert child.stderr is not None
+    err = child.stderr.read()
+    _, status, usage = os.wait4(child.pid, 0)
+    elapsed = time.perf_counter() - started
+    child.returncode = os.waitstatus_to_exitcode(status)
     if child.returncode != 0:
         sys.exit(f"bench: {python} certify exited {child.returncode}: {err.decode().strip()}")
     marks = json.loads(err.decode().strip().splitlines()[-1]) if phases else None
@@ -75,14 +80,8 @@ def main() -> None:
     print(f"load average at start: {load()}")
     figures: dict[tuple[str, str], list[tuple[float, float, list | None]]] = {}
     modes = [*MODES, *([("phases", [])] if args.phases else [])]
-    for round_ in range(args.runs):
-        order = list(setups.items())
-        if round_ % 2:
-            order.reverse()
-        for name, python in order:
-            for mode, extra in modes:
-                figures.setdefault((name, mode), []).append(
-                    one_run(python, extra, phases=mode == "phases"))
+    with tempfile.TemporaryDirectory(prefix="bench-certify-") as scratch:
+        run_rounds(args.runs, setups, modes, figures, Path(scratch))
     print(f"load average at end: {load()}")
     for (name, mode), runs in figures.items():
         if mode == "phases":
@@ -100,6 +99,19 @@ def main() -> None:
                   f"CPU {_ratio(this, other, 1):.2f}")
     if args.phases:
         print_phases({name: figures[name, "phases"] for name in setups})
+
+
+def run_rounds(runs: int, setups: dict[str, str], modes: list, figures: dict,
+               scratch: Path) -> None:
+    """Each round runs every setup in every mode, the setups' order alternating."""
+    for round_ in range(runs):
+        order = list(setups.items())
+        if round_ % 2:
+            order.reverse()
+        for name, python in order:
+            for mode, extra in modes:
+                figures.setdefault((name, mode), []).append(
+                    one_run(python, extra, scratch, phases=mode == "phases"))
 
 
 def _ratio(this: list, other: list, i: int) -> float:

@@ -43,7 +43,12 @@ def content(html: Path) -> dict[str, object]:
     found: dict[str, object] = {}
     for name, data in re.findall(r'd\("([^"]+)","([A-Za-z0-9+/=]*)"\)',
                                  html.read_text(encoding="utf-8")):
-        text = _EPOCH_MS.sub("0", _UUID.sub("<uuid>", base64.b64decode(data).decode("utf-8")))
+        raw = base64.b64decode(data)
+        try:
+            text = _EPOCH_MS.sub("0", _UUID.sub("<uuid>", raw.decode("utf-8")))
+        except UnicodeDecodeError:  # an attachment of bytes: as it is
+            found[name] = raw
+            continue
         try:
             found[name] = _canonical(json.loads(text))
         except ValueError:
@@ -61,10 +66,36 @@ def write_results(directory: Path) -> None:
     results.add("GetTokenDevice x SOAP 1.2", "not applicable", message="not offered")
 
 
-def test_renderer_started_before_the_results_renders_them_as_the_cli_does(tmp_path: Path
-                                                                           ) -> None:
+def write_odd_results(directory: Path) -> None:
+    """Results with the files the renderer reads its own way (whole, in one loop): an empty
+    attachment, one whose file is missing, one of binary bytes, a result still being written
+    (*.tmp), a result that is not JSON, a folder."""
+    write_results(directory)
+    results = AllureResults(directory, suite="certify")
+    results.add("GetTokenDevice x HTTP GET", "passed", attachments=[
+        Attach("GetTokenDevice HTTP GET request", ""),
+        Attach("GetTokenDevice HTTP GET response", "HTTP/1.1 200 OK\r\n\r\n\u00e9\u4e2d")])
+    result = next(p for p in directory.glob("*-result.json")
+                  if "GetTokenDevice" in p.read_text(encoding="utf-8"))
+    data = json.loads(result.read_text(encoding="utf-8"))
+    data["attachments"] = [*data.get("attachments", []),
+                           {"name": "gone", "source": "missing-attachment.txt",
+                            "type": "text/plain"},
+                           {"name": "bytes", "source": "bytes-attachment.bin",
+                            "type": "application/octet-stream"}]
+    result.write_text(json.dumps(data), encoding="utf-8")
+    (directory / "bytes-attachment.bin").write_bytes(bytes(range(256)) * 3)
+    (directory / "half-result.json.tmp").write_text(
+        result.read_text(encoding="utf-8").replace("GetTokenDevice", "Half"), encoding="utf-8")
+    (directory / "broken-result.json").write_text("{not json", encoding="utf-8")
+    (directory / "a-folder").mkdir()
+
+
+@pytest.mark.parametrize("results", [write_results, write_odd_results])
+def test_renderer_started_before_the_results_renders_them_as_the_cli_does(tmp_path: Path,
+                                                                           results) -> None:
     with allure_report.Renderer() as renderer:  # before any result exists, as certify does
-        write_results(tmp_path / "results")
+        results(tmp_path / "results")
         html = renderer.render(tmp_path / "results", tmp_path / "ahead", name="harness certify")
     config = tmp_path / "allurerc.json"  # the settings Renderer gives Allure
     config.write_text(json.dumps({"name": "harness certify",

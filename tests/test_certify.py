@@ -162,6 +162,18 @@ def test_allure_results_hold_the_service_not_pytest(reference_run):
 
 
 @pytest.mark.skipif(not HAS_ALLURE, reason="Allure 3 not installed (scripts/setup installs it)")
+def test_a_second_run_in_the_same_folder_holds_only_its_own_results(tmp_path):
+    """The first run's results are set aside (hidden, beside) and deleted once the second's
+    are written: the folder then holds the second run's alone, and nothing is left beside."""
+    for _ in range(2):
+        code, data, _, stderr = certify(tmp_path, "--rule", "R4-STATUS")
+        assert code == 0, stderr
+    reports = tmp_path / "reports"
+    assert sorted(p.name for p in reports.iterdir()) == ["allure-results", "features"]
+    results = list((reports / "allure-results").glob("*-result.json"))
+    assert len(results) == sum(data["scenarios"].values())
+
+
 def test_html_report_is_offline(reference_run, tmp_path):
     where, _, _, stdout = reference_run
     html = where / "reports" / "allure-report" / "index.html"

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -32,6 +33,7 @@ from harness import stopping
 from harness.contract.bindings import classify
 from harness.errors import ClassificationError
 from harness.reference.app import answer
+from harness.reports.allure_report import ALLURE, Renderer
 from harness.traffic.recording import read_exchanges
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -334,3 +336,174 @@ def test_a_second_signal_stops_at_once(tmp_path: Path) -> None:
     assert not report.exists()
     _, alive = psutil.wait_procs(started, timeout=END_TIMEOUT)
     assert not [p for p in alive if p.status() != psutil.STATUS_ZOMBIE], "orphans left"
+
+
+# ------------------------------------------------- certify's last second: the reporting phase
+# A signal at a deterministic point of the run, sent by the command to itself (a CI runner's
+# SIGTERM) or to its process group (a Ctrl-C at a terminal, which Allure's Node renderer gets
+# too): tests/signal_at.py. One scenario (R4-STATUS on AuthCode over SOAP 1.1) keeps each run
+# short; the HTML report is on, as by default.
+
+SIGNAL_AT = Path(__file__).with_name("signal_at.py")
+needs_allure = pytest.mark.skipif(not ALLURE.exists(),
+                                  reason="Allure 3 not installed (scripts/setup installs it)")
+ONE_SCENARIO = ["--rule", "R4-STATUS", "--operation", "AuthCode", "--binding", "SOAP 1.1"]
+#: Where the signal is sent from (the start of the named function's first call).
+BEFORE_RESULTS = "harness.reports.allure_results:HeldResults.write"  # pytest has ended
+CONSOLE_REPORT = "harness.certify.engine:print_report"  # the run's verdict is settled
+HTML_RENDER = "harness.reports.allure_report:Renderer.finish"
+MID_RUN = "harness.judge.rules:judge"  # the one scenario's call is answered
+
+
+def certify_signalled(tmp_path: Path, where: str, signals: str, who: str
+                      ) -> tuple[int, str, str]:
+    """certify (one scenario, JSON, JUnit and HTML into ``tmp_path``) with ``signals`` sent at
+    ``where`` to the command (``self``) or its group (``group``); (status, stdout, stderr),
+    once no process of its group is left."""
+    child = subprocess.Popen(
+        [sys.executable, str(SIGNAL_AT), where, signals, who, "certify", "--quiet",
+         *ONE_SCENARIO, "--report-dir", str(tmp_path / "reports"), "--json",
+         str(tmp_path / "certify.json"), "--junit", str(tmp_path / "certify.xml")],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=_default_signals, start_new_session=True)
+    try:
+        out, err = child.communicate(timeout=START_TIMEOUT)
+    finally:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.communicate()
+    left = [p for p in psutil.process_iter() if _group_of(p) == child.pid]
+    _, alive = psutil.wait_procs(left, timeout=END_TIMEOUT)
+    assert not [p for p in alive if p.status() != psutil.STATUS_ZOMBIE], "orphans left"
+    assert "Traceback" not in err and "allure failed" not in out + err, err
+    assert "still running as the command ends" not in err, err
+    assert "nothing to report" not in err, err  # the console report was written
+    return child.returncode, out, err
+
+
+def _group_of(process: psutil.Process) -> int | None:
+    try:
+        return os.getpgid(process.pid)
+    except OSError:
+        return None
+
+
+def no_html(tmp_path: Path) -> None:
+    """No page, not even half of one (Allure's hidden folder)."""
+    report = tmp_path / "reports"
+    assert not (report / "allure-report" / "index.html").exists()
+    assert not [p.name for p in report.glob(".*")] + [
+        p.name for p in (report / "allure-report").glob(".*")]
+
+
+@needs_allure
+@pytest.mark.parametrize("sig, who", [(signal.SIGINT, "group"), (signal.SIGTERM, "self")])
+def test_certify_signalled_after_its_scenarios_reports_them_interrupted(
+        tmp_path: Path, sig: int, who: str) -> None:
+    """Between pytest's end and the results written: it was swallowed (PASSED, exit 0)."""
+    name = signal.Signals(sig).name
+    code, out, err = certify_signalled(tmp_path, BEFORE_RESULTS, name, who)
+    assert code == 128 + sig, out + err
+    assert f"certify: INTERRUPTED by {name} after 46 of 46 scenarios " in out  # 45 left out
+    assert "PASSED" not in out
+    data = interrupted_json(tmp_path / "certify.json", name)
+    assert data["scenarios"] == {"passed": 1, "left out": 45}
+    assert f'<property name="interrupted" value="{name}"/>' in \
+        (tmp_path / "certify.xml").read_text(encoding="utf-8")
+    overview = (tmp_path / "reports" / "allure-results" / "environment.properties")
+    assert "verdict = INTERRUPTED" in overview.read_text(encoding="utf-8")
+    assert f"certify: no HTML report: interrupted by {name} (harness report --results " in out
+    no_html(tmp_path)
+
+
+@needs_allure
+def test_certify_ctrl_c_during_the_console_report_says_what_was_written(
+        tmp_path: Path) -> None:
+    """After the verdict, during the console report: it said "nothing to report", exit 130,
+    below the report it had written."""
+    code, out, err = certify_signalled(tmp_path, CONSOLE_REPORT, "SIGINT", "group")
+    assert code == 130, out + err
+    verdict = next(line for line in out.splitlines() if line.startswith("certify: PASSED"))
+    lines = out.splitlines()[out.splitlines().index(verdict) + 1:]
+    assert lines[:3] == [f"certify: JSON findings in {tmp_path / 'certify.json'}",
+                         f"certify: JUnit XML in {tmp_path / 'certify.xml'}",
+                         f"certify: Allure results in {tmp_path / 'reports' / 'allure-results'}"]
+    assert lines[3].startswith("certify: interrupted by SIGINT after the verdict: the reports "
+                               "above are written, the HTML report is not (harness report ")
+    assert len(lines) == 4
+    assert json.loads((tmp_path / "certify.json").read_text(encoding="utf-8"))["verdict"] \
+        == "passed"  # as the console says: the run was whole
+    no_html(tmp_path)
+
+
+@needs_allure
+@pytest.mark.parametrize("sig, who", [(signal.SIGINT, "group"), (signal.SIGTERM, "self")])
+def test_certify_signalled_during_the_html_render_stops_it(tmp_path: Path, sig: int,
+                                                           who: str) -> None:
+    """A Ctrl-C kills the Node renderer too (no "allure failed" line); a SIGTERM to the
+    command alone stops the render rather than waiting for it. Either leaves no page."""
+    name = signal.Signals(sig).name
+    code, out, err = certify_signalled(tmp_path, HTML_RENDER, name, who)
+    assert code == 128 + sig, out + err
+    assert "certify: PASSED" in out and "HTML report in" not in out
+    assert out.splitlines()[-1].startswith(
+        f"certify: interrupted by {name} after the verdict: the reports above are written, "
+        "the HTML report is not (harness report --results ")
+    no_html(tmp_path)
+
+
+@needs_allure
+def test_certify_ctrl_c_mid_run_at_a_terminal_reports_without_html(tmp_path: Path) -> None:
+    """The Node renderer, in the terminal's process group, dies of the same Ctrl-C: that was
+    "allure failed", then "nothing to report" below the interrupted run's report. The line
+    said as the signal comes reaches stderr though pytest captures it during a scenario."""
+    code, out, err = certify_signalled(tmp_path, MID_RUN, "SIGINT", "group")
+    assert code == 130, out + err
+    # said as the signal came, though pytest captured stderr then (it was lost)
+    assert "harness certify: interrupted by SIGINT: finishing the work in flight" in err
+    ran = re.search(r"certify: INTERRUPTED by SIGINT after (\d+) of 46 scenarios ", out)
+    assert ran and int(ran.group(1)) < 46, out  # the left out after it did not run
+    interrupted_json(tmp_path / "certify.json")
+    assert out.splitlines()[-1].startswith(
+        "certify: no HTML report: interrupted by SIGINT (harness report --results ")
+    no_html(tmp_path)
+
+
+@needs_allure
+def test_certify_second_signal_while_reporting_stops_at_once(tmp_path: Path) -> None:
+    code, out, err = certify_signalled(tmp_path, CONSOLE_REPORT, "SIGINT,SIGINT", "self")
+    assert code == 130, out + err
+    assert "SIGINT again: stopping at once" in err
+    assert not (tmp_path / "certify.json").exists()
+
+
+@needs_allure
+def test_a_render_cut_short_by_a_signal_stops_node_at_once(tmp_path: Path) -> None:
+    """certify cuts its wait for the HTML render short on a signal (KeyboardInterrupt there):
+    Node stops then, not when the command's process ends (a program calling certify goes on;
+    Node would write the hidden folder the renderer has just removed)."""
+    from test_allure_renderer import write_results
+
+    write_results(tmp_path / "results")
+    main = threading.get_ident()
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with Renderer() as renderer:
+            node = renderer._process
+            assert node is not None
+            renderer.start(tmp_path / "results", tmp_path / "out")
+
+            def interrupt_the_wait() -> None:
+                deadline = time.monotonic() + START_TIMEOUT
+                while renderer._process is not None and time.monotonic() < deadline:
+                    time.sleep(0.001)  # until finish waits for Node
+                signal.pthread_kill(main, signal.SIGINT)
+
+            threading.Thread(target=interrupt_the_wait, daemon=True).start()
+            with pytest.raises(KeyboardInterrupt):
+                renderer.finish()
+                time.sleep(START_TIMEOUT)  # the signal comes while this waits, at the latest
+            assert node.poll() is not None, "Node still renders"
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]

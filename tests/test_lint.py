@@ -19,7 +19,9 @@ from traffic import BASE, clean_exchanges, exchange, request, write_recording
 from harness.contract.bindings import Binding, build_request
 from harness.contract.model import Contract, sample_arguments
 from harness.judge import streaming
-from harness.judge.lint import lint
+from harness.judge.findings import Report
+from harness.judge.lint import LintJob, lint
+from harness.judge.rules import titles
 from harness.reports.json_report import summary
 from harness.traffic import recording
 from harness.traffic.exchange import HttpRequest
@@ -194,6 +196,37 @@ def test_workers_and_chunks_keep_positions(contract: Contract, tmp_path: Path) -
     assert _kept(one) == _kept(two)
     assert {f["index"] for f in _kept(one)} == {5 * 32 + 1}
     assert summary(one)["rules"] == summary(two)["rules"]
+
+
+def test_the_parent_adds_the_chunks_counts_at_once(contract: Contract, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parent sums the chunks' counts and adds them to the report once before a chunk
+    that brings failures, and once at the end, not once a chunk (~2,000 keys each); the
+    report holds the same counts in the same order as when each chunk's were added in turn."""
+    clean = clean_exchanges(contract)
+    traffic = clean * 3 + [exchange(contract, FAULTS[0][1](contract))] + clean * 3
+    path = write_recording(tmp_path / "r.jsonl", traffic)
+    job = LintJob(contract)
+    streaming._start(job)
+    chunk_by_chunk = Report("lint", None, titles())  # each chunk's counts, then its findings
+    offset = 0
+    for chunk in streaming.chunks([path], 7):
+        result = streaming.process(chunk)
+        chunk_by_chunk.add_counts(result.counts)
+        for finding in result.kept:
+            chunk_by_chunk.add(replace(finding, index=finding.index + offset))
+        offset += result.exchanges
+    added: list[int] = []
+    add_counts = Report.add_counts
+    monkeypatch.setattr(Report, "add_counts",
+                        lambda report, counts: (added.append(len(counts)),
+                                                add_counts(report, counts))[1])
+    report = lint([path], contract, workers=1, chunk_size=7)
+    assert len(added) == 2  # before the failure's chunk, and at the end
+    assert report.counts == chunk_by_chunk.counts
+    assert list(report.by_rule.items()) == list(chunk_by_chunk.by_rule.items())
+    assert list(report.by_case.items()) == list(chunk_by_chunk.by_case.items())
+    assert _kept(report) == _kept(chunk_by_chunk) != []
 
 
 def test_chunks_hold_the_lines_as_the_line_reader_reads_them(

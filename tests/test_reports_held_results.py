@@ -16,7 +16,14 @@ from allure_commons.logger import AllureFileLogger
 from allure_commons.model2 import Attachment, Label, Parameter, StatusDetails
 
 from harness.errors import UsageError
-from harness.reports.allure_results import HOLD_BYTES, HeldResults, redact_results, tidy
+from harness.reports.allure_results import (
+    HOLD_BYTES,
+    HeldResults,
+    discard_set_aside,
+    redact_results,
+    set_aside,
+    tidy,
+)
 
 WARNING_LABEL = "harness.warning"
 
@@ -129,3 +136,33 @@ def test_attachments_go_to_the_writer_a_test_at_a_time(tmp_path: Path) -> None:
     assert (tmp_path / "results" / "a3-attachment.png").read_bytes() == b"\x89PNG\x00tok-9"
     assert (tmp_path / "results" / "a1-attachment.txt").read_text(encoding="utf-8") == (
         "POST /Auth.asmx\n\nphone=redacted-1f2e")
+
+
+def test_a_previous_runs_results_are_set_aside_then_deleted(tmp_path: Path) -> None:
+    """certify moves the previous run's results beside the folder (hidden) before writing its
+    own, and deletes them after: creating files right after deleting as many is slow where the
+    file system places new files past the inodes freed in the last half minute."""
+    results = tmp_path / "reports" / "allure-results"
+    results.mkdir(parents=True)
+    (results / "old-result.json").write_text("{}", encoding="utf-8")
+    stale = tmp_path / "reports" / ".allure-results-previous-stopped"  # a stopped run's
+    stale.mkdir()
+    aside = set_aside(results)
+    assert aside is not None and aside.parent == results.parent
+    assert aside.name.startswith(".allure-results-previous-")
+    assert not results.exists() and (aside / "old-result.json").is_file()
+    results.mkdir()
+    (results / "new-result.json").write_text("{}", encoding="utf-8")
+    discard_set_aside(results)
+    assert sorted(p.name for p in (tmp_path / "reports").iterdir()) == ["allure-results"]
+    assert [p.name for p in results.iterdir()] == ["new-result.json"]
+
+
+def test_nothing_to_set_aside_is_none(tmp_path: Path) -> None:
+    assert set_aside(tmp_path / "none") is None
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "link").symlink_to(elsewhere)
+    assert set_aside(tmp_path / "link") is None  # a link is cleaned as before, not moved
+    assert (tmp_path / "link").is_symlink() and elsewhere.is_dir()
+    discard_set_aside(tmp_path / "none")  # nothing beside it: nothing done

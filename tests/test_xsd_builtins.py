@@ -124,6 +124,30 @@ def test_xsd_lexical_space(kind: ParamType) -> None:
     assert [v for v in invalid if kind.lexical(v)] == []
 
 
+def test_the_xml_name_patterns_are_compiled_on_first_use_not_at_start() -> None:
+    """The Name/NCName/NMTOKEN/QName patterns (XML's Unicode name ranges: ~36 ms to compile)
+    are not compiled when a command starts (lint's start imports the types); the first check
+    of such a value compiles them, and they judge as before (``test_xsd_lexical_space``)."""
+    script = (
+        "import re, sys\n"
+        "compiled = []\n"
+        "original = re._compile\n"
+        "def noting(pattern, flags):\n"
+        "    compiled.append(str(pattern))\n"
+        "    return original(pattern, flags)\n"
+        "re._compile = noting\n"
+        "import harness.cli, harness.commands.lint, harness.judge.lint\n"
+        "from harness.contract.types import ParamType\n"
+        "at_start = [p for p in compiled if '\\U00010000' in p]\n"
+        "checked = [ParamType.NCNAME.lexical('a_b'), ParamType.QNAME.lexical('p:x'),\n"
+        "           ParamType.NAME.lexical('1abc'), ParamType.NMTOKEN.lexical('.x')]\n"
+        "on_use = [p for p in compiled if '\\U00010000' in p]\n"
+        "print(len(at_start), len(on_use), checked)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.split(maxsplit=2) == ["0", "4", "[True, True, False, True]\n"]
+
+
 def test_a_request_outside_xsd_s_form_is_tolerated_where_asmx_reads_any_text(
         tmp_path: Path) -> None:
     """An xs:integer "abc": ASMX takes it (a string), so the reference answers it too; the

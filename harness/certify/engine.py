@@ -56,7 +56,12 @@ from harness.progress import Progress
 from harness.reference.server import target_or_reference
 from harness.reports.allure_bridge import WARNING_LABEL, hold_results
 from harness.reports.allure_report import AllureMissing, Renderer
-from harness.reports.allure_results import HeldResults, write_overview
+from harness.reports.allure_results import (
+    HeldResults,
+    discard_set_aside,
+    set_aside,
+    write_overview,
+)
 from harness.reports.console import print_report, require_judged
 from harness.reports.json_report import write_json
 from harness.reports.junit import write_junit
@@ -672,7 +677,15 @@ def _certify(target: str | None, contract: Contract | str | None, outputs: Outpu
     if unknown:
         raise UsageError(f"--rule {unknown[0]} is not a rule ID (see --list-rules)")
     features = settings.features or _contract_features(contract, outputs.features)
-    with target_or_reference(target, contract, settings.send) as url:
+    # From here to the last report a signal only asks the run to stop (stopping.cooperative):
+    # the scenario under way ends, and what ran is reported, marked interrupted; a signal after
+    # the verdict leaves it as it is. Either way certify exits 130/143 (_reports).
+    with stopping.cooperative(), contextlib.ExitStack() as reference:
+        with stopping.interruptible():  # reaching the target: nothing ran yet
+            url = reference.enter_context(target_or_reference(target, contract, settings.send))
+        if stopping.requested():  # as the target was reached: nothing ran, nothing is set aside
+            stopping.interrupted_line("certify")
+            return stopping.exit_code()
         shown = url if target else f"embedded reference at {url}"
         report = Report("certify", shown, titles=rules.titles() | sending.RULE_TITLES
                         | {SCENARIO: SCENARIO_TITLE},
@@ -686,6 +699,7 @@ def _certify(target: str | None, contract: Contract | str | None, outputs: Outpu
         redaction.add(sensitive_values(contract, settings.values))
         report.redaction = redaction
         results = HeldResults(outputs.allure_results)
+        set_aside(outputs.allure_results)  # the previous run's: deleted once these are written
         plugin = CertifyPlugin(report, settings, contract, results)
         args = [str(CONFORMANCE_TESTS), "-c", str(PYTEST_INI), "--rootdir", str(STEPS.parent),
                 *(a for name in PLUGINS for a in ("-p", name)), "-q", "--tb=no", "-rN",
@@ -701,16 +715,27 @@ def _certify(target: str | None, contract: Contract | str | None, outputs: Outpu
               f"{len(features)} features" + ("" if settings.features else
                                              f" written in {outputs.features}"),
               file=stream, flush=True)
-        with redacting_reports(redaction), stopping.cooperative():
+        with redacting_reports(redaction):
             try:
                 code = _run_pytest(args, plugin, stream, features)
             finally:  # tidied and through the redaction (a stopped run's too), written once
                 results.write(redaction.text, warning_label=WARNING_LABEL)
         _conclude(report, settings, plugin, code)
         write_overview(outputs.allure_results, report, namespace=contract.namespace)
-        if renderer is not None:  # Node renders while the reference stops and the rest is said
+        if renderer is not None and not stopping.requested():
+            # Node renders while the reference stops and the rest is said
             renderer.start(outputs.allure_results, outputs.allure_report,
                            name="harness certify", history=outputs.history)
+        discard_set_aside(outputs.allure_results)
+        reference.close()
+        return _reports(report, settings, plugin, outputs, stream, shown, renderer)
+
+
+def _reports(report: Report, settings: Settings, plugin: CertifyPlugin, outputs: Outputs,
+             stream, shown: str, renderer: Renderer | None) -> int:
+    """The console, JSON and JUnit reports and the HTML page of the run; its exit status. A
+    signal (in ``stopping.cooperative``) lets the first ones be written and stops the HTML
+    render; the last line says what was written, and the status is 130/143."""
     print(file=stream)
     print_report(report, stream)
     line = send.wrong_target_line(shown, settings.strange, settings.answered)
@@ -723,8 +748,12 @@ def _certify(target: str | None, contract: Contract | str | None, outputs: Outpu
         write_junit(report, outputs.junit)
         print(f"certify: JUnit XML in {outputs.junit}", file=stream)
     print(f"certify: Allure results in {outputs.allure_results}", file=stream)
-    if renderer is not None:
-        _render_html(outputs, stream, renderer)
+    html_owed = renderer is not None and _render_html(outputs, stream, renderer)
+    if stopping.requested():
+        said = _interrupted_line(report, outputs, html_owed)
+        if said:
+            print(said, file=stream)
+        return stopping.exit_code()
     status = report.exit_code
     if status == 0 and plugin.scenarios.get("failed"):
         print(f"certify: {plugin.scenarios['failed']} scenario(s) failed without a rule "
@@ -733,14 +762,33 @@ def _certify(target: str | None, contract: Contract | str | None, outputs: Outpu
     return status
 
 
+def _interrupted_line(report: Report, outputs: Outputs, html_owed: bool) -> str | None:
+    """What a signal left unwritten: the HTML page (and how to render it from the Allure
+    results); said after the verdict line, whose verdict is INTERRUPTED when the signal came
+    while the scenarios ran or before the results were written (then nothing more to say
+    without an HTML page owed), else the whole run's."""
+    name = stopping.signal_name()
+    render = (f"harness report --results {outputs.allure_results} --out "
+              f"{outputs.allure_report / 'index.html'}"
+              + (f" --history {outputs.history}" if outputs.history else "") + " renders it")
+    if report.interrupted:
+        return f"certify: no HTML report: interrupted by {name} ({render})" if html_owed \
+            else None
+    return (f"certify: interrupted by {name} after the verdict: the reports above are written"
+            + (f", the HTML report is not ({render})" if html_owed else ""))
+
+
 def _conclude(report: Report, settings: Settings, plugin: CertifyPlugin,
               code: pytest.ExitCode) -> None:
     """The run's report finished, or why the run has none (raised)."""
     report.finish()
     if settings.stopped is not None:
         raise settings.stopped
-    if stopping.requested() and code == pytest.ExitCode.INTERRUPTED:
-        report.interrupt()  # the scenarios that ran are reported, marked interrupted
+    if stopping.requested() and code in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.OK,
+                                         pytest.ExitCode.TESTS_FAILED):
+        # The scenarios that ran are reported, marked interrupted: also when the signal came
+        # after the last one, before the results were written (the verdict is not yet said)
+        report.interrupt()
         report.meta["scenarios_planned"] = plugin.planned
         code = pytest.ExitCode.OK
     if code == pytest.ExitCode.NO_TESTS_COLLECTED and settings.rules:
@@ -804,10 +852,23 @@ def _pytest_environment(features: tuple[Path, ...] = ()) -> Iterator[None]:
             os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = autoload
 
 
-def _render_html(outputs: Outputs, stream, renderer: Renderer) -> None:
+def _render_html(outputs: Outputs, stream, renderer: Renderer) -> bool:
+    """The page the renderer (started by _certify) makes, said on the console; whether a
+    signal stopped it (or kept it from starting): the render is cut short at once, and Node
+    dying of the same Ctrl-C (a terminal's process group) is no failure of Allure's."""
+    html = None
     try:
-        html = renderer.finish()  # started by _certify
+        with stopping.interruptible():
+            if stopping.requested():
+                return True
+            html = renderer.finish()
     except AllureMissing as exc:
         print(f"certify: no HTML report: {exc}", file=stream)
-        return
+        return False
+    except (KeyboardInterrupt, HarnessError):
+        if not stopping.requested():
+            raise
+    if html is None:
+        return True
     print(f"certify: HTML report in {html}", file=stream)
+    return False

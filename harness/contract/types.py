@@ -277,7 +277,7 @@ _GUID_RE = re.compile(
 _BASE64_RE = re.compile(r"[A-Za-z0-9+/]*=*")
 
 
-def _full(pattern: re.Pattern[str]):
+def _full(pattern: re.Pattern[str] | _OnFirstUse):
     return lambda text: pattern.fullmatch(text) is not None
 
 
@@ -348,10 +348,28 @@ _NAME_START = ("A-Z_a-z\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u02FF\u0370-\u037D\u037
                "\uFDF0-\uFFFD\U00010000-\U000EFFFF")
 _NAME_CHAR = _NAME_START + "\\-.0-9\u00B7\u0300-\u036F\u203F-\u2040"
 _NCNAME = f"[{_NAME_START}][{_NAME_CHAR}]*"
-_NCNAME_RE = re.compile(_NCNAME)
-_NAME_RE = re.compile(f"[{_NAME_START}:][{_NAME_CHAR}:]*")
-_NMTOKEN_RE = re.compile(f"[{_NAME_CHAR}:]+")
-_QNAME_RE = re.compile(f"({_NCNAME}:)?{_NCNAME}")
+
+
+class _OnFirstUse:
+    """A pattern compiled on its first ``fullmatch``, not at import: the XML name patterns'
+    Unicode ranges took ~36 ms to compile at every start of the harness (a tenth of lint's
+    fixed cost), for types few contracts use."""
+
+    __slots__ = ("_pattern", "_source")
+
+    def __init__(self, source: str) -> None:
+        self._source, self._pattern = source, None
+
+    def fullmatch(self, text: str) -> re.Match[str] | None:
+        if self._pattern is None:  # a race compiles it twice: the same pattern either way
+            self._pattern = re.compile(self._source)
+        return self._pattern.fullmatch(text)
+
+
+_NCNAME_RE = _OnFirstUse(_NCNAME)
+_NAME_RE = _OnFirstUse(f"[{_NAME_START}:][{_NAME_CHAR}:]*")
+_NMTOKEN_RE = _OnFirstUse(f"[{_NAME_CHAR}:]+")
+_QNAME_RE = _OnFirstUse(f"({_NCNAME}:)?{_NCNAME}")
 _LANGUAGE_RE = re.compile(r"[a-zA-Z]{1,8}(-[a-zA-Z0-9]{1,8})*", re.ASCII)
 #: Durations: at least one part, a "T" only before a time part.
 _CLOCK = r"(T(?=\d)(\d+H)?(\d+M)?(\d+(\.\d+)?S)?)?"

@@ -383,8 +383,8 @@ def _decode(source: str, first_line: int, items: list[bytes | str | None] | list
             continue
         if not item.strip():
             continue
-        try:
-            data = load_line(item, _loads)
+        try:  # a line within LONG_LINE cannot be over a bound: decoded at once
+            data = _loads(item) if len(item) <= LONG_LINE else load_line(item, _loads)
             exchanges.append(Exchange.from_dict(data, index=position, source=source))
         except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
             result.broken.append(line_refused(f"{source}:{first_line + offset}", exc))
@@ -473,32 +473,49 @@ def _run(job: Job, paths: Sequence[str | Path], report: Report, workers: int, ch
          on_broken: Callable[[str], None], on_progress: Callable[[ChunkResult], None]) -> int:
     done: dict[str, int] = {}
     broken = 0
-    for result in results(job, chunks(paths, chunk_size), workers):
-        offset = done.get(result.source, 0)
-        for reason in result.broken:
-            on_broken(reason)
-        broken += len(result.broken)
-        report.exchanges += (result.exchanges - result.unselected - result.stopped
-                             - result.unsent)
-        if result.unselected:
-            report.not_sent["not_selected"] += result.unselected
-        if result.unsent:
-            report.not_sent["service_descriptions"] += result.unsent
-        if result.secrets and report.redaction is not None:
-            report.redaction.merge(result.secrets)
-        report.add_counts(result.counts)
-        report.add_seconds(result.seconds)
-        for case, text in result.examples.items():
-            if case not in report.examples:
-                report.examples[case] = (report.redaction.text(text) if report.redaction
-                                         else text)
-        for finding in result.kept:
-            if finding.index is not None:
-                finding = replace(finding, index=finding.index + offset)
-            report.add(finding)
-        done[result.source] = offset + result.exchanges
-        on_progress(result)
+    counts: Tally = Counter()  # the chunks' counts not yet in the report (see below)
+    try:
+        for result in results(job, chunks(paths, chunk_size), workers):
+            _take(result, report, done, counts, on_broken)
+            broken += len(result.broken)
+            on_progress(result)
+    finally:
+        report.add_counts(counts)
     return broken
+
+
+def _take(result: ChunkResult, report: Report, done: dict[str, int], counts: Tally,
+          on_broken: Callable[[str], None]) -> None:
+    """One chunk's result into ``report``. Its counts are summed into ``counts``, which
+    reach the report at once before a chunk's failures and warnings do (and at the end):
+    the report then holds its keys in the same order as chunk by chunk, and a run of lint
+    that fails nothing (~2,000 keys a chunk, ~8 dict operations each in ``add_counts``)
+    costs the parent a sum per key instead."""
+    offset = done.get(result.source, 0)
+    for reason in result.broken:
+        on_broken(reason)
+    report.exchanges += (result.exchanges - result.unselected - result.stopped
+                         - result.unsent)
+    if result.unselected:
+        report.not_sent["not_selected"] += result.unselected
+    if result.unsent:
+        report.not_sent["service_descriptions"] += result.unsent
+    if result.secrets and report.redaction is not None:
+        report.redaction.merge(result.secrets)
+    counts.update(result.counts)
+    if result.kept:
+        report.add_counts(counts)
+        counts.clear()
+    report.add_seconds(result.seconds)
+    for case, text in result.examples.items():
+        if case not in report.examples:
+            report.examples[case] = (report.redaction.text(text) if report.redaction
+                                     else text)
+    for finding in result.kept:
+        if finding.index is not None:
+            finding = replace(finding, index=finding.index + offset)
+        report.add(finding)
+    done[result.source] = offset + result.exchanges
 
 
 def default_workers(paths: Sequence[str | Path]) -> int:
