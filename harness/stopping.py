@@ -33,6 +33,8 @@ _shared_method: str | None = None  # its context's start method
 _received: int | None = None
 _cooperative = 0
 _command = "harness"
+#: The file descriptor the lines of the signals are written to (``handled``).
+_stderr = 2
 
 
 @contextlib.contextmanager
@@ -46,19 +48,34 @@ def handled(command: str = "harness") -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    global _stderr
+    outer = _stderr
+    # stderr as it is now: certify runs pytest in-process, which points fd 2 at a capture file
+    # while a scenario runs (the line said there was lost)
+    with contextlib.suppress(OSError):
+        _stderr = os.dup(2)
     previous = {sig: signal.signal(sig, _handle) for sig in SIGNALS}
     try:
         yield
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        if _stderr != outer:
+            os.close(_stderr)
+        _stderr = outer
+
+
+def _say(line: str) -> None:
+    """``line`` on the command's stderr, from a signal handler (a closed stderr says nothing)."""
+    with contextlib.suppress(OSError):
+        os.write(_stderr, f"\n{_command}: {line}\n".encode())
 
 
 def _handle(signum: int, frame: Any) -> None:
     global _received
     name = signal.Signals(signum).name
     if _received is not None:  # the second signal: now
-        os.write(2, f"\n{_command}: {name} again: stopping at once\n".encode())
+        _say(f"{name} again: stopping at once")
         for child in multiprocessing.active_children():
             with contextlib.suppress(Exception):
                 child.kill()
@@ -67,8 +84,8 @@ def _handle(signum: int, frame: Any) -> None:
     _event.set()
     if _shared is not None:
         _shared.set()
-    os.write(2, f"\n{_command}: interrupted by {name}: finishing the work in flight and "
-                f"writing what ran (again to stop at once)\n".encode())
+    _say(f"interrupted by {name}: finishing the work in flight and writing what ran (again to "
+         "stop at once)")
     if not _cooperative:
         raise KeyboardInterrupt
 

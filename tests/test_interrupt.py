@@ -412,6 +412,10 @@ def test_certify_signalled_after_its_scenarios_reports_them_interrupted(
         (tmp_path / "certify.xml").read_text(encoding="utf-8")
     overview = (tmp_path / "reports" / "allure-results" / "environment.properties")
     assert "verdict = INTERRUPTED" in overview.read_text(encoding="utf-8")
+    # The same words as the console's (it said "after 3 calls" where the console said
+    # "after 46 of 46 scenarios")
+    assert f"interrupted = by {name} after 46 of 46 scenarios\\: " in \
+        overview.read_text(encoding="utf-8")
     assert f"certify: no HTML report: interrupted by {name} (harness report --results " in out
     no_html(tmp_path)
 
@@ -455,9 +459,12 @@ def test_certify_signalled_during_the_html_render_stops_it(tmp_path: Path, sig: 
 @needs_allure
 def test_certify_ctrl_c_mid_run_at_a_terminal_reports_without_html(tmp_path: Path) -> None:
     """The Node renderer, in the terminal's process group, dies of the same Ctrl-C: that was
-    "allure failed", then "nothing to report" below the interrupted run's report."""
+    "allure failed", then "nothing to report" below the interrupted run's report. The line
+    said as the signal comes reaches stderr though pytest captures it during a scenario."""
     code, out, err = certify_signalled(tmp_path, MID_RUN, "SIGINT", "group")
     assert code == 130, out + err
+    # said as the signal came, though pytest captured stderr then (it was lost)
+    assert "harness certify: interrupted by SIGINT: finishing the work in flight" in err
     ran = re.search(r"certify: INTERRUPTED by SIGINT after (\d+) of 46 scenarios ", out)
     assert ran and int(ran.group(1)) < 46, out  # the left out after it did not run
     interrupted_json(tmp_path / "certify.json")

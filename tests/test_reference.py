@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import logging
 from collections.abc import Iterator
 
 import httpx
@@ -415,3 +416,24 @@ def test_server_keeps_serving_after_errors(reference_url: str, contract: Contrac
     ok = send(http, build_request(contract, op, sample_arguments(op), Binding.SOAP12,
                                   reference_url))
     assert ok.status_code == 200
+
+
+def test_websocket_upgrade_is_answered_as_the_plain_request(reference_url: str,
+                                                            http: httpx.Client,
+                                                            caplog: pytest.LogCaptureFixture
+                                                            ) -> None:
+    """A SOAP service speaks no WebSocket: ASMX answers an ``Upgrade: websocket`` call as the
+    call it also is (checked with curl on the real ASMX: 200 and the result). The reference
+    handed it to the app as a WebSocket: 500, and a traceback in the server's log."""
+    uvicorn_log = logging.getLogger("uvicorn")
+    uvicorn_log.addHandler(caplog.handler)
+    try:
+        upgrade = {"Connection": "Upgrade", "Upgrade": "websocket",
+                   "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="}
+        answered = http.get(f"{reference_url}/PushNotificationMobile.asmx/GetTokenDevice?id=7",
+                            headers=upgrade)
+    finally:
+        uvicorn_log.removeHandler(caplog.handler)
+    assert answered.status_code == 200, answered.text
+    assert answered.text.endswith(f">{hashlib.sha256(b'7').hexdigest()}</string>")
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
