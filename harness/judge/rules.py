@@ -85,34 +85,37 @@ class Outcome(NamedTuple):  # a tuple: built ~20 times per exchange, cheaply
     detail: str = ""
 
 
-# The helpers build the tuple directly: NamedTuple's own __new__ is a Python-level layer more.
+# The helpers build the tuple directly: NamedTuple's own __new__ is a Python-level layer more;
+# the verdicts are globals (an enum member read off its class takes three times as long).
 _new = tuple.__new__
+_PASSED, _FAILED = Verdict.PASSED, Verdict.FAILED
+_WARNING, _NOT_APPLICABLE = Verdict.WARNING, Verdict.NOT_APPLICABLE
 
 
 def passed(expected: str = "", actual: str = "", message: str = "") -> Outcome:
-    return _new(Outcome, (Verdict.PASSED, expected, actual, message, False, "", ""))
+    return _new(Outcome, (_PASSED, expected, actual, message, False, "", ""))
 
 
 def failed(expected: str, actual: str, message: str = "", cause: str = "",
            detail: str = "") -> Outcome:
-    return _new(Outcome, (Verdict.FAILED, expected, actual, message, False, cause, detail))
+    return _new(Outcome, (_FAILED, expected, actual, message, False, cause, detail))
 
 
 def warning(expected: str, actual: str, message: str = "", cause: str = "") -> Outcome:
-    return _new(Outcome, (Verdict.WARNING, expected, actual, message, False, cause, ""))
+    return _new(Outcome, (_WARNING, expected, actual, message, False, cause, ""))
 
 
 def tolerated(expected: str, actual: str, message: str, cause: str = "",
               detail: str = "") -> Outcome:
     """A deviation the spec forbids and the ASMX runtime accepts: a failure under the spec
     profile, a warning under the asmx profile."""
-    return _new(Outcome, (Verdict.FAILED, expected, actual, message, True, cause, detail))
+    return _new(Outcome, (_FAILED, expected, actual, message, True, cause, detail))
 
 
 def not_applicable(message: str) -> Outcome:
     """Not applicable; ``message`` says why (its cause, e.g. "the call failed with HTTP
     500 (see R4-STATUS)")."""
-    return _new(Outcome, (Verdict.NOT_APPLICABLE, "", "", message, False, message, ""))
+    return _new(Outcome, (_NOT_APPLICABLE, "", "", message, False, message, ""))
 
 
 #: Outcomes that are the same every time, made once (a check returns them ~3 times an
@@ -1199,7 +1202,6 @@ def _weigh(rule: Rule, outcome: Outcome, profile: Profile) -> Outcome:
     return outcome if verdict is outcome[0] else outcome._replace(verdict=verdict)
 
 
-_FAILED, _WARNING = Verdict.FAILED, Verdict.WARNING
 #: The verdicts a tally counts rather than keeps.
 _TALLIED = (Verdict.PASSED, Verdict.NOT_APPLICABLE)
 #: (chosen rule IDs or None, sides, rules off) -> the rules that apply, in catalogue order.
