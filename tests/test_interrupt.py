@@ -412,6 +412,10 @@ def test_certify_signalled_after_its_scenarios_reports_them_interrupted(
         (tmp_path / "certify.xml").read_text(encoding="utf-8")
     overview = (tmp_path / "reports" / "allure-results" / "environment.properties")
     assert "verdict = INTERRUPTED" in overview.read_text(encoding="utf-8")
+    # The same words as the console's (it said "after 3 calls" where the console said
+    # "after 46 of 46 scenarios")
+    assert f"interrupted = by {name} after 46 of 46 scenarios\\: " in \
+        overview.read_text(encoding="utf-8")
     assert f"certify: no HTML report: interrupted by {name} (harness report --results " in out
     no_html(tmp_path)
 

@@ -41,6 +41,7 @@ from harness.errors import UsageError
 from harness.http_messages import HttpRequest, HttpResponse
 from harness.reports import ALLURE_RESULTS
 from harness.reports.allure_report import WARNING_TAG
+from harness.reports.console import interruption
 from harness.traffic.report_text import http_text
 
 if TYPE_CHECKING:
@@ -484,10 +485,11 @@ def _overview_lines(report: Report, facts: Mapping[str, str | None]) -> dict[str
         lines[name] = str(count) + (f" ({len(causes)} cause(s): {causes[0].said()}"
                                     + ("; ..." if len(causes) > 1 else "") + ")"
                                     if causes else "")
-    if report.interrupted:
-        of = f" of {report.planned}" if report.planned is not None else ""
-        lines["interrupted"] = (f"by {report.interrupted} after {report.exchanges}{of} "
-                                f"{report.unit}: the counts are those of the part that ran")
+    if report.interrupted:  # as the console's verdict line says it
+        said = interruption(report)
+        if " after " not in said:
+            said += f" after {report.exchanges} {report.unit}"
+        lines["interrupted"] = f"{said}: the counts are those of the part that ran"
     if report.scope is not None and report.scope.partial:
         lines["not judged"] = ", ".join(report.scope.left_out)
     return lines
