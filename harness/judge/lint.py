@@ -16,7 +16,7 @@ from pathlib import Path
 from harness.contract.model import Contract
 from harness.judge.findings import Finding, Report
 from harness.judge.profiles import Profile
-from harness.judge.rules import SPEC, BulkTally, Side, judge, titles
+from harness.judge.rules import SPEC, BulkTally, Side, judge_each, titles
 from harness.judge.streaming import ChunkResult, Tally, default_workers, run
 from harness.traffic.exchange import Exchange
 
@@ -40,9 +40,8 @@ class LintJob:
 
     def judge_all(self, exchanges: Sequence[Exchange], tally: Tally) -> list[list[Finding]]:
         bulk = BulkTally()  # counted per operation x binding where it can, then spread
-        sides = frozenset(self.sides)  # once, not once per exchange
-        judged = [judge(exchange, self.contract, sides=sides, tally=bulk, profile=self.profile)
-                  for exchange in exchanges]
+        judged = judge_each(exchanges, self.contract, sides=frozenset(self.sides), tally=bulk,
+                            profile=self.profile)
         tally.update(bulk.settle())
         return judged
 

@@ -120,6 +120,9 @@ def not_applicable(message: str) -> Outcome:
 _HTTP_200 = (passed("HTTP 200", "HTTP 200"),)
 _NO_CONTENT_TYPE = (passed("no Content-Type", "no Content-Type"),)
 _NO_SOAP_ACTION = (passed("no SOAPAction header", "no SOAPAction header"),)
+_NOT_AN_ERROR = (not_applicable("not an error answer"),)
+_NO_SOAP_VERSION = (not_applicable("request Content-Type names no SOAP version"),)
+_GET_WITHOUT_LENGTH = not_applicable("a GET without a body has no Content-Length")
 
 
 @frozen  # built for every exchange judged
@@ -147,6 +150,9 @@ class Case:
     response: HttpResponse | None = None
     #: The request URL's path (``read_case``: from urlsplit's cache, classify split it).
     path: str = ""
+    #: Why the response-side rules do not apply (its side not judged, no response), or None:
+    #: worked out once (``read_case``), asked by ~5 rules an exchange.
+    unanswered: Outcome | None = None
 
     def judges(self, side: Side) -> bool:
         return side in self.sides
@@ -157,7 +163,7 @@ class Case:
     def request_defect(self) -> str | None:
         """The first request-side rule the request breaks ("RULE: expected .., actual .."),
         or None for a valid call. Worked out only when an error answer asks for it."""
-        request_only = replace(self, sides=frozenset((Side.REQUEST,)))
+        request_only = replace(self, sides=frozenset((Side.REQUEST,)), unanswered=_NOT_JUDGED)
         for rule in _applicable(None, request_only.sides):
             for outcome in rule.outcomes(request_only):
                 if outcome.verdict is Verdict.FAILED and rule.level is Level.MANDATORY:
@@ -274,18 +280,18 @@ def _no_envelope(case: Case) -> Outcome | None:
     return None
 
 
-def _path_for(case: Case) -> str:
-    path = case.operation.endpoint
-    return path if case.binding.is_soap else f"{path}/{case.operation.name}"
-
-
-def _response_outcome(case: Case) -> Outcome | None:
-    """not applicable unless the response side is judged and there is a response."""
-    if Side.RESPONSE not in case.sides:  # case.judges, inlined: ~5 calls an exchange
-        return not_applicable("response side not judged")
-    if case.response is None:
-        return not_applicable("no response")
+def _unanswered(sides: frozenset[Side], response: HttpResponse | None) -> Outcome | None:
+    """not applicable unless the response side is judged and there is a response
+    (``Case.unanswered``)."""
+    if Side.RESPONSE not in sides:
+        return _NOT_JUDGED
+    if response is None:
+        return _NO_RESPONSE
     return None
+
+
+_NOT_JUDGED = not_applicable("response side not judged")
+_NO_RESPONSE = not_applicable("no response")
 
 
 def _refusal_permitted(case: Case) -> Outcome | None:
@@ -379,7 +385,8 @@ def _unreadable(reading: ResponseReading) -> str:
 def method_and_path(case: Case) -> tuple[Outcome, ...]:
     """4.1 table: method and path per binding (a binding the target does not serve is a
     failed call: R4-STATUS reports it with its cause)."""
-    request, want_path = case.request, _path_for(case)
+    request, op = case.request, case.operation
+    want_path = op.endpoint if case.binding.is_soap else f"{op.endpoint}/{op.name}"
     expected = f"{case.binding.method} .../{want_path.lstrip('/')}"
     path = case.path
     actual = f"{request.method} {path}"
@@ -389,7 +396,7 @@ def method_and_path(case: Case) -> tuple[Outcome, ...]:
     elif path.endswith(want_path):
         return (passed(expected, actual),)
     elif (path.lower().endswith(want_path.lower())
-          and path.endswith(want_path[len(case.operation.endpoint):])):
+          and path.endswith(want_path[len(op.endpoint):])):
         return (tolerated(expected, actual, "endpoint path differs in case only (IIS accepts it)"),)
     elif path.lower().endswith(want_path.lower()):
         return (failed(expected, actual, _with(guess, "operation names are case-sensitive "
@@ -483,7 +490,7 @@ def length_and_host(case: Case) -> tuple[Outcome, ...]:
         has_host = passed("a Host header", f"Host: {host}")
     length = request.header("Content-Length")
     if not request.body and length is None and request.method.upper() == "GET":
-        return has_host, not_applicable("a GET without a body has no Content-Length")
+        return has_host, _GET_WITHOUT_LENGTH
     want = str(len(request.body))
     if length is None:
         return has_host, failed(f"Content-Length: {want}", "no Content-Length")
@@ -652,7 +659,7 @@ def allowed_values(case: Case) -> tuple[Outcome, ...]:
     validation refuses markup in GET/POST values) as long as the same call with the spec's
     plain values succeeds: certify makes that call, and the refusal is a permitted deviation.
     A recording holds no such call: there ASP.NET's refusal of markup is recognised itself."""
-    if (na := _response_outcome(case)) is not None:
+    if (na := case.unanswered) is not None:
         return (na,)
     response = case.response
     assert response is not None
@@ -684,12 +691,12 @@ def version_by_content_type(case: Case) -> tuple[Outcome, ...]:
     """9.1: SOAP 1.1 and 1.2 share the path; the Content-Type picks the version answered."""
     named = soap_version(media_type(case.request.content_type))
     if named is None:
-        return (not_applicable("request Content-Type names no SOAP version"),)
+        return _NO_SOAP_VERSION
     return _envelope_version(case, named, "the Content-Type's")
 
 
 def _envelope_version(case: Case, want: Binding, whose: str) -> tuple[Outcome, ...]:
-    if (na := _response_outcome(case) or _fault_expected(case)) is not None:
+    if (na := case.unanswered or _fault_expected(case)) is not None:
         return (na,)
     reading = case.reading
     expected = f"{want.label} envelope ({whose} version)"
@@ -707,7 +714,7 @@ def _envelope_version(case: Case, want: Binding, whose: str) -> tuple[Outcome, .
 
 def response_element(case: Case) -> tuple[Outcome, ...]:
     """4.1 rule 5: the SOAP Body holds <Operation>Response in the service namespace."""
-    if (na := _response_outcome(case)) is not None:
+    if (na := case.unanswered) is not None:
         return (na,)
     if (na := _presupposes_success(case)) is not None:
         return (na,)
@@ -733,7 +740,7 @@ def _response_payload(case: Case) -> etree._Element | None:
 def _void_success(case: Case) -> Outcome | None:
     """not applicable unless a judged response answers a successful call of an operation
     without a result (R6 and R8 share this gate)."""
-    if (na := _response_outcome(case)) is not None:
+    if (na := case.unanswered) is not None:
         return na
     if case.operation.result is not None:
         return not_applicable(f"{case.operation.name} has a result (see OP-RESULT)")
@@ -758,7 +765,7 @@ def empty_response(case: Case) -> tuple[Outcome, ...]:
 
 def soap_content_type(case: Case) -> tuple[Outcome, ...]:
     """4.1 rule 7: SOAP responses are text/xml or application/soap+xml, charset=utf-8."""
-    if (na := _response_outcome(case) or _fault_expected(case)) is not None:
+    if (na := case.unanswered or _fault_expected(case)) is not None:
         return (na,)
     return (_typed(case.response, case.binding.soap_content_type or ""),)
 
@@ -808,7 +815,7 @@ def operation_result(case: Case) -> Iterator[Outcome]:
     """4.7: the result shape: SOAP <Operation>Result in the response element; GET/POST a root
     element of the result type in the service namespace, text/xml; charset=utf-8."""
     op = case.operation
-    if (na := _response_outcome(case) or _presupposes_success(case)) is not None:
+    if (na := case.unanswered or _presupposes_success(case)) is not None:
         yield na
         return
     ns = case.contract.namespace
@@ -859,7 +866,7 @@ def result_structure(case: Case) -> Iterator[Outcome]:
     child elements in the service namespace, named and in the sequence's order, as often as
     their occurrences allow, and each leaf a value of its type (its R9-<TYPE> check)."""
     op = case.operation
-    if (na := _response_outcome(case) or _presupposes_success(case)) is not None:
+    if (na := case.unanswered or _presupposes_success(case)) is not None:
         yield na
         return
     node = case.reading.result_node if case.reading else None
@@ -878,11 +885,11 @@ def no_leak(case: Case) -> tuple[Outcome, ...]:
     """7 (silent): an error answer leaks no implementation detail (security.judge_leaks). A
     permitted deviation here: stock ASP.NET sends stack traces to local clients; ``harness
     probe`` fails it."""
-    if (skip := _response_outcome(case)) is not None:
+    if (skip := case.unanswered) is not None:
         return (skip,)
     judged = judge_leaks(case.response)  # type: ignore[arg-type]
     if judged is None:
-        return (not_applicable("not an error answer"),)
+        return _NOT_AN_ERROR
     else:
         verdict, expected, actual = judged
         return (Outcome(verdict, expected, actual, "", False, leak_cause(expected, actual)),)
@@ -1033,8 +1040,24 @@ def judge(exchange: Exchange, contract: Contract, *,
     """
     side_set = sides if type(sides) is frozenset else frozenset(sides)
     chosen = _applicable(rules, side_set, profile.off)  # unknown IDs fail before any reading
+    return _judge(exchange, contract, side_set, chosen, intended, control, tally, profile)
+
+
+def judge_each(exchanges: Iterable[Exchange], contract: Contract, *, tally: Tally,
+               sides: frozenset[Side] = BOTH_SIDES, profile: Profile = SPEC
+               ) -> list[list[Finding]]:
+    """``judge`` of each exchange (lint's chunk: every rule, the same sides, tally and
+    profile), the rules chosen once for them all."""
+    chosen = _applicable(None, sides, profile.off)
+    return [_judge(exchange, contract, sides, chosen, None, None, tally, profile)
+            for exchange in exchanges]
+
+
+def _judge(exchange: Exchange, contract: Contract, sides: frozenset[Side],
+           chosen: tuple[Rule, ...], intended: tuple[Operation, Binding] | None,
+           control: Exchange | None, tally: Tally | None, profile: Profile) -> list[Finding]:
     try:
-        case = read_case(exchange, contract, side_set, intended, control)
+        case = read_case(exchange, contract, sides, intended, control)
     except ServiceDescription as exc:
         return described(exchange, exc.kind, tally)
     except ClassificationError as exc:
@@ -1079,7 +1102,7 @@ def read_case(exchange: Exchange, contract: Contract, sides: frozenset[Side] = B
         reading = read_response(op, binding, exchange.response)
     return Case(exchange, contract, op, binding, classification, reading, sides, control,
                 recorded, exchange.request, exchange.response,
-                urlsplit(exchange.request.url).path)
+                urlsplit(exchange.request.url).path, _unanswered(sides, exchange.response))
 
 
 def judge_case(case: Case, *, rules: Iterable[str] | None = None,
@@ -1092,10 +1115,10 @@ def _judge_case(case: Case, chosen: tuple[Rule, ...], tally: Tally | None,
                 profile: Profile = SPEC) -> list[Finding]:
     exchange, op, binding = case.exchange, case.operation, case.binding
     findings: list[Finding] = []
-    # The client matters to the request's findings only: a response is the server's doing.
-    client = exchange.client if Side.REQUEST in case.sides else None  # once, not per finding
     plan = _plan(chosen, op, binding)
     if tally is None:
+        # The client matters to the request's findings only: a response is the server's doing.
+        client = exchange.client if Side.REQUEST in case.sides else None  # once, not per finding
         for rule, out_of_scope in plan.ordered:
             for outcome in rule.check(case) if out_of_scope is None else (out_of_scope,):
                 findings.append(_finding(exchange, rule.id, op, binding,
@@ -1110,16 +1133,20 @@ def _judge_case(case: Case, chosen: tuple[Rule, ...], tally: Tally | None,
         counted = []
     else:
         counted = list(plan.out_of_scope_counts)
+    kept: list[tuple[Rule, Outcome]] = []
     for rule, check, keys in plan.tallied:
         for outcome in check(case):
             verdict = outcome[0]
             if verdict is not _FAILED and verdict is not _WARNING:
                 counted.append(keys[verdict])  # (rule, op, binding, verdict), made once
             else:
-                findings.append(_finding(exchange, rule.id, op, binding,
-                                         _weigh(rule, outcome, profile),
-                                         client if rule.side is not Side.RESPONSE else None))
+                kept.append((rule, outcome))
     tally.update(counted)  # counted in C, once per exchange
+    if kept:  # the client (a header lookup) only for an exchange with findings
+        client = exchange.client if Side.REQUEST in case.sides else None
+        findings += [_finding(exchange, rule.id, op, binding, _weigh(rule, outcome, profile),
+                              client if rule.side is not Side.RESPONSE else None)
+                     for rule, outcome in kept]
     return findings
 
 

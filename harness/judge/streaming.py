@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import io
 import json
 import multiprocessing
 import os
@@ -352,18 +353,16 @@ def _judge_one(exchange: Exchange, result: ChunkResult) -> list[Finding]:
 
 
 def _items(chunk: Chunk) -> list[bytes | str | None] | list[Exchange]:
-    """A chunk's lines (those of its span read from its file, newlines left out) or
-    exchanges."""
+    """A chunk's lines (those of its span read from its file) or exchanges."""
     if chunk.span is None:
         return chunk.items
     offset, length = chunk.span
     with open(chunk.source, "rb") as f:
         f.seek(offset)
         data = f.read(length)
-    lines = data.split(b"\n")
-    if data.endswith(b"\n"):
-        lines.pop()  # after the last newline: no line
-    return lines
+    # Each line with its newline, as lines_of reads them (a JSON decoder skips it): found by
+    # memchr, a sixth of bytes.split's byte-by-byte loop (~1 us a line of ~900 bytes).
+    return io.BytesIO(data).readlines()
 
 
 def _decode(source: str, first_line: int, items: list[bytes | str | None] | list[Exchange],
@@ -381,7 +380,7 @@ def _decode(source: str, first_line: int, items: list[bytes | str | None] | list
         if isinstance(item, str):  # refused by the reader (refused_line)
             result.broken.append(item)
             continue
-        if not item.strip():
+        if not item or item.isspace():  # (``not item.strip()`` without its copy)
             continue
         try:  # a line within LONG_LINE cannot be over a bound: decoded at once
             data = _loads(item) if len(item) <= LONG_LINE else load_line(item, _loads)

@@ -62,29 +62,22 @@ class Exchange:
     def from_dict(cls, data: Mapping[str, Any], *, index: int | None = None,
                   source: str = "") -> Exchange:
         req = data["request"]
-        request = HttpRequest(
-            method=req["method"],
-            url=req["url"],
-            headers=_headers(req.get("headers", ()), "request"),
-            body=decode_body(req.get("body")),
-            http_version=req.get("http_version", "HTTP/1.1"),
-        )
+        # (by position: a call by keywords unpacks them into a dict first, ~3 an exchange)
+        request = HttpRequest(req["method"], req["url"],
+                              _headers(req.get("headers", ()), "request"),
+                              decode_body(req.get("body")), req.get("http_version", "HTTP/1.1"))
         resp = data.get("response")
         response = None if resp is None else response_from_dict(resp)
         timings, meta = data.get("timings"), data.get("meta")
-        return cls(request, response, index=index, source=source,
-                   timings=dict(timings) if timings else {}, meta=dict(meta) if meta else {})
+        return cls(request, response, index, source, dict(timings) if timings else {},
+                   dict(meta) if meta else {})
 
 
 def response_from_dict(resp: Mapping[str, Any]) -> HttpResponse:
     """A response as recordings hold it (``response_dict``)."""
-    return HttpResponse(
-        status=int(resp["status"]),
-        headers=_headers(resp.get("headers", ()), "response"),
-        body=decode_body(resp.get("body")),
-        reason=resp.get("reason", ""),
-        http_version=resp.get("http_version", "HTTP/1.1"),
-    )
+    return HttpResponse(int(resp["status"]), _headers(resp.get("headers", ()), "response"),
+                        decode_body(resp.get("body")), resp.get("reason", ""),
+                        resp.get("http_version", "HTTP/1.1"))
 
 
 def response_dict(response: HttpResponse) -> dict[str, Any]:
