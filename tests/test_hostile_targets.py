@@ -17,8 +17,11 @@ from traffic import clean_exchanges, write_recording
 
 from harness.contract.bindings import Binding
 from harness.contract.model import school_mobile
+from harness.errors import TLSFailure
 from harness.judge import asmx_matrix
 from harness.reference.server import running
+from harness.traffic.exchange import HttpRequest
+from harness.traffic.send import Sender, SendOptions
 
 FAST = ("--timeout", "2", "--max-response-mb", "1")
 NS = ("--namespace", "http://tempuri.org/")
@@ -121,6 +124,33 @@ def test_cacert_or_insecure_reach_a_self_signed_target(trust, tmp_path, recordin
                          "--operation", "AuthCode")
     # it is a failing server behind TLS: findings, not a TLS error
     assert done.returncode == 1 and data["exchanges"] > 0, done.stdout + done.stderr
+
+
+def test_the_os_trust_store_verifies_a_target_without_cacert(certificate, monkeypatch):
+    """No --cacert, no --insecure: the OS trust store decides (here SSL_CERT_FILE, which
+    OpenSSL reads as the store). The sender loads that store only at its first TLS handshake,
+    in place of the stand-in httpx holds: a handshake on the stand-in would refuse every
+    certificate."""
+    with serve("tls", cert=certificate) as url:
+        request = HttpRequest("GET", f"{url}/AuthCodeMobile.asmx/AuthCode", (), b"")
+        with pytest.raises(TLSFailure), Sender(SendOptions(timeout=5)) as sender:
+            sender.send(request)  # not in the store yet
+        monkeypatch.setenv("SSL_CERT_FILE", str(certificate[0]))
+        with Sender(SendOptions(timeout=5)) as sender:
+            assert sender.send(request).status == 500  # answered: the server behind TLS
+            assert sender.send(request).status == 500
+
+
+def test_a_cookie_the_target_sets_rides_on_the_next_request():
+    """httpx's cookie jar, kept (the sender reads an answer into it only when the answer
+    sets a cookie): what a target's Set-Cookie says comes back on the requests after it."""
+    seen = len(SEEN)
+    with serve("html") as url, Sender(SendOptions(timeout=5)) as sender:
+        for _ in range(2):
+            sender.send(HttpRequest("GET", f"{url}/AuthCodeMobile.asmx/AuthCode", (), b""))
+    first, second = SEEN[seen:seen + 2]
+    assert b"cookie:" not in first.lower()
+    assert f"Cookie: {COOKIE_SECRET}".encode().lower() in second.lower()
 
 
 @pytest.mark.parametrize("command", ["certify", "replay", "diff"])

@@ -46,6 +46,7 @@ Example::
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import socket
 import ssl
@@ -116,6 +117,13 @@ class SendOptions:
     @property
     def max_response_bytes(self) -> int:
         return int(self.max_response_mb * 1024 * 1024)
+
+    @property
+    def system_trust(self) -> bool:
+        """True when TLS is verified against the OS trust store alone (no --cacert, no
+        --insecure, no client certificate): what ``verify`` then gives is the same for every
+        client, and ``client`` loads it only for a first https connection."""
+        return not self.insecure and self.cacert is None and self.auth.cert is None
 
     def verify(self) -> ssl.SSLContext | bool:
         """The TLS verification httpx and check_reachable use: the OS trust store by default
@@ -191,20 +199,53 @@ def client(options: SendOptions | float = DEFAULT_TIMEOUT, connections: int = 16
         options = SendOptions(timeout=float(timeout if timeout is not None else options))
     if options.auth.per_connection:
         connections = 1
+    trust = _SystemTrust() if options.system_trust else None
     made = _Client(timeout=options.timeout, follow_redirects=False,
-                        verify=options.verify(),
-                        limits=httpx.Limits(max_connections=connections,
-                                            max_keepalive_connections=connections))
+                   verify=trust.stand_in if trust else options.verify(),
+                   limits=httpx.Limits(max_connections=connections,
+                                       max_keepalive_connections=connections))
     for name in list(made.headers):
         del made.headers[name]
+    made._cookies = _Cookies()  # httpx's setter would copy it into a plain Cookies
     made.auth_flow = options.auth.http_auth()
     made.exclusive = threading.Lock() if options.auth.per_connection else None
     # httpx has no public hook for the socket layer: its pools (private) take our backend.
     for transport in [made._transport, *made._mounts.values()]:
         pool = getattr(transport, "_pool", None)
         if pool is not None:  # env proxies included: every pool reads through the deadline
-            pool._network_backend = _DeadlineBackend(pool._network_backend)
+            pool._network_backend = _DeadlineBackend(pool._network_backend, trust)
     return made
+
+
+class _Cookies(httpx.Cookies):
+    """httpx's cookie jar (a cookie the target sets rides on the requests after it, as
+    before), which reads an answer only when it sets a cookie: reading every answer through
+    http.cookiejar cost each call ~40 us for nothing."""
+
+    def extract_cookies(self, response: httpx.Response) -> None:
+        if "set-cookie" in response.headers or "set-cookie2" in response.headers:
+            super().extract_cookies(response)
+
+
+class _SystemTrust:
+    """The OS trust store's TLS context (``SendOptions.verify``'s default), loaded at a
+    client's first TLS handshake: loading it cost every client ~20 ms, for nothing against an
+    http:// target (certify's embedded reference). httpx holds ``stand_in``, which no
+    handshake uses: ``_DeadlineStream.start_tls`` puts the real one in its place."""
+
+    def __init__(self) -> None:
+        self.stand_in = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        self._context: ssl.SSLContext | None = None
+        self._lock = threading.Lock()
+
+    def instead_of(self, context: ssl.SSLContext) -> ssl.SSLContext:
+        if context is not self.stand_in:  # another's (an https proxy's own)
+            return context
+        with self._lock:
+            if self._context is None:
+                self._context = ssl.create_default_context()
+                self._context.set_alpn_protocols(["http/1.1"])  # as httpcore sets (no h2)
+            return self._context
 
 
 def send(http: httpx.Client, request: HttpRequest,
@@ -277,7 +318,7 @@ def _legs(http: httpx.Client, request: HttpRequest, headers: list[tuple[str, str
     over the same connection."""
     auth = getattr(http, "auth_flow", None)
     while True:
-        with http.stream(request.method, request.url, content=body or None,
+        with http.stream(request.method, _httpx_url(request.url), content=body or None,
                          headers=with_headers(headers, legs.headers()) if legs else headers
                          ) as reply:
             if auth is not None and reply.status_code == 401:
@@ -287,6 +328,22 @@ def _legs(http: httpx.Client, request: HttpRequest, headers: list[tuple[str, str
                 _read_body(reply, options.max_response_bytes, request)
                 continue
             return _response(reply, options, request)
+
+
+#: The longest URL parsed once for all its calls (``_httpx_url``).
+MAX_CACHED_URL = 2048
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed_url(url: str) -> httpx.URL:
+    return httpx.URL(url)
+
+
+def _httpx_url(url: str) -> httpx.URL | str:
+    """``url`` parsed once for all the calls to it: a run sends a few URLs many times, and
+    httpx parsed each again (~40 us a call). A long one is left to httpx (the cache stays
+    small)."""
+    return _parsed_url(url) if len(url) <= MAX_CACHED_URL else url
 
 
 def with_headers(headers: Iterable[tuple[str, str]], extra: Iterable[tuple[str, str]]
@@ -509,10 +566,13 @@ _deadline = _Deadline()
 
 
 class _DeadlineStream(httpcore.NetworkStream):
-    """A socket stream whose every read/write waits at most until the request's deadline."""
+    """A socket stream whose every read/write waits at most until the request's deadline;
+    its TLS handshakes take ``trust``'s context in place of its stand-in."""
 
-    def __init__(self, inner: httpcore.NetworkStream) -> None:
+    def __init__(self, inner: httpcore.NetworkStream, trust: _SystemTrust | None = None
+                 ) -> None:
         self.inner = inner
+        self.trust = trust
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         return self.inner.read(max_bytes, _deadline.left(timeout))
@@ -525,28 +585,33 @@ class _DeadlineStream(httpcore.NetworkStream):
 
     def start_tls(self, ssl_context: ssl.SSLContext, server_hostname: str | None = None,
                   timeout: float | None = None) -> httpcore.NetworkStream:
+        if self.trust is not None:
+            ssl_context = self.trust.instead_of(ssl_context)
         return _DeadlineStream(self.inner.start_tls(ssl_context, server_hostname,
-                                                    _deadline.left(timeout)))
+                                                    _deadline.left(timeout)), self.trust)
 
     def get_extra_info(self, info: str) -> Any:
         return self.inner.get_extra_info(info)
 
 
 class _DeadlineBackend(httpcore.NetworkBackend):
-    def __init__(self, inner: httpcore.NetworkBackend) -> None:
+    def __init__(self, inner: httpcore.NetworkBackend, trust: _SystemTrust | None = None
+                 ) -> None:
         self.inner = inner
+        self.trust = trust
 
     def connect_tcp(self, host: str, port: int, timeout: float | None = None,
                     local_address: str | None = None,
                     socket_options: Iterable[Any] | None = None) -> httpcore.NetworkStream:
         return _DeadlineStream(self.inner.connect_tcp(host, port, _deadline.left(timeout),
-                                                      local_address, socket_options))
+                                                      local_address, socket_options),
+                               self.trust)
 
     def connect_unix_socket(self, path: str, timeout: float | None = None,
                             socket_options: Iterable[Any] | None = None
                             ) -> httpcore.NetworkStream:
         return _DeadlineStream(self.inner.connect_unix_socket(path, _deadline.left(timeout),
-                                                              socket_options))
+                                                              socket_options), self.trust)
 
     def sleep(self, seconds: float) -> None:
         self.inner.sleep(seconds)
