@@ -4,12 +4,14 @@ read_response, and the precise reasons classify gives for requests that are no o
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from urllib.parse import parse_qsl, unquote_plus, urlsplit
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from harness.contract import bindings
 from harness.contract.bindings import (
     Binding,
     FaultCode,
@@ -151,6 +153,28 @@ def test_base_url_path_prefix_is_kept(contract: Contract) -> None:
                             "http://h/school/")
     assert urlsplit(request.url).path == f"/school{op.endpoint}"
     assert classify(contract, request).operation is op
+
+
+def test_a_path_s_route_is_kept_per_contract_and_bounded(contract: Contract) -> None:
+    """classify keeps each path's endpoint for the next request of that path (bindings._route):
+    per contract (another contract with the endpoint elsewhere reads it its own way), the same
+    refusal each time for a path that names none, and at most _KEPT_ROUTES paths kept, however
+    many distinct paths a hostile recording holds."""
+    op = contract.operations[0]
+    request = build_request(contract, op, sample_arguments(op), Binding.SOAP11, "http://h/")
+    moved = Contract(tuple(replace(o, endpoint="/Moved.asmx") if o.endpoint == op.endpoint
+                           else o for o in contract.operations), contract.namespace)
+    for _ in range(2):  # the second time from what was kept
+        assert classify(contract, request).endpoint == op.endpoint
+        with pytest.raises(ClassificationError, match=f"endpoint {op.endpoint} is not in"):
+            classify(moved, request)
+    for n in range(2 * bindings._KEPT_ROUTES):
+        stray = replace(request, url=f"http://h/nothing/{n}")
+        with pytest.raises(ClassificationError, match=rf"path /nothing/{n} names no \.asmx"):
+            classify(contract, stray)
+        assert len(bindings._ROUTES) <= bindings._KEPT_ROUTES
+    with pytest.raises(ClassificationError, match=r"path /nothing/7 names no \.asmx"):
+        classify(contract, replace(request, url="http://h/nothing/7"))
 
 
 def test_build_request_refuses_unknown_parameters_and_relative_base(contract: Contract) -> None:

@@ -12,7 +12,7 @@ import base64
 import codecs
 import difflib
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 from functools import cached_property
 from urllib.parse import urlencode, urlsplit
@@ -224,7 +224,7 @@ def service_description(contract: Contract, request: HttpRequest) -> str | None:
     return _description_kind(segments[at + 1:], parts.query)
 
 
-def _description_kind(rest: list[str], query: str) -> str | None:
+def _description_kind(rest: Sequence[str], query: str) -> str | None:
     """What a GET of an endpoint followed by the path segments ``rest`` asks for, if it is
     documentation: the endpoint itself (by the query's first word), or its script proxy."""
     if rest:
@@ -251,12 +251,7 @@ def classify(contract: Contract, request: HttpRequest) -> Classification:
     says whether it is right.
     """
     parts = urlsplit(request.url)
-    segments = [s for s in parts.path.split("/") if s]
-    at = _endpoint_at(segments)
-    if at is None:
-        raise ClassificationError(f"path {parts.path or '/'} names no .asmx endpoint")
-    endpoint, guess = _endpoint(contract, segments[at])
-    rest = segments[at + 1:]
+    endpoint, guess, rest = _route(contract, parts.path)
     method = request.method.upper()
     # Documentation is served at the contract's own endpoints only (not at a guessed one).
     if (guess is None and method in ("GET", "HEAD")
@@ -269,6 +264,38 @@ def classify(contract: Contract, request: HttpRequest) -> Classification:
             f"{method} {parts.path} names no operation (a SOAP call is a POST to the endpoint;"
             " GET/POST calls add /<Operation>)")
     return _classify_soap(contract, request, endpoint, guess)
+
+
+def _route(contract: Contract, path: str) -> tuple[str, str | None, tuple[str, ...]]:
+    """The contract endpoint ``path`` names (or most likely meant, with the guess) and the
+    path's segments after it; ClassificationError when it names none. Kept for the last
+    paths seen: a recording's requests take a handful of paths (the query aside), and
+    working it out again took ~1 us of every exchange lint judges."""
+    key = (id(contract), path)
+    found = _ROUTES.get(key)
+    if found is None or found[0] is not contract:  # (an id may be reused)
+        if len(_ROUTES) >= _KEPT_ROUTES:
+            _ROUTES.clear()
+        try:
+            segments = [s for s in path.split("/") if s]
+            at = _endpoint_at(segments)
+            if at is None:
+                raise ClassificationError(f"path {path or '/'} names no .asmx endpoint")
+            endpoint, guess = _endpoint(contract, segments[at])
+            found = (contract, (endpoint, guess, tuple(segments[at + 1:])))
+        except ClassificationError as exc:
+            found = (contract, str(exc))  # said again, as it was, for each such request
+        _ROUTES[key] = found
+    route = found[1]
+    if isinstance(route, str):
+        raise ClassificationError(route)
+    return route
+
+
+_KEPT_ROUTES = 1024
+#: (id(contract), path) -> (contract, its route or why it has none): see ``_route``.
+_ROUTES: dict[tuple[int, str], tuple[Contract, tuple[str, str | None, tuple[str, ...]] | str]
+              ] = {}
 
 
 def _endpoint(contract: Contract, segment: str) -> tuple[str, str | None]:
