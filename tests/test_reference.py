@@ -437,3 +437,38 @@ def test_websocket_upgrade_is_answered_as_the_plain_request(reference_url: str,
     assert answered.status_code == 200, answered.text
     assert answered.text.endswith(f">{hashlib.sha256(b'7').hexdigest()}</string>")
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+
+
+def test_leaving_running_lets_an_answer_in_flight_go_out() -> None:
+    """``running`` stops its server at once when nothing is in flight (certify's end), but
+    an answer under way when the block is left still goes out whole: that shutdown is
+    uvicorn's own."""
+    import asyncio
+    import threading
+
+    arrived = threading.Event()
+
+    async def slow(scope, receive, send) -> None:
+        arrived.set()
+        await asyncio.sleep(0.2)  # within the stop's grace for answers in flight
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-length", b"4")]})
+        await send({"type": "http.response.body", "body": b"done"})
+
+    answers: list[httpx.Response | Exception] = []
+
+    def call(url: str) -> None:
+        try:
+            answers.append(httpx.get(f"{url}/Slow.asmx", timeout=30))
+        except httpx.HTTPError as exc:
+            answers.append(exc)
+
+    with running(app=slow) as url:
+        caller = threading.Thread(target=call, args=(url,))
+        caller.start()
+        assert arrived.wait(30)
+    caller.join(30)
+    assert [(a.status_code, a.text) if isinstance(a, httpx.Response) else a
+            for a in answers] == [(200, "done")]
+    with pytest.raises(httpx.ConnectError):  # and it stopped listening
+        httpx.get(url, timeout=5)
