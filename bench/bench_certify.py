@@ -9,11 +9,15 @@ for), from wait4: on a busy machine wall time stretches while CPU time barely mo
 the same rounds, alternating which goes first, so a noisy machine weighs on both alike; the
 ratio of their medians is the figure to quote. The load average is printed before and after.
 
-Each run writes into a folder of its own, and all of them are deleted only when the bench ends:
-on a file system that is slow to create files just after many were deleted (ext4 without a
-journal, as on the machines these figures come from: each new file is placed past every inode
-freed in the last half minute), deleting a run's 1,930 files before the next run made that run
-up to a second slower, a cost of the bench and not of certify.
+Each run writes into a folder of its own (its reports, as certify's ``reports/`` is written
+into the project it runs in), in ``--scratch`` (default: a hidden folder in this checkout, not
+/tmp), and all of them are deleted only when the bench ends. On ext4 without a journal, as on
+the machines these figures come from, creating a file scans past every inode of its block
+group freed in the last half minute or so: deleting a run's 1,930 files before the next run
+made that run up to a second slower, and so does /tmp right after the test suite or another
+bench emptied its folders there (1,900 files: 0.06 s in a quiet folder of the same disk,
+1.5 s in /tmp then). Both are costs of the machine's churn, not of certify; ``--scratch
+/tmp`` measures them.
 
 ``--phases`` adds runs (with the HTML report) through bench/certify_phases.py, which times
 each phase inside the command (wall and CPU from one edge to the next, medians): where the
@@ -71,6 +75,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--against", type=Path, metavar="CHECKOUT",
                         help="another checkout (with its .venv) run in the same rounds")
+    parser.add_argument("--scratch", type=Path, default=ROOT, metavar="DIR",
+                        help="where the runs' folders are made (default: this checkout)")
     parser.add_argument("--phases", action="store_true",
                         help="also time each phase inside the command (bench/certify_phases.py)")
     args = parser.parse_args()
@@ -80,7 +86,8 @@ def main() -> None:
     print(f"load average at start: {load()}")
     figures: dict[tuple[str, str], list[tuple[float, float, list | None]]] = {}
     modes = [*MODES, *([("phases", [])] if args.phases else [])]
-    with tempfile.TemporaryDirectory(prefix="bench-certify-") as scratch:
+    print(f"runs' folders in: {args.scratch.resolve()}")
+    with tempfile.TemporaryDirectory(prefix=".bench-certify-", dir=args.scratch) as scratch:
         run_rounds(args.runs, setups, modes, figures, Path(scratch))
     print(f"load average at end: {load()}")
     for (name, mode), runs in figures.items():
