@@ -353,16 +353,18 @@ BEFORE_RESULTS = "harness.reports.allure_results:HeldResults.write"  # pytest ha
 CONSOLE_REPORT = "harness.certify.engine:print_report"  # the run's verdict is settled
 HTML_RENDER = "harness.reports.allure_report:Renderer.finish"
 MID_RUN = "harness.judge.rules:judge"  # the one scenario's call is answered
+COLLECTED = "harness.certify.engine:CertifyPlugin.pytest_collection_finish"  # none ran yet
 
 
-def certify_signalled(tmp_path: Path, where: str, signals: str, who: str
+def certify_signalled(tmp_path: Path, where: str, signals: str, who: str,
+                      selection: tuple[str, ...] = tuple(ONE_SCENARIO)
                       ) -> tuple[int, str, str]:
     """certify (one scenario, JSON, JUnit and HTML into ``tmp_path``) with ``signals`` sent at
     ``where`` to the command (``self``) or its group (``group``); (status, stdout, stderr),
     once no process of its group is left."""
     child = subprocess.Popen(
         [sys.executable, str(SIGNAL_AT), where, signals, who, "certify", "--quiet",
-         *ONE_SCENARIO, "--report-dir", str(tmp_path / "reports"), "--json",
+         *selection, "--report-dir", str(tmp_path / "reports"), "--json",
          str(tmp_path / "certify.json"), "--junit", str(tmp_path / "certify.xml")],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         preexec_fn=_default_signals, start_new_session=True)
@@ -417,6 +419,19 @@ def test_certify_signalled_after_its_scenarios_reports_them_interrupted(
     assert f"interrupted = by {name} after 46 of 46 scenarios\\: " in \
         overview.read_text(encoding="utf-8")
     assert f"certify: no HTML report: interrupted by {name} (harness report --results " in out
+    no_html(tmp_path)
+
+
+@needs_allure
+def test_certify_signalled_before_its_first_scenario_sends_nothing(tmp_path: Path) -> None:
+    """A Ctrl-C while pytest collects: no scenario starts (the first one ran, and sent its
+    calls, after the user had asked to stop)."""
+    code, out, err = certify_signalled(tmp_path, COLLECTED, "SIGINT", "group", selection=())
+    assert code == 130, out + err
+    assert "certify: INTERRUPTED by SIGINT after 0 of 116 scenarios - " in out
+    data = json.loads((tmp_path / "certify.json").read_text(encoding="utf-8"))
+    assert data["verdict"] == "interrupted" and data["exchanges"] == 0
+    assert "certify: no HTML report: interrupted by SIGINT (harness report --results " in out
     no_html(tmp_path)
 
 

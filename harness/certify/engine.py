@@ -503,6 +503,14 @@ class CertifyPlugin:
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.session = session
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> None:
+        """A signal while pytest collected: no scenario starts (pytest looks at shouldstop
+        only after a test, so the first one ran and sent its calls after the user had asked
+        to stop)."""
+        if stopping.requested():
+            raise session.Interrupted(f"interrupted by {stopping.signal_name()}")
+
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.planned = len(session.items)
         self.progress = Progress("certify", total=self.planned, unit="scenarios",
