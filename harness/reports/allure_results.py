@@ -486,10 +486,8 @@ def _overview_lines(report: Report, facts: Mapping[str, str | None]) -> dict[str
                                     + ("; ..." if len(causes) > 1 else "") + ")"
                                     if causes else "")
     if report.interrupted:  # as the console's verdict line says it
-        said = interruption(report)
-        if " after " not in said:
-            said += f" after {report.exchanges} {report.unit}"
-        lines["interrupted"] = f"{said}: the counts are those of the part that ran"
+        lines["interrupted"] = (f"{interruption(report, counted=True)}: the counts are those "
+                                "of the part that ran")
     if report.scope is not None and report.scope.partial:
         lines["not judged"] = ", ".join(report.scope.left_out)
     return lines

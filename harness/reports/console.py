@@ -196,15 +196,18 @@ def _example(cause: Cause, lead: str = "") -> str:
     return f" {lead}#{index} in {source}"
 
 
-def interruption(report: Report) -> str:
+def interruption(report: Report, *, counted: bool = False) -> str:
     """How far an interrupted run got, as every report says it: ``by SIGINT after 40 of 96
-    calls``, certify's ``by SIGTERM after 46 of 116 scenarios``, else ``by SIGINT``."""
+    calls``, certify's ``by SIGTERM after 46 of 116 scenarios``; else ``by SIGINT``, or with
+    ``counted`` (where no count follows it) ``by SIGINT after 40 calls``."""
     said = f"by {report.interrupted}"
     if report.planned is not None:
         said += f" after {report.exchanges} of {_count(report.planned, _singular(report.unit))}"
     elif report.meta.get("scenarios_planned"):  # certify: Gherkin scenarios
         ran = sum(report.meta.get("scenarios", {}).values())
         said += f" after {ran} of {_count(report.meta['scenarios_planned'], 'scenario')}"
+    elif counted:
+        said += f" after {report.exchanges} {report.unit}"
     return said
 
 

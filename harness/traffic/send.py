@@ -56,7 +56,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import httpcore
@@ -199,7 +199,7 @@ def client(options: SendOptions | float = DEFAULT_TIMEOUT, connections: int = 16
         options = SendOptions(timeout=float(timeout if timeout is not None else options))
     if options.auth.per_connection:
         connections = 1
-    trust = _SystemTrust() if options.system_trust else None
+    trust = _SystemTrust(options) if options.system_trust else None
     made = _Client(timeout=options.timeout, follow_redirects=False,
                    verify=trust.stand_in if trust else options.verify(),
                    limits=httpx.Limits(max_connections=connections,
@@ -228,13 +228,15 @@ class _Cookies(httpx.Cookies):
 
 
 class _SystemTrust:
-    """The OS trust store's TLS context (``SendOptions.verify``'s default), loaded at a
-    client's first TLS handshake: loading it cost every client ~20 ms, for nothing against an
-    http:// target (certify's embedded reference). httpx holds ``stand_in``, which no
-    handshake uses: ``_DeadlineStream.start_tls`` puts the real one in its place."""
+    """The OS trust store's TLS context (``options.verify()``, made only where
+    ``options.system_trust``), loaded at a client's first TLS handshake: loading it cost
+    every client ~20 ms, for nothing against an http:// target (certify's embedded
+    reference). httpx holds ``stand_in``, which no handshake uses:
+    ``_DeadlineStream.start_tls`` puts the real one in its place."""
 
-    def __init__(self) -> None:
+    def __init__(self, options: SendOptions) -> None:
         self.stand_in = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        self._options = options
         self._context: ssl.SSLContext | None = None
         self._lock = threading.Lock()
 
@@ -243,7 +245,8 @@ class _SystemTrust:
             return context
         with self._lock:
             if self._context is None:
-                self._context = ssl.create_default_context()
+                # a context, not False: system_trust is never --insecure
+                self._context = cast(ssl.SSLContext, self._options.verify())
                 self._context.set_alpn_protocols(["http/1.1"])  # as httpcore sets (no h2)
             return self._context
 
