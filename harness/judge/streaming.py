@@ -382,8 +382,8 @@ def _decode(source: str, first_line: int, items: list[bytes | str | None] | list
             continue
         if not item or item.isspace():  # (``not item.strip()`` without its copy)
             continue
-        try:  # a line within LONG_LINE cannot be over a bound: decoded at once
-            data = _loads(item) if len(item) <= LONG_LINE else load_line(item, _loads)
+        try:
+            data = load_line(item, _loads)
             exchanges.append(Exchange.from_dict(data, index=position, source=source))
         except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
             result.broken.append(line_refused(f"{source}:{first_line + offset}", exc))
