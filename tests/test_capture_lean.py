@@ -5,12 +5,15 @@ never stale."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import json
 import os
+import select
 import selectors
 import signal
 import socket
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -23,6 +26,7 @@ from harness.capture import lean
 from harness.capture.addon import Recorder
 from harness.capture.process import CaptureProcess
 from harness.capture.proxy import CaptureSettings, event_loop_factory, serve
+from harness.capture.writer import WriterProcess, recording_setup
 from harness.contract.bindings import Binding, build_request
 from harness.contract.model import Contract, sample_arguments
 
@@ -103,6 +107,70 @@ def test_an_exchange_through_capture_starts_no_hook_task(
     assert thresholds == [(lean.YOUNG_THRESHOLD, *before[1:])]  # fewer, longer-spaced looks
     assert statuses == recorded == [200] * 20
     assert [name for name in started if name.startswith("handle_hook")] == []
+
+
+def test_every_answer_goes_out_in_the_callback_that_reads_its_acknowledgement(
+        tmp_path: Path, reference_url: str, contract: Contract, monkeypatch) -> None:
+    """Capture holds each answer until the writer acknowledges its exchange. With futures, the
+    acknowledgement, the response hook and the connection handler each passed the answer on a
+    loop iteration later (three iterations, each letting every other connection's ready events
+    go first, on every answer's path); now it goes to its client's socket within the callback
+    that reads the acknowledgement, for each of 20 keep-alive exchanges."""
+    reading: list[bool] = [False]
+    answers: list[bool] = []  # per write to a client socket: inside that callback?
+    read_acks, write = WriterProcess._read_acks, lean.InlineHooks._write
+
+    def reading_acks(self: WriterProcess) -> None:
+        reading[0] = True
+        try:
+            read_acks(self)
+        finally:
+            reading[0] = False
+
+    def writing(self: lean.InlineHooks, connection, chunks: list[bytes]) -> None:
+        if chunks and connection is self.client:
+            answers.append(reading[0])
+        write(self, connection, chunks)
+
+    monkeypatch.setattr(WriterProcess, "_read_acks", reading_acks)
+    monkeypatch.setattr(lean.InlineHooks, "_write", writing)
+    statuses, recorded = _twenty_exchanges(tmp_path, reference_url, contract)
+    assert statuses == recorded == [200] * 20
+    assert answers == [True] * 20
+
+
+def test_the_acknowledgement_does_not_wait_for_the_console(tmp_path: Path,
+                                                            contract: Contract) -> None:
+    """The writer acknowledges a batch once its lines are in the file, then prints their
+    console lines: an answer never waits for its console line. A console nobody reads (its
+    pipe full) still lets the first exchange be acknowledged; before, the writer printed
+    first and the acknowledgement never came."""
+    console_r, console_w = os.pipe()
+    os.set_blocking(console_w, False)
+    with contextlib.suppress(BlockingIOError):
+        while True:
+            os.write(console_w, b"x" * 65536)
+    os.set_blocking(console_w, True)
+    setup = recording_setup(str(tmp_path / "out.jsonl"), contract, key_file="-")
+    with os.fdopen(console_w, "w") as console:
+        writer = WriterProcess(setup, console, on_failure=lambda message: None)
+    op = contract.operation("GetTokenDevice")
+    built = build_request(contract, op, sample_arguments(op, 0), Binding.SOAP11,
+                          "http://127.0.0.1:1")
+    fields = [(k.encode(), v.encode()) for k, v in built.headers]
+    writer.put((built.method, f"http://127.0.0.1:1{built.target}", fields,
+                built.body, "HTTP/1.1", time.time(), time.time(), None,
+                ("refused", time.time()), None))
+    acknowledged, _, _ = select.select([writer._acks], [], [], 15)
+    drained = threading.Thread(target=lambda: [None for _ in iter(
+        lambda: os.read(console_r, 65536), b"")], daemon=True)
+    drained.start()
+    assert writer.close() is None
+    drained.join(15)
+    os.close(console_r)
+    assert acknowledged == [writer._acks]
+    lines = (tmp_path / "out.jsonl").read_text().splitlines()
+    assert len(lines) == 2 and json.loads(lines[1])["meta"]["error"] == "refused"
 
 
 def test_a_finished_exchange_leaves_nothing_for_the_garbage_collector(

@@ -16,7 +16,6 @@ It runs inside ``harness capture``, or in your own mitmproxy::
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import logging
 import time
@@ -28,6 +27,7 @@ from mitmproxy import ctx, exceptions, http
 from mitmproxy.proxy.mode_specs import ReverseMode
 
 from harness.capture import addresses
+from harness.capture.release import Release
 from harness.capture.writer import (
     Snapshot,
     WriterProcess,
@@ -152,14 +152,15 @@ class Recorder:
         if flow.response is not None and flow.response.stream is True:
             flow.response.stream = Tap()
 
-    def response(self, flow: http.HTTPFlow) -> asyncio.Future[None] | None:
+    def response(self, flow: http.HTTPFlow) -> Release | None:
         """Record the exchange, and release the response only once it is in the recording: no
         client gets an answer the recording lacks (a 502 instead, with a ``meta.error`` line
         when the exchange cannot be handed to the writer; a 502 alone if the writer died).
 
-        Not a coroutine: it returns the future mitmproxy waits for (done once the writer has
-        the exchange), so that capture's connection handler completes the hook from the
-        future's callback, without a task per exchange (``harness.capture.lean``)."""
+        Not a coroutine: it returns the ``Release`` mitmproxy waits for (settled once the
+        writer has the exchange), so that capture's connection handler completes the hook in
+        the callback that reads the writer's acknowledgement, without a task per exchange
+        (``harness.capture.lean``)."""
         try:
             snapshot = self._snapshot(flow)  # what the upstream sent, before any rewriting
         except Exception as exc:  # a flow the harness cannot take a snapshot of
@@ -237,18 +238,17 @@ class Recorder:
         ctx.master.shutdown()
 
 
-def released(flow: http.HTTPFlow, written: asyncio.Future[None]) -> asyncio.Future[None]:
-    """Done once ``written`` is: the response goes out then, or a 502 instead if the writer
+def released(flow: http.HTTPFlow, written: Release) -> Release:
+    """Settled once ``written`` is: the response goes out then, or a 502 instead if the writer
     stopped first (``WriterGone``)."""
-    done = written.get_loop().create_future()
+    done = Release()
 
-    def settle(_: asyncio.Future[None]) -> None:
-        gone = None if written.cancelled() else written.exception()
-        if gone is not None:
-            refuse(flow, str(gone))
-        done.set_result(None)
+    def settle() -> None:
+        if written.exception is not None:
+            refuse(flow, str(written.exception))
+        done.settle()
 
-    written.add_done_callback(settle)
+    written.then(settle)
     return done
 
 

@@ -10,9 +10,11 @@ capture has no use for (bench/bench_capture.py; docs/benchmarks.md says what eac
   handler of the hook is a plain function, that task, its lock wait and its second pass through
   the lock are overhead: the hooks ran at once anyway (mitmproxy starts its tasks eagerly).
   Here such a hook runs in line, and its ``HookCompleted`` goes to the layers as soon as the
-  event being handled is through, under the same lock. A hook with a coroutine among its
-  handlers (capture's ``response``, which waits for the writer), or a flow an addon
-  intercepted, takes mitmproxy's own path.
+  event being handled is through, under the same lock. A plain handler may return something
+  to wait for (capture's ``response`` returns a ``Release``, settled when the writer has the
+  exchange): the hook completes then, from its callback, without a task. A hook with a
+  coroutine function among its handlers, or a flow an addon intercepted, takes mitmproxy's
+  own path.
 - It also joins writes: mitmproxy sends an HTTP/1 message's head and its body to the socket in
   two sends, one after the other; consecutive writes to one connection within one event are
   joined into one send (the same bytes in the same order; a command in between writes what
@@ -82,6 +84,8 @@ from mitmproxy.proxy.layers import http as http_layers
 from mitmproxy.proxy.mode_servers import ProxyConnectionHandler
 from mitmproxy.utils import asyncio_utils, signals
 from mitmproxy.version import VERSION
+
+from harness.capture.release import Release
 
 #: The mitmproxy releases whose ``ConnectionHandler.server_event``, ``Context`` and options
 #: this mirrors.
@@ -275,8 +279,8 @@ class InlineHooks(ProxyConnectionHandler):
     body never awaits, so the lock only ever holds off a task started eagerly under the event
     (a hook, a server connection), which re-enters ``server_event`` before the layers are
     through. Here such an event waits in ``_queued`` and is handled right after, before its
-    task goes on; a hook that completes later (a handler's future: capture's ``response``
-    waits for the writer) hands ``HookCompleted`` to the layers from the future's callback,
+    task goes on; a hook that completes later (a handler's ``Release``: capture's ``response``
+    waits for the writer) hands ``HookCompleted`` to the layers from the release's callback,
     without a task.
     """
 
@@ -337,7 +341,7 @@ class InlineHooks(ProxyConnectionHandler):
                 if ran is True:
                     self._hook_done(command, due)
                     continue
-                if ran is not False:  # a handler's future: completed when it is done
+                if ran is not False:  # a handler's Release: completed when it is settled
                     self._complete_later(command, ran)
                     continue
             self._command(command)
@@ -355,16 +359,16 @@ class InlineHooks(ProxyConnectionHandler):
             else:
                 self._handle(events.HookCompleted(hook))
 
-    def _complete_later(self, hook: commands.StartHook, pending: asyncio.Future) -> None:
+    def _complete_later(self, hook: commands.StartHook, pending: Release) -> None:
         # As mitmproxy does while a hook runs: no inactivity timeout meanwhile.
         disarmed = self.timeout_watchdog.disarm()
         disarmed.__enter__()
 
-        def completed(_: asyncio.Future) -> None:
+        def completed() -> None:
             disarmed.__exit__(None, None, None)
             self._hook_done(hook, None)
 
-        pending.add_done_callback(completed)
+        pending.then(completed)
 
     def _write(self, connection, chunks: list[bytes]) -> None:
         if not chunks:

@@ -19,6 +19,7 @@ from mitmproxy.addonmanager import AddonManager
 
 from harness.capture import lean
 from harness.capture.addon import Recorder
+from harness.capture.release import Release
 from harness.contract.model import Contract, school_mobile
 from harness.errors import HarnessError, TargetUnreachable, UsageError
 
@@ -286,11 +287,11 @@ class HookCache(AddonManager):
                 func for addon in self.chain for _a, func in self._iter_hooks(addon, event)]
         return found
 
-    def inline(self, hook) -> bool | asyncio.Future:
+    def inline(self, hook) -> bool | Release:
         """Run ``hook``'s handlers now (``harness.capture.lean``), when every one is a plain
-        function and no addon wants ``update`` events: True once they ran, or a future when
-        one of them returned an awaitable (the handlers after it run once it is done, and
-        then the future is done). False, running nothing, otherwise."""
+        function and no addon wants ``update`` events: True once they ran, or a ``Release``
+        when one of them returned an awaitable not yet done (the handlers after it run once
+        it is, and then the release is settled). False, running nothing, otherwise."""
         plain = self._plain.get(hook.name)
         if plain is None:
             plain = self._plain[hook.name] = not self._handlers(UPDATE) and not any(
@@ -299,7 +300,7 @@ class HookCache(AddonManager):
             return False
         handlers = self._handlers(hook)
         pending = self._call(handlers, self._args(hook)) if handlers else None
-        return True if pending is None else pending
+        return True if pending is None or pending.settled() else pending
 
     def subject(self, hook) -> Any:
         """The one argument of a proxy hook (a flow, a connection...)."""
@@ -332,9 +333,10 @@ class HookCache(AddonManager):
             except Exception as exc:
                 _addon_error(exc)
 
-    def _call(self, handlers: list, args: list, start: int = 0) -> asyncio.Future | None:
+    def _call(self, handlers: list, args: list, start: int = 0) -> Release | None:
         """``trigger_event`` for plain functions, from ``handlers[start]`` on: None once all
-        ran; a future if one returned an awaitable (done once it and the rest are)."""
+        ran; a ``Release`` if one returned an awaitable (settled once it and the rest are:
+        at once after a ``Release`` it returned, a loop iteration later after a future)."""
         for at in range(start, len(handlers)):
             try:
                 result = handlers[at](*args)
@@ -346,25 +348,26 @@ class HookCache(AddonManager):
                 _addon_error(exc)
                 continue
             if result is not None and inspect.isawaitable(result):
-                return self._then(asyncio.ensure_future(result), handlers, args, at + 1)
+                if not isinstance(result, Release):
+                    result = Release.of(asyncio.ensure_future(result))
+                return self._then(result, handlers, args, at + 1)
         return None
 
-    def _then(self, awaited: asyncio.Future, handlers: list, args: list,
-              start: int) -> asyncio.Future:
-        done = awaited.get_loop().create_future()
+    def _then(self, awaited: Release, handlers: list, args: list, start: int) -> Release:
+        done = Release()
 
-        def go_on(_: asyncio.Future) -> None:
-            failed = None if awaited.cancelled() else awaited.exception()
+        def go_on() -> None:
+            failed = awaited.exception
             halted = isinstance(failed, exceptions.AddonHalt)
             if failed is not None and not halted:
                 _addon_error(failed)
             rest = None if halted else self._call(handlers, args, start)
             if rest is None:
-                done.set_result(None)
+                done.settle()
             else:
-                rest.add_done_callback(lambda _: done.set_result(None))
+                rest.then(done.settle)
 
-        awaited.add_done_callback(go_on)
+        awaited.then(go_on)
         return done
 
 

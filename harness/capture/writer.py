@@ -6,9 +6,9 @@ same GIL). So the proxy only takes a snapshot of each finished flow (its bytes a
 the wire, its timestamps) and hands it over a pipe; this process classifies it
 (``harness.contract.bindings.classify``), redacts it, writes it as one JSON line and prints the
 console line. It reads every exchange waiting in the pipe at once, writes their lines and
-flushes them (file and console) once, then acknowledges them on a second pipe before it reads
-again (every ``CHUNK`` exchanges at least); while it works, the next batch gathers in the pipe.
-Exchanges are written in the order they finished.
+flushes the file once, acknowledges them on a second pipe (every ``CHUNK`` exchanges at least),
+then prints their console lines before it reads again; while it works, the next batch gathers
+in the pipe. Exchanges are written in the order they finished.
 
 No answer without its record: the proxy holds each response until the writer has acknowledged
 its exchange (written and flushed to the OS); if the writer dies first, the proxy answers 502
@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import SplitResult, urlsplit
 
+from harness.capture.release import Release
 from harness.contract.bindings import classify
 from harness.contract.model import Contract
 from harness.errors import ClassificationError, ServiceDescription
@@ -124,36 +125,37 @@ class WriterProcess:
         self.failed: str | None = None
         self.sent = 0  # snapshots handed over so far
         self.acked = 0  # of which the writer has written and flushed (or skipped) so far
-        self._waiting: collections.deque[tuple[int, asyncio.Future[None]]] = (
-            collections.deque())
+        self._waiting: collections.deque[tuple[int, Release]] = collections.deque()
         self._acks_read = bytearray()
         if self._loop is not None:
             self._loop.add_reader(self._acks, self._read_acks)
         self._send(_frame(pickle.dumps(setup)))
 
     def put(self, snapshot: Snapshot) -> int:
-        """Hand one exchange over (sent once per event-loop iteration: one write for a burst);
-        returns its number, for ``written``."""
+        """Hand one exchange over; returns its number, for ``written``. Sent at once when its
+        answer waits for the writer (no ``backlog``: capture); else once per event-loop
+        iteration, one write for a burst (the shadow, whose answers do not wait)."""
         self._pending.append(_frame(marshal.dumps(snapshot)))
         self.sent += 1
-        if self._loop is None:
+        if self._loop is None or not self.backlog:
             self._flush()
         elif not self._scheduled:
             self._scheduled = True
             self._loop.call_soon(self._flush)
         return self.sent
 
-    def written(self, number: int) -> asyncio.Future[None]:
-        """Resolves once exchange ``number`` is in the recording (written and flushed to the OS,
-        or skipped by the writer); raises ``WriterGone`` if the writer stops before."""
-        future = asyncio.get_running_loop().create_future()
+    def written(self, number: int) -> Release:
+        """Settled once exchange ``number`` is in the recording (written and flushed to the OS,
+        or skipped by the writer), in the callback that reads the writer's acknowledgement;
+        with ``WriterGone`` if the writer stops before."""
+        release = Release()
         if self.failed:
-            future.set_exception(WriterGone(self.failed))
+            release.settle(WriterGone(self.failed))
         elif number <= self.acked:
-            future.set_result(None)
+            release.settle()
         else:
-            self._waiting.append((number, future))
-        return future
+            self._waiting.append((number, release))
+        return release
 
     def _read_acks(self) -> None:
         try:
@@ -171,9 +173,7 @@ class WriterProcess:
             (self.acked,) = _ACK.unpack_from(self._acks_read, whole - _ACK.size)
             del self._acks_read[:whole]
         while self._waiting and self._waiting[0][0] <= self.acked:
-            _number, future = self._waiting.popleft()
-            if not future.done():
-                future.set_result(None)
+            self._waiting.popleft()[1].settle()
 
     def _flush(self) -> None:
         self._scheduled = False
@@ -238,10 +238,15 @@ class WriterProcess:
         self._fail_waiting()
 
     def _fail_waiting(self) -> None:
+        # From the loop, not at once: this may run inside a hook (a write to a writer that
+        # died), where releasing another answer would re-enter the layers.
+        gone = WriterGone(self.failed or "the recording writer stopped")
         while self._waiting:
-            _number, future = self._waiting.popleft()
-            if not future.done():
-                future.set_exception(WriterGone(self.failed or "the recording writer stopped"))
+            release = self._waiting.popleft()[1]
+            if self._loop is None:
+                release.settle(gone)
+            else:
+                self._loop.call_soon(release.settle, gone)
 
     def close(self) -> str | None:
         """Flush, end the writer's input and wait until it has written everything; returns why
@@ -332,10 +337,11 @@ def main() -> None:
         for batch in itertools.chain([first[1:]], batches):
             for frame in batch:
                 transcriber.record_safely(marshal.loads(frame))
-            transcriber.flush()  # the pipe is drained: every line reaches the OS before we wait
+            transcriber.writer.flush()  # the pipe is drained: every line reaches the OS
             if batch:
                 done += len(batch)  # only now may the proxy answer these exchanges' clients
                 acks = acknowledge(acks, done)
+            transcriber.console.flush()  # after: no answer waits for its console line
     except OSError as exc:  # disk full, file gone: say so; the proxy stops visibly
         print(f"cannot write recording {setup.path}: {exc.strerror or exc}", file=status,
               flush=True)
