@@ -45,7 +45,9 @@ is raised to the hard limit first (the clients, the proxy and the upstream inher
 
 ``--against CHECKOUT`` also runs the ``harness capture`` of another checkout (its own
 ``.venv``, e.g. a worktree of main) in the same rounds of both phases, the setups taking turns
-at going first; ``--thousand-only`` runs only the many-clients phase.
+at going first; ``--thousand-only`` runs only the many-clients phase; ``--relay`` adds to it a
+raw TCP relay (a Python process with uvloop passing bytes on, no HTTP, nothing recorded): the
+floor of any proxy process in the path.
 """
 
 from __future__ import annotations
@@ -76,6 +78,7 @@ from harness.contract.model import sample_arguments, school_mobile  # noqa: E402
 
 BIN = Path(sys.executable).parent
 STOCK, CAPTURE, ADDON = "stock mitmdump", "harness capture", "mitmdump + harness addon"
+RELAY = "raw TCP relay"
 AGAINST = "capture of --against"
 #: The Python (and so the checkout: its editable install) each capture setup runs with.
 PYTHONS = {CAPTURE: sys.executable}
@@ -211,6 +214,56 @@ def serve_canned(port: int, answers: dict[tuple[str, str, bytes], bytes], pieces
     async def run() -> None:
         server = await asyncio.get_running_loop().create_server(
             Upstream, "127.0.0.1", port, backlog=4096)
+        await server.serve_forever()
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    uvloop.run(run())
+
+
+def serve_relay(port: int, upstream_port: int) -> None:
+    """A raw TCP relay (``--relay``): each connection accepted gets one to the upstream, and
+    bytes go each way as they come; no HTTP, no recording. What any proxy process in the
+    path costs by itself (its wake-ups, its copies), for the many-clients phase's figures."""
+    import uvloop
+
+    class Up(asyncio.Protocol):
+        def __init__(self, down: asyncio.Transport) -> None:
+            self.down = down
+
+        def data_received(self, data: bytes) -> None:
+            self.down.write(data)
+
+        def connection_lost(self, exc) -> None:
+            self.down.close()
+
+    class Down(asyncio.Protocol):
+        def connection_made(self, transport) -> None:
+            self.transport, self.early, self.up = transport, [], None
+            self.opening = asyncio.ensure_future(self.open())
+
+        async def open(self) -> None:
+            try:
+                self.up, _ = await asyncio.get_running_loop().create_connection(
+                    lambda: Up(self.transport), "127.0.0.1", upstream_port)
+            except OSError:
+                self.transport.close()
+                return
+            for data in self.early:
+                self.up.write(data)
+
+        def data_received(self, data: bytes) -> None:
+            if self.up is None:
+                self.early.append(data)
+            else:
+                self.up.write(data)
+
+        def connection_lost(self, exc) -> None:
+            if self.up is not None:
+                self.up.close()
+
+    async def run() -> None:
+        server = await asyncio.get_running_loop().create_server(
+            Down, "127.0.0.1", port, backlog=4096)
         await server.serve_forever()
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -488,6 +541,9 @@ def main() -> None:
                         help="requests of the many-clients phase (default 5000)")
     parser.add_argument("--thousand-rate", type=float, default=500.0,
                         help="requests per second all its clients send together (default 500)")
+    parser.add_argument("--relay", action="store_true",
+                        help="also run the many-clients phase through a raw TCP relay (one "
+                             "Python process, no HTTP): what a process in the path costs alone")
     parser.add_argument("--thousand-only", action="store_true",
                         help="only the many-clients phase (no stock mitmdump, 32/200 clients)")
     parser.add_argument("--against", type=Path, metavar="CHECKOUT",
@@ -587,10 +643,13 @@ def many_clients(answers: dict[tuple[str, str, bytes], bytes], wires: list[Wire]
         for round_ in range(opts.rounds):
             seen: dict[str, Load] = {}
             lost: dict[str, int] = {}
-            setups = ["direct", *PYTHONS]
+            setups = ["direct", *PYTHONS, *([RELAY] if opts.relay else [])]
             for name in setups[round_ % len(setups):] + setups[:round_ % len(setups)]:
                 if name == "direct":
                     seen[name], _ = measure(port, wires, opts.thousand, opts.procs, [], every)
+                    continue
+                if name == RELAY:
+                    seen[name] = _through_relay(port, wires, every, opts)
                     continue
                 tag = f"many-{name.split()[-1]}-{round_}"
                 out = tmp / f"{tag}.jsonl"
@@ -609,6 +668,19 @@ def many_clients(answers: dict[tuple[str, str, bytes], bytes], wires: list[Wire]
     return rounds
 
 
+def _through_relay(upstream_port: int, wires: list[Wire], every: float, opts) -> Load:
+    port = _free_port()
+    relay = multiprocessing.get_context("spawn").Process(
+        target=serve_relay, args=(port, upstream_port), daemon=True)
+    relay.start()
+    try:
+        _wait_port(port)
+        return measure(port, wires, opts.thousand, opts.procs, [], every)[0]
+    finally:
+        relay.terminate()
+        relay.join()
+
+
 def _p99(load: Load) -> float:
     lat = sorted(load.latencies)
     return lat[min(len(lat) - 1, int(len(lat) * 0.99))] if lat else float("nan")
@@ -625,13 +697,18 @@ def report_many(rounds: list[Many], opts) -> None:
         loads = [r.seen[name] for r in rounds]
         mid = sorted(loads, key=_p99)[len(loads) // 2]
         lat = sorted(mid.latencies)
-        lost = str(sum(r.lost[name] for r in rounds)) if name != "direct" else ""
+        lost = str(sum(r.lost[name] for r in rounds)) if name in PYTHONS else ""
         con = sorted(mid.connects) or [float("nan")]
         connect = "/".join(f"{x * 1e3:.0f}" for x in (con[len(con) // 2], _p99(Load(con)),
                                                       con[-1]))
         print(f"{name:<26} {lat[len(lat) // 2] * 1e3:>7.2f} {_p99(mid) * 1e3:>7.2f} "
               f"{lat[-1] * 1e3:>7.2f} {mid.rate:>7.0f} {sum(x.failed for x in loads):>8} "
               f"{lost:>5} {connect:>24}")
+    if RELAY in rounds[0].seen:
+        ratios = [_p99(r.seen[RELAY]) / _p99(r.seen["direct"]) for r in rounds]
+        print(f"{RELAY} / direct, p99 at {opts.thousand} clients: "
+              f"{statistics.median(ratios):.2f} (median of rounds "
+              f"{', '.join(f'{r:.2f}' for r in ratios)}): a process in the path, by itself")
     for name in PYTHONS:
         ratios = [_p99(r.seen[name]) / _p99(r.seen["direct"]) for r in rounds]
         print(f"{name} / direct, p99 at {opts.thousand} clients: "
