@@ -40,7 +40,8 @@ alternating which goes first, ``--rounds`` rounds. Every connection is opened an
 first request, all at once, before the paced requests start (once every client process is
 ready): that first exchange is not in the latencies, for either side; its time (connecting
 included) is printed apart, as ``connect``. It prints p50/p99/max of the paced requests, the
-median of the per-round p99 ratios (capture / direct) and exchanges lost. The open-files limit
+median of the per-round p99 ratios (capture / direct), exchanges lost, and the CPU time per
+exchange of capture's proxy and of its writer (median of the rounds). The open-files limit
 is raised to the hard limit first (the clients, the proxy and the upstream inherit it).
 
 ``--against CHECKOUT`` also runs the ``harness capture`` of another checkout (its own
@@ -619,10 +620,12 @@ def raise_fd_limit() -> None:
 @dataclass
 class Many:
     """One round of the many-clients phase: what the clients saw straight to the upstream and
-    through each capture setup, and the exchanges each setup lost."""
+    through each capture setup, the exchanges each setup lost, and the CPU us per exchange of
+    each setup's proxy and of its writer (a steadier figure than a p99 on a shared machine)."""
 
     seen: dict[str, Load]
     lost: dict[str, int]
+    cpu: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
 def many_clients(answers: dict[tuple[str, str, bytes], bytes], wires: list[Wire], tmp: Path,
@@ -643,6 +646,7 @@ def many_clients(answers: dict[tuple[str, str, bytes], bytes], wires: list[Wire]
         for round_ in range(opts.rounds):
             seen: dict[str, Load] = {}
             lost: dict[str, int] = {}
+            cpu: dict[str, tuple[float, float]] = {}
             setups = ["direct", *PYTHONS, *([RELAY] if opts.relay else [])]
             for name in setups[round_ % len(setups):] + setups[:round_ % len(setups)]:
                 if name == "direct":
@@ -655,13 +659,17 @@ def many_clients(answers: dict[tuple[str, str, bytes], bytes], wires: list[Wire]
                 out = tmp / f"{tag}.jsonl"
                 with capture_process(name, f"http://127.0.0.1:{port}", out,
                                      tmp / f"{tag}.key") as cap:
-                    seen[name], _ = measure(int(cap.url.rsplit(":", 1)[1]), wires,
-                                            opts.thousand, opts.procs, [], every)
+                    assert cap.proc is not None
+                    pids = [cap.proc.pid, *_children(cap.proc.pid)]  # the proxy, its writer
+                    seen[name], used = measure(int(cap.url.rsplit(":", 1)[1]), wires,
+                                               opts.thousand, opts.procs, pids, every)
+                    per = 1e6 / max(1, len(seen[name].latencies))
+                    cpu[name] = (used[0] * per, sum(used[1:]) * per)
                     code, _out, err = cap.stop()
                 if code != 0:
                     raise RuntimeError(f"harness capture exited {code}: {err.strip()[-500:]}")
                 lost[name] = seen[name].answered - _recorded(out)
-            rounds.append(Many(seen, lost))
+            rounds.append(Many(seen, lost, cpu))
     finally:
         server.terminate()
         server.join()
@@ -711,10 +719,12 @@ def report_many(rounds: list[Many], opts) -> None:
               f"{', '.join(f'{r:.2f}' for r in ratios)}): a process in the path, by itself")
     for name in PYTHONS:
         ratios = [_p99(r.seen[name]) / _p99(r.seen["direct"]) for r in rounds]
+        proxy, writer = (statistics.median(r.cpu[name][i] for r in rounds) for i in (0, 1))
         print(f"{name} / direct, p99 at {opts.thousand} clients: "
               f"{statistics.median(ratios):.2f} (median of rounds "
               f"{', '.join(f'{r:.2f}' for r in ratios)}; goal: at most 1.10); lost: "
-              f"{sum(r.lost[name] for r in rounds)} (goal: 0)")
+              f"{sum(r.lost[name] for r in rounds)} (goal: 0); CPU per exchange: proxy "
+              f"{proxy:.0f} us, writer {writer:.0f} us (median of rounds)")
 
 
 def _machine_cpu() -> float:
