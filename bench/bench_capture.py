@@ -67,6 +67,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -154,6 +155,20 @@ def canned_answers(requests: list[Request]) -> dict[tuple[str, str, bytes], byte
     return answers
 
 
+def _serve_forever(protocol: Callable[[], asyncio.Protocol], port: int) -> None:
+    """Serve ``protocol`` on loopback ``port`` with uvloop until the process is stopped (the
+    bench terminates it; SIGINT, a Ctrl-C of the bench, is its to handle)."""
+    import uvloop
+
+    async def run() -> None:
+        server = await asyncio.get_running_loop().create_server(
+            protocol, "127.0.0.1", port, backlog=4096)
+        await server.serve_forever()
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    uvloop.run(run())
+
+
 def serve_canned(port: int, answers: dict[tuple[str, str, bytes], bytes], pieces: int = 1,
                  pause: float = 0.0, delay: float = 0.0) -> None:
     """The upstream process: answers each known request with its canned bytes (404 else); with
@@ -161,7 +176,6 @@ def serve_canned(port: int, answers: dict[tuple[str, str, bytes], bytes], pieces
     candidate); with ``delay``, each answer that many seconds after its request (a service
     time, as a deployment's: the timer costs no CPU)."""
     import httptools
-    import uvloop
 
     missing = b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"
     running: set[asyncio.Future] = set()
@@ -212,20 +226,13 @@ def serve_canned(port: int, answers: dict[tuple[str, str, bytes], bytes], pieces
             except httptools.HttpParserError:
                 self.transport.close()
 
-    async def run() -> None:
-        server = await asyncio.get_running_loop().create_server(
-            Upstream, "127.0.0.1", port, backlog=4096)
-        await server.serve_forever()
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    uvloop.run(run())
+    _serve_forever(Upstream, port)
 
 
 def serve_relay(port: int, upstream_port: int) -> None:
     """A raw TCP relay (``--relay``): each connection accepted gets one to the upstream, and
     bytes go each way as they come; no HTTP, no recording. What any proxy process in the
     path costs by itself (its wake-ups, its copies), for the many-clients phase's figures."""
-    import uvloop
 
     class Up(asyncio.Protocol):
         def __init__(self, down: asyncio.Transport) -> None:
@@ -262,13 +269,7 @@ def serve_relay(port: int, upstream_port: int) -> None:
             if self.up is not None:
                 self.up.close()
 
-    async def run() -> None:
-        server = await asyncio.get_running_loop().create_server(
-            Down, "127.0.0.1", port, backlog=4096)
-        await server.serve_forever()
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    uvloop.run(run())
+    _serve_forever(Down, port)
 
 
 # -- the clients ---------------------------------------------------------------------------------
