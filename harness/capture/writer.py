@@ -137,7 +137,7 @@ class WriterProcess:
         iteration, one write for a burst (the shadow, whose answers do not wait)."""
         self._pending.append(_frame(marshal.dumps(snapshot)))
         self.sent += 1
-        if self._loop is None or not self.backlog:
+        if not self.backlog:  # always so without a loop
             self._flush()
         elif not self._scheduled:
             self._scheduled = True
